@@ -1,0 +1,149 @@
+#include "base/units.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace iogate {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "128k" into 128 and "k". The number may have a fraction ("1.5g").
+bool split_number(std::string_view s, double* number, std::string* suffix) {
+  size_t i = 0;
+  bool seen_digit = false, seen_dot = false;
+  while (i < s.size()) {
+    char c = s[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      seen_digit = true;
+    } else if (c == '.' && !seen_dot) {
+      seen_dot = true;
+    } else {
+      break;
+    }
+    ++i;
+  }
+  if (!seen_digit) return false;
+  std::string num(s.substr(0, i));
+  char* end = nullptr;
+  *number = std::strtod(num.c_str(), &end);
+  if (end != num.c_str() + num.size()) return false;
+  *suffix = lower(s.substr(i));
+  return true;
+}
+
+}  // namespace
+
+Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  double number = 0;
+  std::string suffix;
+  if (!split_number(s, &number, &suffix)) {
+    return usage_error(fmt::format("{}: expected a size like 4k, 1m or 1g, got \"{}\"", what, text));
+  }
+  double mult = 0;
+  if (suffix.empty() || suffix == "b") mult = 1;
+  else if (suffix == "k" || suffix == "kb" || suffix == "kib") mult = 1024.0;
+  else if (suffix == "m" || suffix == "mb" || suffix == "mib") mult = 1024.0 * 1024;
+  else if (suffix == "g" || suffix == "gb" || suffix == "gib") mult = 1024.0 * 1024 * 1024;
+  else if (suffix == "t" || suffix == "tb" || suffix == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
+  else {
+    return usage_error(fmt::format("{}: unknown size suffix \"{}\" in \"{}\" (use k, m, g or t)", what,
+                                   suffix, text));
+  }
+  double bytes = number * mult;
+  if (bytes < 1) return usage_error(fmt::format("{}: size must be at least 1 byte, got \"{}\"", what, text));
+  if (bytes > 9.0e18) return usage_error(fmt::format("{}: size \"{}\" is too large", what, text));
+  if (bytes != std::floor(bytes)) {
+    return usage_error(fmt::format("{}: \"{}\" is not a whole number of bytes", what, text));
+  }
+  return static_cast<uint64_t>(bytes);
+}
+
+Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  double number = 0;
+  std::string suffix;
+  if (!split_number(s, &number, &suffix)) {
+    return usage_error(fmt::format("{}: expected a duration like 10s, 500ms or 2m, got \"{}\"", what, text));
+  }
+  double ns_per_unit = 0;
+  if (suffix.empty() || suffix == "s") ns_per_unit = 1e9;
+  else if (suffix == "ms") ns_per_unit = 1e6;
+  else if (suffix == "us") ns_per_unit = 1e3;
+  else if (suffix == "m" || suffix == "min") ns_per_unit = 60e9;
+  else if (suffix == "h") ns_per_unit = 3600e9;
+  else {
+    return usage_error(fmt::format("{}: unknown duration unit \"{}\" in \"{}\" (use ms, s, m or h)", what,
+                                   suffix, text));
+  }
+  double ns = number * ns_per_unit;
+  if (ns > 1e18) return usage_error(fmt::format("{}: duration \"{}\" is too long", what, text));
+  return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(ns)));
+}
+
+Result<int64_t> parse_integer(std::string_view text, std::string_view what, int64_t min, int64_t max) {
+  std::string_view s = trim(text);
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
+    return usage_error(fmt::format("{}: expected a whole number, got \"{}\"", what, text));
+  }
+  if (v < min || v > max) {
+    return usage_error(fmt::format("{}: {} is out of range [{}, {}]", what, v, min, max));
+  }
+  return v;
+}
+
+std::string format_bytes(double bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{:.0f} B", bytes);
+  return fmt::format("{:.{}f} {}", bytes, bytes < 10 ? 2 : (bytes < 100 ? 1 : 0), kUnits[u]);
+}
+
+std::string format_rate_bytes(double bytes_per_s) { return format_bytes(bytes_per_s) + "/s"; }
+
+std::string format_count(double n) {
+  if (n < 1000) return fmt::format("{:.0f}", n);
+  if (n < 1e6) return fmt::format("{:.1f}k", n / 1e3);
+  if (n < 1e9) return fmt::format("{:.2f}M", n / 1e6);
+  return fmt::format("{:.2f}G", n / 1e9);
+}
+
+std::string format_duration_ns(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.{}f} µs", ns / 1e3, ns < 1e4 ? 1 : 0);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+std::string format_size_compact(uint64_t bytes) {
+  static const char* kSuffix[] = {"", "k", "m", "g", "t"};
+  int u = 0;
+  while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{}{}", bytes, kSuffix[u]);
+}
+
+}  // namespace iogate

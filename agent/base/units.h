@@ -1,0 +1,32 @@
+// Parsing and formatting of sizes and durations the way fio users write them:
+// "4k", "128K", "1m", "1G" are binary multiples (fio's default kb_base=1024);
+// "10s", "500ms", "2m", "1h" and a bare number of seconds.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace iogate {
+
+// `what` names the flag or field in the error message, e.g. "--bs".
+Result<uint64_t> parse_size(std::string_view text, std::string_view what);
+Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::string_view what);
+// A whole number within [min, max].
+Result<int64_t> parse_integer(std::string_view text, std::string_view what, int64_t min, int64_t max);
+
+// "4 KiB", "1 GiB", "1.5 MiB": for humans.
+std::string format_bytes(double bytes);
+// "438.7 MiB/s"
+std::string format_rate_bytes(double bytes_per_s);
+// "112.3k", "1.23M": for IOPS.
+std::string format_count(double n);
+// "250 µs", "1.20 ms", "5.1 s"
+std::string format_duration_ns(double ns);
+// "4k", "128k", "1m": the compact form fio prints for block sizes.
+std::string format_size_compact(uint64_t bytes);
+
+}  // namespace iogate

@@ -1,0 +1,252 @@
+#include "bench/probe.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <latch>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "base/units.h"
+#include "bench/job.h"
+#include "bench/probe_target.h"
+#include "device/diskstats.h"
+
+namespace iogate {
+namespace {
+
+constexpr uint64_t kTickNs = 100'000'000;  // monitor loop period: progress, stop, diskstats
+
+// 53 bits: the seed travels in JSON, and jq and JavaScript read numbers as doubles.
+uint64_t fresh_seed() {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof seed, 0) != sizeof seed) seed = monotonic_ns() ^ (uint64_t(getpid()) << 32);
+  return seed & ((uint64_t{1} << 53) - 1);
+}
+
+CpuUsage process_cpu() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto ns = [](const timeval& tv) { return uint64_t(tv.tv_sec) * 1000000000ULL + uint64_t(tv.tv_usec) * 1000ULL; };
+  return {ns(ru.ru_utime), ns(ru.ru_stime)};
+}
+
+void sleep_until_ns(uint64_t t) {
+  uint64_t now = monotonic_ns();
+  if (t > now) std::this_thread::sleep_for(std::chrono::nanoseconds(t - now));
+}
+
+// Samples one device's diskstats at the window's start, each second, and its end.
+class DiskStatsWindow {
+ public:
+  DiskStatsWindow(uint32_t major, uint32_t minor, std::string proc_root)
+      : major_(major), minor_(minor), proc_root_(std::move(proc_root)) {}
+
+  void start(uint64_t now) {
+    if (major_ == 0) return;
+    auto s = read_diskstats_for(major_, minor_, proc_root_);
+    if (!s.ok()) return;
+    first_ = last_ = *s;
+    first_ns_ = last_ns_ = now;
+    ok_ = true;
+  }
+  void tick(uint64_t now) {
+    if (!ok_ || now < last_ns_ + 1000000000ULL) return;
+    auto s = read_diskstats_for(major_, minor_, proc_root_);
+    if (!s.ok()) return;
+    per_second_.push_back(iostat_between(last_, *s, double(now - last_ns_) / 1e9).util_percent);
+    last_ = *s;
+    last_ns_ = now;
+  }
+  DiskStatsSummary finish(uint64_t now) {
+    DiskStatsSummary out;
+    if (!ok_) return out;
+    auto s = read_diskstats_for(major_, minor_, proc_root_);
+    if (!s.ok()) return out;
+    double interval = double(now - first_ns_) / 1e9;
+    IostatFigures f = iostat_between(first_, *s, interval);
+    out.available = true;
+    out.device = s->name;
+    out.major = major_;
+    out.minor = minor_;
+    out.interval_s = interval;
+    out.util_percent = f.util_percent;
+    out.reads_per_s = f.reads_per_s;
+    out.writes_per_s = f.writes_per_s;
+    out.read_bytes_per_s = f.read_bytes_per_s;
+    out.write_bytes_per_s = f.write_bytes_per_s;
+    out.r_await_ns = f.r_await_ns;
+    out.w_await_ns = f.w_await_ns;
+    out.avg_queue_size = f.avg_queue_size;
+    out.util_percent_per_second = per_second_;
+    return out;
+  }
+
+ private:
+  uint32_t major_, minor_;
+  std::string proc_root_;
+  bool ok_ = false;
+  DiskStats first_, last_;
+  uint64_t first_ns_ = 0, last_ns_ = 0;
+  std::vector<double> per_second_;
+};
+
+void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResult& r) {
+  if (r.target.page_cache) {
+    r.warnings.push_back(fmt::format("{} is {}: these are page-cache (memory) results, not storage; O_DIRECT "
+                                     "is accepted there but bypasses nothing",
+                                     r.target.mount_point.empty() ? r.target.path : r.target.mount_point,
+                                     r.target.fs_type));
+  }
+  if (w.direct && !target.direct) {
+    r.warnings.push_back(fmt::format("O_DIRECT was refused by {} ({}): buffered I/O was used, so reads may come "
+                                     "from the page cache and the figures may be optimistic",
+                                     r.target.path, r.target.fs_type));
+  }
+  if (!w.direct) {
+    r.warnings.push_back("buffered I/O (--direct=0): reads may come from the page cache");
+  }
+  if (!target.direct && w.iodepth > 1) {
+    r.warnings.push_back(fmt::format("buffered I/O: queue depth {} is {} threads per job doing blocking "
+                                     "pread/pwrite (libaio would run synchronously)",
+                                     w.iodepth, w.iodepth));
+  }
+  const DiskStatsSummary& d = r.diskstats;
+  if (d.available) {
+    if (d.r_await_ns > 20e6 || d.w_await_ns > 20e6) {
+      r.warnings.push_back(fmt::format("{}: await is high (r_await {}, w_await {} > 20 ms): requests queue "
+                                       "in the device; latency-sensitive loaders will stall",
+                                       d.device, format_duration_ns(d.r_await_ns), format_duration_ns(d.w_await_ns)));
+    }
+    if (d.util_percent >= 99.0) {
+      r.warnings.push_back(fmt::format("{}: busy {:.0f}% of the time: the device was saturated (by this probe, "
+                                       "or by other I/O sharing it)",
+                                       d.device, d.util_percent));
+    }
+  } else if (!r.target.page_cache) {
+    r.warnings.push_back(fmt::format("no /proc/diskstats for {} ({}): device utilisation and await unknown",
+                                     r.target.source.empty() ? r.target.path : r.target.source, r.target.fs_type));
+  }
+  if (r.stop_reason == "signal") r.warnings.push_back("interrupted: the figures cover only part of --runtime");
+}
+
+}  // namespace
+
+Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& stop, const ProgressCallback& on_progress) {
+  const Workload& w = req.workload;
+  if (Status s = validate_workload(w); !s.ok()) return s.error();
+
+  ProbeResult result;
+  result.workload = w;
+  result.seed = w.seed.value_or(fresh_seed());
+  result.workload.seed = result.seed;
+  result.started_at = rfc3339_utc_now();
+
+  if (on_progress) on_progress({0, 0, 0, false, true});
+  auto opened = open_probe_target(req, result.seed, stop);
+  if (!opened.ok()) return opened.error();
+  OpenTarget& target = *opened;
+  if (stop.load()) return runtime_error("interrupted before the measurement started");
+  result.target = target.info;
+  result.direct = target.direct;
+  result.ioengine = target.direct ? "libaio" : "psync";
+  result.warnings = target.warnings;
+
+  // Start cold: drop cached pages of what we are about to read (as fio's invalidate=1).
+  if (target.test_file) posix_fadvise(target.test_file->fd(), 0, 0, POSIX_FADV_DONTNEED);
+  for (const UniqueFd& fd : target.existing_fds) posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+
+  std::atomic<bool> abort{false};
+  std::latch ready(w.numjobs), go(1);
+  JobControl control;
+  control.layout = &target.layout;
+  control.workload = &w;
+  control.ready = &ready;
+  control.go = &go;
+  control.stop = &abort;
+
+  const uint64_t blocks = target.layout.total_blocks();
+  std::vector<std::unique_ptr<JobOutcome>> outcomes;
+  std::vector<JobPlan> plans;
+  for (int j = 0; j < w.numjobs; ++j) {
+    JobPlan p;
+    p.job_id = j;
+    p.seed = mix_seed(result.seed, uint64_t(j));
+    p.seq_begin = blocks * uint64_t(j) / uint64_t(w.numjobs);
+    p.seq_end = blocks * uint64_t(j + 1) / uint64_t(w.numjobs);
+    plans.push_back(p);
+    outcomes.push_back(std::make_unique<JobOutcome>());
+  }
+  std::vector<std::thread> threads;
+  for (int j = 0; j < w.numjobs; ++j) {
+    threads.emplace_back(target.direct ? run_aio_job : run_psync_job, std::cref(plans[size_t(j)]), std::ref(control),
+                         std::ref(*outcomes[size_t(j)]));
+  }
+  ready.wait();
+  const uint64_t start = monotonic_ns();
+  const uint64_t ramp_end = start + uint64_t(w.ramp.count());
+  const uint64_t end = ramp_end + uint64_t(w.runtime.count());
+  control.ramp_end_ns = ramp_end;
+  control.end_ns = end;
+  go.count_down();
+
+  DiskStatsWindow disk(target.info.dev_major, target.info.dev_minor, req.proc_root);
+  CpuUsage cpu_start{}, cpu_end{};
+  bool window_started = false;
+  uint64_t window_end = end;
+  uint64_t last_count = 0, last_tick = start;
+  for (uint64_t next = start + kTickNs;; next += kTickNs) {
+    sleep_until_ns(std::min(next, window_started ? end : ramp_end));
+    uint64_t now = monotonic_ns();
+    if (!window_started && now >= ramp_end) {
+      window_started = true;
+      cpu_start = process_cpu();
+      disk.start(now);
+    }
+    uint64_t count = 0;
+    for (const auto& o : outcomes) count += o->completed.load(std::memory_order_relaxed);
+    if (stop.load() || abort.load()) {  // a job that fails raises `abort`
+      abort = true;
+      result.stop_reason = stop.load() ? "signal" : "error";
+      window_end = now;
+      break;
+    }
+    if (window_started) disk.tick(now);
+    if (on_progress) {
+      double dt = double(now - last_tick) / 1e9;
+      on_progress({now - start, end - start, dt > 0 ? double(count - last_count) / dt : 0, now < ramp_end, false});
+    }
+    last_count = count;
+    last_tick = now;
+    if (now >= end) break;
+  }
+  uint64_t finish_at = std::min(monotonic_ns(), window_end);
+  cpu_end = process_cpu();
+  if (window_started) result.diskstats = disk.finish(finish_at);
+  for (std::thread& t : threads) t.join();
+
+  for (auto& o : outcomes) {
+    if (o->error) return o->error.value();
+    // An interrupted run's timeline ends where the run did.
+    o->result.iops_per_second.resize(std::min(o->result.iops_per_second.size(),
+                                              timeline_length(0, std::max<uint64_t>(o->result.runtime_ns, 1))));
+    result.jobs.push_back(std::move(o->result));
+  }
+  if (result.stop_reason.empty()) result.stop_reason = "runtime";
+  if (window_started) {
+    result.cpu = {cpu_end.user_ns - cpu_start.user_ns, cpu_end.sys_ns - cpu_start.sys_ns};
+    result.measured_ns = finish_at - ramp_end;
+  }
+  add_result_warnings(w, target, result);
+  return result;
+}
+
+}  // namespace iogate

@@ -1,0 +1,41 @@
+// The probe: everything between a PATH and a ProbeResult.
+//
+// Resolves the target (mount, device, file system), decides what to read or write (a fresh or
+// reused test file, an existing file, or the largest files of a read-only volume), opens with
+// O_DIRECT or falls back to buffered I/O and says so, runs the jobs over a common measured
+// window after the ramp, and samples /proc/diskstats and CPU time over exactly that window.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "base/result.h"
+#include "bench/probe_result.h"
+#include "bench/workload.h"
+
+namespace iogate {
+
+struct ProbeRequest {
+  std::string path;
+  Workload workload;
+  std::string proc_root = "/proc";
+  std::string sysfs_root = "/sys";
+};
+
+struct ProbeProgress {
+  uint64_t elapsed_ns = 0;  // since the jobs started, ramp included
+  uint64_t total_ns = 0;    // ramp + runtime
+  double current_iops = 0;  // over the last progress interval
+  bool ramping = false;
+  bool preparing = false;   // still writing the test file
+};
+using ProgressCallback = std::function<void(const ProbeProgress&)>;
+
+// `stop` is watched throughout (SIGINT/SIGTERM): the run ends early, cleans up, and the result
+// says stop_reason "signal". Errors are usage errors (bad flags for this target) or runtime errors.
+Result<ProbeResult> run_probe(const ProbeRequest& request, const std::atomic<bool>& stop,
+                              const ProgressCallback& on_progress);
+
+}  // namespace iogate

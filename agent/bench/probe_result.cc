@@ -1,0 +1,33 @@
+#include "bench/probe_result.h"
+
+#include <algorithm>
+
+namespace iogate {
+
+void merge_job_result(JobResult& into, const JobResult& from) {
+  into.runtime_ns = std::max(into.runtime_ns, from.runtime_ns);
+  for (auto [dst, src] : {std::pair{&into.read, &from.read}, std::pair{&into.write, &from.write}}) {
+    dst->total_ios += src->total_ios;
+    dst->io_bytes += src->io_bytes;
+    dst->clat.merge(src->clat);
+  }
+  if (into.iops_per_second.size() < from.iops_per_second.size()) into.iops_per_second.resize(from.iops_per_second.size());
+  for (size_t s = 0; s < from.iops_per_second.size(); ++s) into.iops_per_second[s] += from.iops_per_second[s];
+  into.submit_calls += from.submit_calls;
+  into.reap_calls += from.reap_calls;
+}
+
+JobResult ProbeResult::aggregate() const {
+  JobResult all;
+  all.job_id = -1;
+  for (const JobResult& j : jobs) merge_job_result(all, j);
+  return all;
+}
+
+uint64_t ProbeResult::total_ios() const {
+  uint64_t n = 0;
+  for (const JobResult& j : jobs) n += j.read.total_ios + j.write.total_ios;
+  return n;
+}
+
+}  // namespace iogate

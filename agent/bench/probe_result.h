@@ -1,0 +1,93 @@
+// What a probe measured. Plain data: bench/ fills it, report/ renders it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/latency_histogram.h"
+#include "bench/workload.h"
+
+namespace iogate {
+
+// One direction (read or write) of one job, over the measured window (ramp excluded).
+struct DirectionStats {
+  uint64_t total_ios = 0;
+  uint64_t io_bytes = 0;
+  LatencyHistogram clat;  // completion latency, submission to completion seen, ns
+};
+
+struct JobResult {
+  int job_id = 0;
+  uint64_t runtime_ns = 0;  // measured window of this job
+  DirectionStats read;
+  DirectionStats write;
+  std::vector<uint64_t> iops_per_second;  // completions (both directions) in each second of the window
+  uint64_t submit_calls = 0;              // io_submit calls (or pread/pwrite calls in thread mode)
+  uint64_t reap_calls = 0;                // io_getevents calls; user-space ring reaps are not syscalls
+};
+
+// A device's /proc/diskstats deltas over the measured window, like `iostat -x`.
+struct DiskStatsSummary {
+  bool available = false;
+  std::string device;  // kernel name, e.g. "vda", "nvme0n1p1", "loop3"
+  uint32_t major = 0, minor = 0;
+  double interval_s = 0;
+  double util_percent = 0;
+  double reads_per_s = 0, writes_per_s = 0;
+  double read_bytes_per_s = 0, write_bytes_per_s = 0;
+  double r_await_ns = 0, w_await_ns = 0;
+  double avg_queue_size = 0;  // iostat's aqu-sz
+  std::vector<double> util_percent_per_second;
+};
+
+struct CpuUsage {
+  uint64_t user_ns = 0;
+  uint64_t sys_ns = 0;
+};
+
+// Where the I/O went.
+struct TargetFile {
+  std::string path;
+  uint64_t size_bytes = 0;
+  uint64_t readable_bytes = 0;  // allocated and written ranges the probe was allowed to read
+};
+
+struct ProbeTarget {
+  std::string path;             // what the user named
+  std::string mount_point;
+  std::string fs_type;          // from mountinfo, e.g. "ext4"
+  std::string source;           // mount source, e.g. "/dev/vda"
+  uint32_t dev_major = 0, dev_minor = 0;
+  bool read_only = false;       // the volume refuses writes: existing files were read instead
+  bool page_cache = false;      // tmpfs/ramfs: results are memory speed, not storage
+  bool test_file_created = false;
+  bool test_file_reused = false;
+  std::vector<TargetFile> files;
+  uint32_t dio_mem_align = 0;
+  uint32_t dio_offset_align = 0;
+};
+
+// Adds `from`'s counts, histograms and timeline into `into` (runtime: the longer of the two).
+void merge_job_result(JobResult& into, const JobResult& from);
+
+struct ProbeResult {
+  Workload workload;     // as run, with the seed filled in
+  uint64_t seed = 0;
+  std::string ioengine;  // "libaio" or "psync" (buffered, one thread per queue slot)
+  bool direct = true;    // as run: false after a fallback
+  ProbeTarget target;
+  std::vector<JobResult> jobs;
+  DiskStatsSummary diskstats;
+  CpuUsage cpu;
+  uint64_t measured_ns = 0;    // wall time of the measured window
+  std::string stop_reason;     // "runtime" or "signal"
+  std::string started_at;      // RFC 3339 UTC
+  std::vector<std::string> warnings;
+
+  // All jobs merged: what the headline shows.
+  JobResult aggregate() const;
+  uint64_t total_ios() const;
+};
+
+}  // namespace iogate

@@ -1,0 +1,43 @@
+// iogate: one binary, one subcommand per mode.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/version.h"
+#include "cli/exit_codes.h"
+#include "cli/probe_command.h"
+
+namespace {
+
+constexpr const char kUsage[] =
+    "usage: iogate <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  probe PATH     benchmark the storage under PATH (libaio, 4k randread by default)\n"
+    "  version        print the version\n"
+    "\n"
+    "iogate <command> --help shows a command's options.\n"
+    "exit codes: 0 ok, 1 below policy, 2 usage or configuration error, 3 I/O or runtime error\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return iogate::kExitUsage;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "--version" || command == "version") {
+    std::printf("iogate %s\n", iogate::kVersion);
+    return iogate::kExitOk;
+  }
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return iogate::kExitOk;
+  }
+  if (command == "probe") return iogate::run_probe_command(args);
+  std::fprintf(stderr, "iogate: unknown command \"%s\" (iogate --help lists the commands)\n", command.c_str());
+  return iogate::kExitUsage;
+}

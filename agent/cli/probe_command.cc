@@ -1,0 +1,180 @@
+#include "cli/probe_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/units.h"
+#include "bench/probe.h"
+#include "cli/exit_codes.h"
+#include "cli/logging.h"
+#include "cli/signals.h"
+#include "report/report_human.h"
+#include "report/report_json.h"
+
+namespace iogate {
+namespace po = boost::program_options;
+
+namespace {
+
+Result<bool> parse_bool(const std::string& text, std::string_view what) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  return usage_error(fmt::format("{}: expected 0 or 1 (true/false), got \"{}\"", what, text));
+}
+
+po::options_description probe_flags() {
+  po::options_description d("probe options (fio's names and defaults where fio has them)");
+  d.add_options()
+      ("rw", po::value<std::string>()->default_value("randread"), "randread | randwrite | read | write | randrw")
+      ("rwmixread", po::value<std::string>()->default_value("50"), "percent reads in randrw")
+      ("bs", po::value<std::string>()->default_value("4k"), "block size (k/m/g suffixes, binary)")
+      ("iodepth", po::value<std::string>()->default_value("32"), "I/Os in flight per job")
+      ("numjobs", po::value<std::string>()->default_value("1"), "jobs: one thread and one aio context each")
+      ("runtime", po::value<std::string>()->default_value("10s"), "measured time (s/m/ms)")
+      ("ramp", po::value<std::string>()->default_value("1s"), "warm-up excluded from results (fio's ramp_time)")
+      ("size", po::value<std::string>()->default_value("1g"), "size of the test file iogate creates")
+      ("direct", po::value<std::string>()->default_value("1")->implicit_value("1"), "O_DIRECT (0 for buffered)")
+      ("file", po::value<std::string>(), "read this existing file instead of a test file (read workloads only)")
+      ("seed", po::value<std::string>(), "seed for random offsets (default: fresh each run, printed)")
+      ("keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")
+      ("output-format", po::value<std::string>()->default_value("human"), "human | json")
+      ("log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")
+      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
+      ("proc-root", po::value<std::string>()->default_value("/proc"), "where /proc is (a host mount in a container)")
+      ("sysfs-root", po::value<std::string>()->default_value("/sys"), "where /sys is")
+      ("help,h", "this help");
+  return d;
+}
+
+std::string format_progress(const ProbeProgress& p) {
+  if (p.preparing) return "iogate: writing the test file…";
+  return fmt::format("iogate: {:5.1f}s / {:.1f}s  {:>8} IOPS{}", double(p.elapsed_ns) / 1e9, double(p.total_ns) / 1e9,
+                     format_count(p.current_iops), p.ramping ? "  (ramp)" : "");
+}
+
+}  // namespace
+
+Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std::string* help_text) {
+  po::options_description flags = probe_flags();
+  po::options_description hidden;
+  hidden.add_options()("path", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(flags).add(hidden);
+  po::positional_options_description pos;
+  pos.add("path", -1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error(e.what());
+  }
+  ProbeOptions o;
+  if (vm.count("help")) {
+    std::ostringstream out;
+    out << "usage: iogate probe PATH [options]\n\n"
+           "Benchmarks the storage under PATH (a directory: a test file is written there, or the largest\n"
+           "files are read if it is read-only; a file: that file is read).\n\n"
+        << flags;
+    *help_text = out.str();
+    return o;
+  }
+  auto paths = vm.count("path") ? vm["path"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (paths.empty()) return usage_error("PATH: missing; usage: iogate probe PATH [options]");
+  if (paths.size() > 1) return usage_error(fmt::format("PATH: expected one, got {} (\"{}\", …)", paths.size(), paths[1]));
+  o.path = paths[0];
+
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  Workload& w = o.workload;
+  auto rw = parse_rw_mode(str("rw"));
+  if (!rw.ok()) return rw.error();
+  w.rw = *rw;
+  auto mix = parse_integer(str("rwmixread"), "--rwmixread", 0, 100);
+  if (!mix.ok()) return mix.error();
+  w.rwmixread = static_cast<int>(*mix);
+  auto bs = parse_size(str("bs"), "--bs");
+  if (!bs.ok()) return bs.error();
+  w.block_size = *bs;
+  auto depth = parse_integer(str("iodepth"), "--iodepth", 1, 4096);
+  if (!depth.ok()) return depth.error();
+  w.iodepth = static_cast<int>(*depth);
+  auto jobs = parse_integer(str("numjobs"), "--numjobs", 1, 256);
+  if (!jobs.ok()) return jobs.error();
+  w.numjobs = static_cast<int>(*jobs);
+  auto runtime = parse_duration(str("runtime"), "--runtime");
+  if (!runtime.ok()) return runtime.error();
+  w.runtime = *runtime;
+  auto ramp = parse_duration(str("ramp"), "--ramp");
+  if (!ramp.ok()) return ramp.error();
+  w.ramp = *ramp;
+  auto size = parse_size(str("size"), "--size");
+  if (!size.ok()) return size.error();
+  w.size = *size;
+  auto direct = parse_bool(str("direct"), "--direct");
+  if (!direct.ok()) return direct.error();
+  w.direct = *direct;
+  if (vm.count("file")) w.file = str("file");
+  if (vm.count("seed")) {
+    auto seed = parse_integer(str("seed"), "--seed", 0, INT64_MAX);
+    if (!seed.ok()) return seed.error();
+    w.seed = static_cast<uint64_t>(*seed);
+  }
+  w.keep_test_file = vm["keep-file"].as<bool>();
+  o.output_format = str("output-format");
+  if (o.output_format != "human" && o.output_format != "json") {
+    return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", o.output_format));
+  }
+  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
+  o.proc_root = str("proc-root");
+  o.sysfs_root = str("sysfs-root");
+  if (Status s = validate_workload(w); !s.ok()) return s.error();
+  return o;
+}
+
+int run_probe_command(const std::vector<std::string>& args) {
+  std::string help;
+  auto options = parse_probe_args(args, &help);
+  if (!options.ok()) {
+    std::fprintf(stderr, "iogate probe: %s\n", options.error().message.c_str());
+    return exit_code_for(options.error());
+  }
+  if (!help.empty()) {
+    std::fputs(help.c_str(), stdout);
+    return kExitOk;
+  }
+  StopSignals signals;
+  const bool tty = isatty(STDERR_FILENO);
+  ProgressCallback progress;
+  if (tty) {
+    progress = [](const ProbeProgress& p) { std::fprintf(stderr, "\r\033[K%s", format_progress(p).c_str()); };
+  }
+  ProbeRequest req{options->path, options->workload, options->proc_root, options->sysfs_root};
+  auto result = run_probe(req, signals.stop(), progress);
+  if (tty) std::fputs("\r\033[K", stderr);
+  if (!result.ok()) {
+    std::fprintf(stderr, "iogate probe: %s\n", result.error().message.c_str());
+    return exit_code_for(result.error());
+  }
+  for (const std::string& w : result->warnings) spdlog::debug("warning: {}", w);
+  if (options->output_format == "json") {
+    std::cout << probe_result_to_json(*result).dump(2) << "\n";
+  } else {
+    std::cout << render_probe_human(*result, isatty(STDOUT_FILENO));
+  }
+  std::cout.flush();
+  if (result->stop_reason == "signal") {
+    std::fprintf(stderr, "iogate probe: interrupted by signal %d; test file removed\n", signals.signal_number());
+    return kExitRuntime;
+  }
+  return kExitOk;
+}
+
+}  // namespace iogate

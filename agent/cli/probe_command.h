@@ -1,0 +1,25 @@
+// `iogate probe PATH [flags]`: parse fio-style flags, run the probe, print the report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "bench/workload.h"
+
+namespace iogate {
+
+struct ProbeOptions {
+  std::string path;
+  Workload workload;
+  std::string output_format = "human";  // human | json
+  std::string proc_root = "/proc";
+  std::string sysfs_root = "/sys";
+};
+
+// Parses the arguments after "probe"; --help prints usage and yields no options (ok with empty path).
+Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std::string* help_text);
+
+int run_probe_command(const std::vector<std::string>& args);
+
+}  // namespace iogate

@@ -1,0 +1,60 @@
+#include "device/kernel_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "base/unique_fd.h"
+
+namespace iogate {
+
+namespace {
+
+Error errno_error(const std::string& what, const std::string& path, int err) {
+  Error e = runtime_error(fmt::format("{} {}: {}", what, path, std::strerror(err)));
+  e.os_errno = err;
+  return e;
+}
+
+}  // namespace
+
+Result<std::string> read_kernel_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return errno_error("cannot open", path, errno);
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_error("cannot read", path, errno);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+Result<uint64_t> read_kernel_uint(const std::string& path) {
+  auto text = read_kernel_file(path);
+  if (!text.ok()) return text.error();
+  const std::string& s = *text;
+  size_t begin = s.find_first_not_of(" \t");
+  size_t end = s.find_last_not_of(" \t\r\n");
+  uint64_t value = 0;
+  if (begin == std::string::npos || end == std::string::npos || end < begin) {
+    return runtime_error(fmt::format("{}: empty, expected a number", path));
+  }
+  auto [ptr, ec] = std::from_chars(s.data() + begin, s.data() + end + 1, value);
+  if (ec != std::errc() || ptr != s.data() + end + 1) {
+    return runtime_error(fmt::format("{}: expected a number, found \"{}\"", path, s.substr(begin, end + 1 - begin)));
+  }
+  return value;
+}
+
+}  // namespace iogate

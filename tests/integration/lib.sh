@@ -1,0 +1,42 @@
+# Shared helpers for the integration tests. Each test sources this, uses $IOGATE (the built
+# binary, set by ctest) and a scratch directory that is removed on every exit path.
+set -euo pipefail
+
+: "${IOGATE:?IOGATE must point at the iogate binary (ctest sets it)}"
+SCRATCH_BASE=${SCRATCH_BASE:-/var/tmp}
+SCRATCH=$(mktemp -d "$SCRATCH_BASE/iogate-it.XXXXXX")
+CLEANUPS=()
+cleanup() {
+  local rc=$?
+  for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" >/dev/null 2>&1 || true; done
+  rm -rf "$SCRATCH"
+  exit $rc
+}
+trap cleanup EXIT
+on_exit() { CLEANUPS+=("$1"); }
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+need_root() { [[ $(id -u) -eq 0 ]] || skip "$1 needs root"; }
+
+# assert_jq FILE EXPR MESSAGE: EXPR must evaluate to true on the JSON in FILE.
+assert_jq() {
+  local out
+  out=$(jq -e "$2" "$1" 2>&1) || fail "$3 (jq: $2 gave ${out:-false})"
+  pass "$3"
+}
+
+# No test file may be left anywhere under a directory.
+assert_no_test_files() {
+  local left
+  left=$(find "$1" -name '.iogate-probe-*' 2>/dev/null | head -5)
+  [[ -z "$left" ]] || fail "test files left behind: $left"
+  pass "no test file left under $1"
+}
+
+# A quick probe: small file, short runtime. Extra flags follow the path.
+quick_probe() {
+  local path=$1; shift
+  "$IOGATE" probe "$path" --size 64m --runtime 2s --ramp 500ms --output-format json "$@"
+}

@@ -1,0 +1,27 @@
+# Bad input: one clear line naming the flag, exit 2; a missing path is a usage error too.
+source "$(dirname "$0")/lib.sh"
+expect_usage() {
+  local want=$1; shift
+  local code=0
+  "$IOGATE" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || code=$?
+  [[ $code -eq 2 ]] || fail "iogate $*: exit $code, want 2 ($(cat "$SCRATCH/err"))"
+  [[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "iogate $*: want one line, got: $(cat "$SCRATCH/err")"
+  grep -q -- "$want" "$SCRATCH/err" || fail "iogate $*: error does not name $want: $(cat "$SCRATCH/err")"
+  pass "iogate $* -> $(cat "$SCRATCH/err")"
+  assert_no_test_files "$SCRATCH"
+}
+expect_usage "--bs" probe "$SCRATCH" --bs 4q
+expect_usage "--bs" probe "$SCRATCH" --bs 1000 --size 16m --runtime 1s
+expect_usage "--iodepth" probe "$SCRATCH" --iodepth 0
+expect_usage "--iodepth" probe "$SCRATCH" --iodepth lots
+expect_usage "--rw" probe "$SCRATCH" --rw randomread
+expect_usage "--runtime" probe "$SCRATCH" --runtime 10x
+expect_usage "--size" probe "$SCRATCH" --size big
+expect_usage "--direct" probe "$SCRATCH" --direct maybe
+expect_usage "--output-format" probe "$SCRATCH" --output-format yaml
+expect_usage "PATH" probe
+expect_usage "PATH" probe "$SCRATCH/does-not-exist"
+expect_usage "unrecognised\|unknown" probe "$SCRATCH" --frobnicate
+expect_usage "unknown command" frobnicate
+"$IOGATE" probe --help | grep -q -- "--iodepth" || fail "probe --help lacks --iodepth"
+pass "probe --help lists the flags"

@@ -1,0 +1,23 @@
+# The engine agrees with the real fio on the same file and parameters, run back to back, and
+# its own figures are self-consistent (Little's law). Loose bounds: this checks that iogate
+# measures the same thing as fio, not speed; bench/compare_fio.sh measures the ratios.
+# At QD > 1 the peer is fio tuned for batching: fio's defaults (one io_submit and one
+# io_getevents per I/O) are CPU-bound on this 2-core VM at well under the device's rate.
+source "$(dirname "$0")/lib.sh"
+command -v fio >/dev/null || skip "fio is not installed"
+"$IOGATE" probe "$SCRATCH" --size 256m --keep-file --runtime 200ms --ramp 0 >/dev/null
+file=$(ls "$SCRATCH"/.iogate-probe-*.dat)
+for depth in 1 16; do
+  "$IOGATE" probe "$file" --iodepth $depth --runtime 3s --ramp 500ms --output-format json >"$SCRATCH/i.json"
+  batching=()
+  ((depth > 1)) && batching=(--iodepth_batch_submit=16 --iodepth_batch_complete_max=32 --userspace_reap=1)
+  fio --name=t --filename="$file" --rw=randread --bs=4k --iodepth=$depth --ioengine=libaio --direct=1 \
+    "${batching[@]}" --runtime=3 --time_based --ramp_time=500ms --invalidate=1 --output-format=json >"$SCRATCH/f.json" 2>/dev/null
+  gi=$(jq '.aggregate.read.iops' "$SCRATCH/i.json")
+  fi=$(jq '.jobs[0].read.iops' "$SCRATCH/f.json")
+  awk -v g="$gi" -v f="$fi" 'BEGIN { r = g / f; exit !(r > 0.6 && r < 1.6) }' ||
+    fail "QD$depth: iogate $gi IOPS vs fio $fi IOPS: outside [0.6, 1.6]"
+  pass "QD$depth: iogate $gi IOPS, fio $fi IOPS"
+  # Little's law: in-flight = IOPS × mean latency ≈ iodepth.
+  assert_jq "$SCRATCH/i.json" '(.aggregate.read.iops * .aggregate.read.clat_ns.mean / 1e9) as $l | $l > '$depth' * 0.8 and $l < '$depth' * 1.1' "QD$depth: IOPS × mean latency ≈ $depth in flight"
+done

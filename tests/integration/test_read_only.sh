@@ -1,0 +1,52 @@
+# Read-only volumes: existing files are read, nothing is written (hash and mtime unchanged),
+# write workloads are refused with exit 2.
+source "$(dirname "$0")/lib.sh"
+data="$SCRATCH/data"
+mkdir -p "$data/sub"
+head -c $((24 << 20)) /dev/urandom >"$data/big.bin"
+head -c $((8 << 20)) /dev/urandom >"$data/sub/medium.bin"
+head -c 1000 /dev/urandom >"$data/tiny.txt"
+snapshot() { (cd "$data" && find . -type f -printf '%p %s %T@\n' | sort && find . -type f -exec sha256sum {} + | sort); }
+before=$(snapshot)
+
+check_unchanged() {
+  [[ "$(snapshot)" == "$before" ]] || fail "files under $data changed"
+  pass "nothing under the volume changed (hashes, sizes, mtimes)"
+  assert_no_test_files "$data"
+}
+
+# 1. A file with no write permission, read with --file, as a non-root user if we can be one.
+chmod 0444 "$data/big.bin"
+out="$SCRATCH/f.json"
+quick_probe "$SCRATCH" --file "$data/big.bin" >"$out"
+assert_jq "$out" '.target.files | length == 1 and .[0].readable_bytes == 25165824' "--file reads the whole written file"
+assert_jq "$out" '.jobs[0].read.total_ios > 0' "--file was read"
+check_unchanged
+
+code=0
+"$IOGATE" probe "$SCRATCH" --file "$data/big.bin" --rw randwrite 2>"$SCRATCH/err" || code=$?
+[[ $code -eq 2 ]] || fail "randwrite with --file: exit $code, want 2"
+grep -q -- "--file" "$SCRATCH/err" || fail "the error does not name --file: $(cat "$SCRATCH/err")"
+pass "randwrite with --file is refused with exit 2"
+
+# 2. A read-only bind mount of the directory.
+need_root "a read-only bind mount"
+ro="$SCRATCH/ro"
+mkdir -p "$ro"
+mount --bind "$data" "$ro" || skip "mount --bind failed (no mount namespace privileges)"
+on_exit "umount -l '$ro'"
+mount -o remount,bind,ro "$ro" || skip "remount read-only failed"
+quick_probe "$ro" >"$out"
+assert_jq "$out" '.target.read_only == true and .target.test_file_created == false' "read-only volume detected"
+assert_jq "$out" '.target.files | map(.path) | sort == ["'"$ro"'/big.bin", "'"$ro"'/sub/medium.bin"]' "the largest files were read, the tiny one skipped"
+assert_jq "$out" '.jobs[0].read.total_ios > 0' "reads were measured"
+assert_jq "$out" '[.warnings[] | test("read-only")] | any' "the report says it was read-only"
+check_unchanged
+
+code=0
+"$IOGATE" probe "$ro" --rw randwrite 2>"$SCRATCH/err" || code=$?
+[[ $code -eq 2 ]] || fail "randwrite on a read-only mount: exit $code, want 2"
+[[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "expected one error line, got: $(cat "$SCRATCH/err")"
+grep -q "read-only" "$SCRATCH/err" || fail "error does not say read-only: $(cat "$SCRATCH/err")"
+pass "randwrite on a read-only mount is refused: $(cat "$SCRATCH/err")"
+check_unchanged

@@ -1,0 +1,100 @@
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "bench/test_file.h"
+
+using namespace iogate;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/var/tmp/iogate-tf-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), {})); }
+};
+std::atomic<bool> no_stop{false};
+}  // namespace
+
+TEST_CASE("a test file is created full of non-zero data and removed afterwards") {
+  TempDir dir;
+  std::string path;
+  {
+    auto f = TestFile::prepare({dir.path.string(), 4 << 20, 7, false}, no_stop);
+    REQUIRE(f.ok());
+    path = f->path();
+    CHECK(fs::path(path).filename().string().rfind(".iogate-probe-", 0) == 0);
+    CHECK(fs::file_size(path) == (4u << 20));
+    CHECK_FALSE(f->reused());
+    std::vector<unsigned char> buf(1 << 20);
+    REQUIRE(pread(f->fd(), buf.data(), buf.size(), 3 << 20) == static_cast<ssize_t>(buf.size()));
+    size_t zeros = 0;
+    for (unsigned char c : buf) zeros += c == 0;
+    CHECK(zeros == 0);
+    struct stat st;
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    CHECK(static_cast<uint64_t>(st.st_blocks) * 512 >= (4u << 20));  // allocated, not sparse
+  }
+  CHECK_FALSE(fs::exists(path));
+  CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("a kept test file is reused by the next run of the same size") {
+  TempDir dir;
+  std::string path;
+  {
+    auto f = TestFile::prepare({dir.path.string(), 1 << 20, 1, true}, no_stop);
+    REQUIRE(f.ok());
+    path = f->path();
+  }
+  REQUIRE(fs::exists(path));
+  {
+    auto again = TestFile::prepare({dir.path.string(), 1 << 20, 2, true}, no_stop);
+    REQUIRE(again.ok());
+    CHECK(again->reused());
+    CHECK(again->path() == path);
+  }
+  CHECK(fs::exists(path));
+}
+
+TEST_CASE("a file with the test file's name that iogate did not make is left alone") {
+  TempDir dir;
+  fs::path planted = dir.path / kept_test_file_name(1 << 20);
+  {
+    std::ofstream out(planted);
+    out << "precious user data\n";
+  }
+  auto before = fs::last_write_time(planted);
+  auto f = TestFile::prepare({dir.path.string(), 1 << 20, 1, true}, no_stop);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message.find("not a complete iogate test file") != std::string::npos);
+  REQUIRE(fs::exists(planted));
+  CHECK(fs::file_size(planted) == 19);
+  CHECK(fs::last_write_time(planted) == before);
+}
+
+TEST_CASE("a stop request during the fill removes the partial file") {
+  TempDir dir;
+  std::atomic<bool> stop{true};
+  auto f = TestFile::prepare({dir.path.string(), 64 << 20, 1, true}, stop);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message.find("interrupted") != std::string::npos);
+  CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("asking for more space than there is names --size") {
+  TempDir dir;
+  auto f = TestFile::prepare({dir.path.string(), uint64_t{1} << 50, 1, false}, no_stop);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message.find("--size") != std::string::npos);
+  CHECK(dir.entries() == 0);
+}
