@@ -66,11 +66,7 @@ double await_ns(uint64_t ticks_before, uint64_t ticks_after, uint64_t done_befor
 
 std::vector<DiskStats> parse_diskstats(std::string_view text) {
   std::vector<DiskStats> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    start = nl == std::string_view::npos ? text.size() : nl + 1;
+  for (std::string_view line : split_kernel_lines(text)) {
     DiskStats d;
     if (parse_line(line, &d)) out.push_back(std::move(d));
   }

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/result.h"
 
@@ -16,5 +18,8 @@ Result<std::string> read_kernel_file(const std::string& path);
 
 // A file holding one unsigned decimal number and a newline, as sysfs attributes do ("512\n").
 Result<uint64_t> read_kernel_uint(const std::string& path);
+
+// The lines of a kernel table (mountinfo, diskstats), without their "\n" or a stray "\r".
+std::vector<std::string_view> split_kernel_lines(std::string_view text);
 
 }  // namespace iogate

@@ -105,12 +105,7 @@ bool MountEntry::read_only() const { return has_option(mount_options, "ro") || h
 
 std::vector<MountEntry> parse_mountinfo(std::string_view text) {
   std::vector<MountEntry> mounts;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    start = nl == std::string_view::npos ? text.size() : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : split_kernel_lines(text)) {
     MountEntry e;
     if (parse_line(line, &e)) mounts.push_back(std::move(e));
   }

@@ -26,3 +26,11 @@ human=$("$IOGATE" probe "$SCRATCH" --size 16m --runtime 1s --ramp 0)
 grep -q "IOPS" <<<"$human" || fail "human output lacks IOPS: $human"
 pass "human output has the headline"
 assert_no_test_files "$SCRATCH"
+
+# Buffered I/O: real concurrency from iodepth threads (psync), and the report says so.
+quick_probe "$SCRATCH" --direct=0 --iodepth 8 >"$out"
+assert_jq "$out" '.ioengine == "psync" and .direct == false and .workload.direct == false' "buffered run uses the psync engine"
+assert_jq "$out" '.jobs[0].read.total_ios > 1000' "buffered reads measured"
+assert_jq "$out" '[.warnings[] | test("buffered")] | any' "a warning says buffered"
+assert_jq "$out" '.jobs[0].submit_calls >= .jobs[0].read.total_ios' "one pread per I/O"
+assert_no_test_files "$SCRATCH"

@@ -1,4 +1,4 @@
-// Runs on real files in /tmp (ext4 here): holes and fallocated-but-unwritten extents must not
+// Runs on real files in /var/tmp (ext4 here): holes and fallocated-but-unwritten extents must not
 // count as readable data.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -10,20 +10,13 @@
 
 #include "base/unique_fd.h"
 #include "bench/extent_map.h"
+#include "scratch.h"
 
 using namespace iogate;
+using iogate::testing::ScratchDir;
+using iogate::testing::ScratchFile;
 
 namespace {
-struct TempFile {
-  std::string path;
-  UniqueFd fd;
-  TempFile() {
-    char tmpl[] = "/var/tmp/iogate-extent-XXXXXX";
-    fd = UniqueFd(mkstemp(tmpl));
-    path = tmpl;
-  }
-  ~TempFile() { unlink(path.c_str()); }
-};
 void write_at(int fd, uint64_t off, size_t n) {
   std::vector<char> buf(n, 'x');
   REQUIRE(pwrite(fd, buf.data(), n, static_cast<off_t>(off)) == static_cast<ssize_t>(n));
@@ -31,7 +24,7 @@ void write_at(int fd, uint64_t off, size_t n) {
 }  // namespace
 
 TEST_CASE("a fully written file is one written range") {
-  TempFile f;
+  ScratchFile f;
   write_at(f.fd.get(), 0, 1 << 20);
   fsync(f.fd.get());
   auto m = map_written_extents(f.fd.get(), 1 << 20, f.path);
@@ -41,7 +34,7 @@ TEST_CASE("a fully written file is one written range") {
 }
 
 TEST_CASE("holes are excluded") {
-  TempFile f;
+  ScratchFile f;
   write_at(f.fd.get(), 0, 64 << 10);
   write_at(f.fd.get(), 1 << 20, 64 << 10);
   REQUIRE(ftruncate(f.fd.get(), 2 << 20) == 0);
@@ -56,7 +49,7 @@ TEST_CASE("holes are excluded") {
 }
 
 TEST_CASE("a hole-only file has nothing to read") {
-  TempFile f;
+  ScratchFile f;
   REQUIRE(ftruncate(f.fd.get(), 1 << 30) == 0);
   auto m = map_written_extents(f.fd.get(), 1 << 30, f.path);
   REQUIRE(m.ok());
@@ -64,7 +57,7 @@ TEST_CASE("a hole-only file has nothing to read") {
 }
 
 TEST_CASE("fallocated but unwritten extents are excluded (FIEMAP)") {
-  TempFile f;
+  ScratchFile f;
   if (fallocate(f.fd.get(), 0, 0, 4 << 20) != 0) {
     MESSAGE("SKIP: fallocate not supported on /var/tmp: cannot make unwritten extents");
     return;

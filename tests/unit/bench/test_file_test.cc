@@ -8,25 +8,19 @@
 #include <vector>
 
 #include "bench/test_file.h"
+#include "scratch.h"
 
 using namespace iogate;
+using iogate::testing::ScratchDir;
+using iogate::testing::ScratchFile;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/var/tmp/iogate-tf-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), {})); }
-};
 std::atomic<bool> no_stop{false};
 }  // namespace
 
 TEST_CASE("a test file is created full of non-zero data and removed afterwards") {
-  TempDir dir;
+  ScratchDir dir;
   std::string path;
   {
     auto f = TestFile::prepare({dir.path.string(), 4 << 20, 7, false}, no_stop);
@@ -49,7 +43,7 @@ TEST_CASE("a test file is created full of non-zero data and removed afterwards")
 }
 
 TEST_CASE("a kept test file is reused by the next run of the same size") {
-  TempDir dir;
+  ScratchDir dir;
   std::string path;
   {
     auto f = TestFile::prepare({dir.path.string(), 1 << 20, 1, true}, no_stop);
@@ -67,7 +61,7 @@ TEST_CASE("a kept test file is reused by the next run of the same size") {
 }
 
 TEST_CASE("a file with the test file's name that iogate did not make is left alone") {
-  TempDir dir;
+  ScratchDir dir;
   fs::path planted = dir.path / kept_test_file_name(1 << 20);
   {
     std::ofstream out(planted);
@@ -83,7 +77,7 @@ TEST_CASE("a file with the test file's name that iogate did not make is left alo
 }
 
 TEST_CASE("a stop request during the fill removes the partial file") {
-  TempDir dir;
+  ScratchDir dir;
   std::atomic<bool> stop{true};
   auto f = TestFile::prepare({dir.path.string(), 64 << 20, 1, true}, stop);
   REQUIRE_FALSE(f.ok());
@@ -92,7 +86,7 @@ TEST_CASE("a stop request during the fill removes the partial file") {
 }
 
 TEST_CASE("asking for more space than there is names --size") {
-  TempDir dir;
+  ScratchDir dir;
   auto f = TestFile::prepare({dir.path.string(), uint64_t{1} << 50, 1, false}, no_stop);
   REQUIRE_FALSE(f.ok());
   CHECK(f.error().message.find("--size") != std::string::npos);

@@ -10,26 +10,16 @@
 
 #include "base/unique_fd.h"
 #include "device/mountinfo.h"
+#include "scratch.h"
 
 using namespace iogate;
+using iogate::testing::ScratchDir;
+using iogate::testing::ScratchFile;
 
 namespace {
 
 bool power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-// A scratch file in /tmp, removed at the end.
-struct TempFile {
-  std::string path;
-  UniqueFd fd;
-  TempFile() {
-    char tmpl[] = "/tmp/iogate-dio-XXXXXX";
-    fd = UniqueFd(mkstemp(tmpl));
-    if (fd.valid()) path = tmpl;
-  }
-  ~TempFile() {
-    if (!path.empty()) unlink(path.c_str());
-  }
-};
 
 }  // namespace
 
@@ -94,7 +84,7 @@ TEST_CASE("live: /dev/shm is tmpfs, a memory file system") {
 }
 
 TEST_CASE("live: a file in /tmp: statfs agrees with mountinfo, and its O_DIRECT alignment") {
-  TempFile f;
+  ScratchFile f("/tmp");
   REQUIRE(f.fd.valid());
   auto m = statfs_magic(f.fd.get());
   REQUIRE(m.ok());
