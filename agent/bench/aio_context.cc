@@ -75,9 +75,8 @@ int AioContext::reap_from_ring(io_event* events, int max) {
   return n;
 }
 
-int AioContext::wait(io_event* events, int max, int64_t timeout_ns, bool* used_syscall) {
+int AioContext::wait(io_event* events, int max, int64_t timeout_ns) {
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000), static_cast<long>(timeout_ns % 1000000000)};
-  *used_syscall = true;
   int rc;
   do {
     rc = io_getevents(ctx_, 1, max, events, &ts);

@@ -31,7 +31,7 @@ class AioContext {
   int reap_from_ring(io_event* events, int max);
 
   // Waits up to timeout_ns for at least one completion; returns the count or -errno.
-  int wait(io_event* events, int max, int64_t timeout_ns, bool* used_syscall);
+  int wait(io_event* events, int max, int64_t timeout_ns);
 
   bool ring_readable() const { return ring_ok_; }
 

@@ -117,8 +117,7 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
 
     int got = ctx->reap_from_ring(events.data(), depth);
     if (got == 0) {
-      bool syscall = false;
-      got = ctx->wait(events.data(), depth, 250'000'000, &syscall);
+      got = ctx->wait(events.data(), depth, 250'000'000);
       ++result.reap_calls;
       if (got < 0) {
         out.error = runtime_error(fmt::format("io_getevents: {}", std::strerror(-got)));
@@ -150,8 +149,7 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
   }
   // Drain whatever is still in flight after an error, so buffers outlive the kernel's use of them.
   while (in_flight > 0) {
-    bool syscall = false;
-    int got = ctx->wait(events.data(), depth, 1'000'000'000, &syscall);
+    int got = ctx->wait(events.data(), depth, 1'000'000'000);
     if (got <= 0) break;
     in_flight -= got;
   }
