@@ -19,6 +19,7 @@
 #include "bench/job.h"
 #include "bench/probe_target.h"
 #include "device/diskstats.h"
+#include "device/storage_stack.h"
 
 namespace iogate {
 namespace {
@@ -136,6 +137,17 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
                                      r.target.source.empty() ? r.target.path : r.target.source, r.target.fs_type));
   }
   if (r.stop_reason == "signal") r.warnings.push_back("interrupted: the figures cover only part of --runtime");
+  // A volume far below what its class usually serves performs like a slower class: say which.
+  IopsRange expected = typical_randread_iops(r.storage.device_class);
+  double iops = r.measured_ns ? double(r.total_ios()) / (double(r.measured_ns) / 1e9) : 0;
+  if (w.rw == RwMode::kRandRead && w.block_size == 4096 && w.iodepth * w.numjobs >= 16 && expected.low && iops > 0 &&
+      iops < double(expected.low)) {
+    r.warnings.push_back(fmt::format("{:.0f} IOPS is below the {}–{} a {} volume typically serves at 4k QD{}: it performs "
+                                     "like {}",
+                                     iops, format_count(double(expected.low)), format_count(double(expected.high)),
+                                     device_class_name(r.storage.device_class), w.iodepth * w.numjobs,
+                                     device_class_name(class_for_randread_iops(iops))));
+  }
 }
 
 }  // namespace
@@ -156,6 +168,13 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
   OpenTarget& target = *opened;
   if (stop.load()) return runtime_error("interrupted before the measurement started");
   result.target = target.info;
+  auto storage = detect_storage_stack(target.info.path, DetectOptions{req.root});
+  if (storage.ok()) {
+    result.storage = std::move(*storage);
+  } else {
+    result.storage.path = target.info.path;
+    result.storage.reason = storage.error().message;
+  }
   result.direct = target.direct;
   result.ioengine = target.direct ? "libaio" : "psync";
   result.warnings = target.warnings;
@@ -198,7 +217,7 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
   control.end_ns = end;
   go.count_down();
 
-  DiskStatsWindow disk(target.info.dev_major, target.info.dev_minor, req.proc_root);
+  DiskStatsWindow disk(target.info.dev_major, target.info.dev_minor, req.proc_root());
   CpuUsage cpu_start{}, cpu_end{};
   bool window_started = false;
   uint64_t window_end = end;

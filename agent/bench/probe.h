@@ -20,8 +20,11 @@ namespace iogate {
 struct ProbeRequest {
   std::string path;
   Workload workload;
-  std::string proc_root = "/proc";
-  std::string sysfs_root = "/sys";
+  // Where /proc and /sys are read from (like lsblk --sysroot): "/host" in a container that
+  // mounts the host's root there. PATH itself is always a path of this machine.
+  std::string root = "/";
+  std::string proc_root() const { return root == "/" ? "/proc" : root + "/proc"; }
+  std::string sysfs_root() const { return root == "/" ? "/sys" : root + "/sys"; }
 };
 
 struct ProbeProgress {

@@ -7,6 +7,7 @@
 
 #include "bench/latency_histogram.h"
 #include "bench/workload.h"
+#include "device/storage_stack.h"
 
 namespace iogate {
 
@@ -77,6 +78,7 @@ struct ProbeResult {
   std::string ioengine;  // "libaio" or "psync" (buffered, one thread per queue slot)
   bool direct = true;    // as run: false after a fallback
   ProbeTarget target;
+  StorageStack storage;  // what `iogate detect` says about the target; class unknown if it could not tell
   std::vector<JobResult> jobs;
   DiskStatsSummary diskstats;
   CpuUsage cpu;

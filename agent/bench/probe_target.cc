@@ -33,7 +33,7 @@ Result<std::string> canonical_path(const std::string& path, std::string_view wha
 }
 
 void describe_mount(const ProbeRequest& req, const std::string& canonical, ProbeTarget& t) {
-  auto mounts = read_mountinfo(req.proc_root);
+  auto mounts = read_mountinfo(req.proc_root());
   if (!mounts.ok()) return;
   if (const MountEntry* m = find_mount_for_path(*mounts, canonical)) {
     t.mount_point = m->mount_point;
@@ -64,7 +64,7 @@ uint32_t direct_alignment(int fd, const ProbeRequest& req, ProbeTarget& t, bool*
     return a.offset_align;
   }
   if (t.dev_major != 0) {
-    auto dev = read_block_device(t.dev_major, t.dev_minor, req.sysfs_root);
+    auto dev = read_block_device(t.dev_major, t.dev_minor, req.sysfs_root());
     if (dev.ok()) {
       t.dio_offset_align = dev->logical_block_size;
       return dev->logical_block_size;

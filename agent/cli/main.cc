@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/version.h"
+#include "cli/detect_command.h"
 #include "cli/exit_codes.h"
 #include "cli/probe_command.h"
 
@@ -15,6 +16,7 @@ constexpr const char kUsage[] =
     "\n"
     "commands:\n"
     "  probe PATH     benchmark the storage under PATH (libaio, 4k randread by default)\n"
+    "  detect PATH    tell what storage PATH is on: mount, device stack, class\n"
     "  version        print the version\n"
     "\n"
     "iogate <command> --help shows a command's options.\n"
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
     return iogate::kExitOk;
   }
   if (command == "probe") return iogate::run_probe_command(args);
+  if (command == "detect") return iogate::run_detect_command(args);
   std::fprintf(stderr, "iogate: unknown command \"%s\" (iogate --help lists the commands)\n", command.c_str());
   return iogate::kExitUsage;
 }

@@ -47,8 +47,7 @@ po::options_description probe_flags() {
       ("output-format", po::value<std::string>()->default_value("human"), "human | json")
       ("log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")
       ("log-format", po::value<std::string>()->default_value("text"), "text | json")
-      ("proc-root", po::value<std::string>()->default_value("/proc"), "where /proc is (a host mount in a container)")
-      ("sysfs-root", po::value<std::string>()->default_value("/sys"), "where /sys is")
+      ("root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")
       ("help,h", "this help");
   return d;
 }
@@ -133,8 +132,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", o.output_format));
   }
   if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
-  o.proc_root = str("proc-root");
-  o.sysfs_root = str("sysfs-root");
+  o.root = str("root");
   if (Status s = validate_workload(w); !s.ok()) return s.error();
   return o;
 }
@@ -156,7 +154,7 @@ int run_probe_command(const std::vector<std::string>& args) {
   if (tty) {
     progress = [](const ProbeProgress& p) { std::fprintf(stderr, "\r\033[K%s", format_progress(p).c_str()); };
   }
-  ProbeRequest req{options->path, options->workload, options->proc_root, options->sysfs_root};
+  ProbeRequest req{options->path, options->workload, options->root};
   auto result = run_probe(req, signals.stop(), progress);
   if (tty) std::fputs("\r\033[K", stderr);
   if (!result.ok()) {

@@ -13,8 +13,7 @@ struct ProbeOptions {
   std::string path;
   Workload workload;
   std::string output_format = "human";  // human | json
-  std::string proc_root = "/proc";
-  std::string sysfs_root = "/sys";
+  std::string root = "/";
 };
 
 // Parses the arguments after "probe"; --help prints usage and yields no options (ok with empty path).

@@ -49,6 +49,14 @@ uint64_t queue_attribute(const fs::path& queue_dir, const char* name, uint64_t f
 
 }  // namespace
 
+Result<std::string> resolve_sysfs_link(const std::string& link) {
+  auto dir = resolve_device_dir(link);
+  if (!dir.ok()) return dir.error();
+  fs::path p = *dir;
+  if (p.filename().empty()) p = p.parent_path();
+  return p.string();
+}
+
 Result<BlockDeviceInfo> read_block_device(uint32_t major, uint32_t minor, const std::string& sysfs_root) {
   const fs::path link = fs::path(sysfs_root) / "dev" / "block" / fmt::format("{}:{}", major, minor);
   auto dir = resolve_device_dir(link);

@@ -32,4 +32,8 @@ struct BlockDeviceInfo {
 // device has no readable "size"; missing queue/ attributes keep their defaults.
 Result<BlockDeviceInfo> read_block_device(uint32_t major, uint32_t minor, const std::string& sysfs_root = "/sys");
 
+// Where a sysfs symlink points: its text resolved against the link's own directory, lexically.
+// A path that exists but is no symlink is returned as it is.
+Result<std::string> resolve_sysfs_link(const std::string& link);
+
 }  // namespace iogate

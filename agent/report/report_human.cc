@@ -169,6 +169,7 @@ std::string render_probe_human(const ProbeResult& r, bool color) {
   o.add(wrap_pieces("", headline(r), "  ", kReportColumns, kLabelColumns));
   o.fields("run", run_fields(r));
   o.fields("target", target_fields(r.target));
+  o.fields("storage", {std::string(device_class_name(r.storage.device_class)), r.storage.reason});
 
   JobResult all = r.aggregate();
   bool reads = all.read.total_ios > 0, writes = all.write.total_ios > 0;

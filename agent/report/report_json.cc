@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/version.h"
+#include "report/storage_report.h"
 
 namespace iogate {
 namespace {
@@ -192,6 +193,7 @@ nlohmann::json probe_result_to_json(const ProbeResult& r) {
       {"time", utf8_or_replacement(r.started_at)},
       {"mode", "probe"},
       {"target", target_json(r.target)},
+      {"storage", storage_stack_to_json(r.storage)},
       {"workload", workload_json(r.workload, r.seed)},
       {"ioengine", utf8_or_replacement(r.ioengine)},
       {"direct", r.direct},
