@@ -90,7 +90,7 @@ TEST_CASE("every documented key is present with its type, and no other") {
     json j = probe_result_to_json(s.result);
     check_object(j,
                  {{"schema", Type::kString},     {"iogate_version", Type::kString}, {"time", Type::kString},
-                  {"mode", Type::kString},       {"target", Type::kObject},         {"workload", Type::kObject},
+                  {"mode", Type::kString},       {"target", Type::kObject}, {"storage", Type::kObject},       {"workload", Type::kObject},
                   {"ioengine", Type::kString},   {"direct", Type::kBool},           {"jobs", Type::kArray},
                   {"aggregate", Type::kObject},  {"diskstats", Type::kObject},      {"cpu", Type::kObject},
                   {"measured_ns", Type::kInteger}, {"stop_reason", Type::kString},  {"warnings", Type::kArray}},
@@ -348,4 +348,32 @@ TEST_CASE("an empty result still has every key, zeros rather than nulls") {
   CHECK(j["diskstats"]["available"] == false);
   CHECK(j["target"]["device"] == "0:0");
   CHECK_NOTHROW(json::parse(j.dump()));
+}
+
+TEST_CASE("the storage section has the detect shape") {
+  ProbeResult r;
+  r.storage.path = "/data";
+  r.storage.device_class = DeviceClass::kMixed;
+  r.storage.slowest_leaf = "sdb";
+  StackNode lvm;
+  lvm.name = "dm-0";
+  lvm.kind = "lvm";
+  StackNode a, b;
+  a.name = "nvme0n1";
+  a.kind = "disk";
+  a.device_class = DeviceClass::kNvme;
+  b.name = "sdb";
+  b.kind = "disk";
+  b.device_class = DeviceClass::kHdd;
+  b.rotational = true;
+  lvm.children = {a, b};
+  r.storage.stack = {lvm};
+  json s = probe_result_to_json(r)["storage"];
+  CHECK(s["class"] == "mixed");
+  CHECK(s["slowest_leaf"] == "sdb");
+  REQUIRE(s["stack"].size() == 1);
+  CHECK(s["stack"][0]["kind"] == "lvm");
+  CHECK(s["stack"][0]["children"][1]["class"] == "hdd");
+  CHECK(s["stack"][0]["children"][1]["rotational"] == true);
+  CHECK(s["mount"].contains("read_only"));
 }
