@@ -10,7 +10,7 @@ build_packages=(
   libboost-program-options-dev doctest-dev libssl-dev
 )
 # Real peers and tools the integration tests and benchmarks drive.
-test_packages=(fio jq util-linux e2fsprogs coreutils procps)
+test_packages=(fio jq util-linux e2fsprogs coreutils procps clang)
 
 want=("${build_packages[@]}")
 if [[ "${1:-}" != "--build-only" ]]; then

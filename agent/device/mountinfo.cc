@@ -68,6 +68,17 @@ bool has_option(std::string_view options, std::string_view name) {
   }
 }
 
+std::string normal_mount_point(std::string p) {
+  if (p.empty() || p.front() != '/') return p;
+  std::string out;
+  for (char c : p) {
+    if (c == '/' && !out.empty() && out.back() == '/') continue;
+    out.push_back(c);
+  }
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
 bool parse_line(std::string_view line, MountEntry* e) {
   std::vector<std::string_view> f = split_fields(line);
   // Six fixed fields, the separator, then fs type, source and super options.
@@ -79,7 +90,9 @@ bool parse_line(std::string_view line, MountEntry* e) {
   if (!parse_dev(f[2], &e->major, &e->minor)) return false;
   if (f[3].empty() || f[4].empty() || f[sep + 1].empty()) return false;
   e->root = unescape(f[3]);
-  e->mount_point = unescape(f[4]);
+  // The kernel writes canonical mount points; normalising ("//a/" → "/a") keeps the prefix
+  // match honest for anything else (found by the fuzzer).
+  e->mount_point = normal_mount_point(unescape(f[4]));
   e->mount_options = std::string(f[5]);
   e->optional_fields.clear();
   for (size_t i = 6; i < sep; ++i) {
