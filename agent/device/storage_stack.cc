@@ -218,6 +218,8 @@ class StackWalker {
     if (partition) {
       n.kind = "partition";
       n.children.push_back(walk(disk.string(), depth + 1));
+      // A partition is on its disk's bus, as lsblk shows TRAN for both.
+      n.transport = n.children.front().transport;
     } else if (n.name.rfind("dm-", 0) == 0) {
       std::string uuid = read_text(dir / "dm" / "uuid");
       n.dm_name = read_text(dir / "dm" / "name");
