@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/command_line.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "device/storage_stack.h"
@@ -22,20 +23,12 @@ int run_detect_command(const std::vector<std::string>& args) {
       ("log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")
       ("log-format", po::value<std::string>()->default_value("text"), "text | json")
       ("help,h", "this help");
-  po::options_description hidden;
-  hidden.add_options()("path", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(flags).add(hidden);
-  po::positional_options_description pos;
-  pos.add("path", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "iogate detect: %s\n", e.what());
+  auto parsed = parse_command_line(args, flags);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "iogate detect: %s\n", parsed.error().message.c_str());
     return kExitUsage;
   }
+  const po::variables_map& vm = parsed->flags;
   if (vm.count("help")) {
     std::cout << "usage: iogate detect PATH [options]\n\n"
                  "Tells what storage PATH is on, from /proc and /sys only: mount, device stack, class.\n\n"
@@ -46,7 +39,7 @@ int run_detect_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "iogate detect: %s\n", msg.c_str());
     return kExitUsage;
   };
-  auto paths = vm.count("path") ? vm["path"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::vector<std::string>& paths = parsed->paths;
   if (paths.size() != 1) return usage(paths.empty() ? "PATH: missing; usage: iogate detect PATH [options]" : "PATH: expected one");
   const std::string format = vm["output-format"].as<std::string>();
   if (format != "human" && format != "json") return usage("--output-format: expected human or json, got \"" + format + "\"");

@@ -12,6 +12,7 @@
 
 #include "base/units.h"
 #include "bench/probe.h"
+#include "cli/command_line.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
@@ -62,20 +63,9 @@ std::string format_progress(const ProbeProgress& p) {
 
 Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std::string* help_text) {
   po::options_description flags = probe_flags();
-  po::options_description hidden;
-  hidden.add_options()("path", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(flags).add(hidden);
-  po::positional_options_description pos;
-  pos.add("path", -1);
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error(e.what());
-  }
+  auto parsed = parse_command_line(args, flags);
+  if (!parsed.ok()) return parsed.error();
+  const po::variables_map& vm = parsed->flags;
   ProbeOptions o;
   if (vm.count("help")) {
     std::ostringstream out;
@@ -86,7 +76,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     *help_text = out.str();
     return o;
   }
-  auto paths = vm.count("path") ? vm["path"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::vector<std::string>& paths = parsed->paths;
   if (paths.empty()) return usage_error("PATH: missing; usage: iogate probe PATH [options]");
   if (paths.size() > 1) return usage_error(fmt::format("PATH: expected one, got {} (\"{}\", …)", paths.size(), paths[1]));
   o.path = paths[0];
