@@ -180,6 +180,29 @@ if detect virtio_blk /home/user/project; then
   expect '.slowest_leaf' '"vda"' "slowest leaf"
 fi
 
+if detect usb_stick "/media/alice/My Stick/DCIM"; then
+  expect '.mount | [.point, .fstype, .source]' '["/media/alice/My Stick","vfat","/dev/sdd1"]' "mount point unescaped from \\040"
+  expect '.class' '"usb"' "class usb"
+  expect_match '.reason' 'usb' "reason names USB"
+  expect 'stack_shape' '"sdd1(partition)[sdd(disk)]"' "stack"
+  expect 'node("sdd") | [.transport, .removable, .vendor, .model]' '["usb",true,"SanDisk","Ultra"]' "removable USB disk"
+  expect '.slowest_leaf' '"sdd"' "slowest leaf"
+fi
+
+if detect mmc_sdcard /home/pi; then
+  expect '.class' '"mmc"' "class mmc"
+  expect_match '.reason' 'mmc|SD' "reason names MMC/SD"
+  expect 'stack_shape' '"mmcblk0p2(partition)[mmcblk0(disk)]"' "mmcblk partition naming"
+  expect 'node("mmcblk0").transport' '"mmc"' "transport mmc"
+fi
+
+if detect zram /var/cache/build/x; then
+  expect '.class' '"ram"' "zram is ram"
+  expect_match '.reason' 'zram|ram' "reason names zram"
+  expect 'stack_shape' '"zram0(ram)"' "kind ram"
+  expect '.slowest_leaf' '"zram0"' "slowest leaf"
+fi
+
 # ---- clouds -----------------------------------------------------------------------------------
 
 if detect aws_ebs /data/x; then
