@@ -7,7 +7,7 @@ set -euo pipefail
 build_packages=(
   g++ cmake make pkg-config file
   libaio-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libboost-program-options-dev doctest-dev libssl-dev
+  libboost-program-options-dev doctest-dev libssl-dev libyaml-cpp-dev dpkg-dev xz-utils
 )
 # Real peers and tools the integration tests and benchmarks drive.
 test_packages=(fio jq util-linux e2fsprogs coreutils procps clang)
@@ -17,15 +17,40 @@ if [[ "${1:-}" != "--build-only" ]]; then
   want+=("${test_packages[@]}")
 fi
 
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]} == 0)); then
-  exit 0
+if ((${#missing[@]} > 0)); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}" >&2
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# cpp-httplib, header-only. Debian's libcpp-httplib-dev splits the library into a header and a
+# shared object and ships no static archive, so a static iogate cannot link it. The same Debian
+# source package (with Debian's security patches applied by dpkg-source) carries upstream's
+# single-header httplib.h; it goes to third_party/ (git-ignored), at the version of the -dev package.
+httplib_version=$(dpkg-query -W -f='${Version}' libcpp-httplib-dev)
+httplib_dir=third_party/cpp-httplib
+if [[ "$(cat "$httplib_dir/VERSION" 2>/dev/null)" != "$httplib_version" ]]; then
+  echo "install-deps: fetching the cpp-httplib $httplib_version source package for its single header" >&2
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  echo "deb-src http://deb.debian.org/debian bookworm main" > "$work/sources.list"
+  echo "deb-src http://deb.debian.org/debian-security bookworm-security main" >> "$work/sources.list"
+  apt_src=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+           -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o APT::Sandbox::User=root)
+  mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
+  apt-get "${apt_src[@]}" update -qq
+  (cd "$work" && apt-get "${apt_src[@]}" source -qq "cpp-httplib=$httplib_version" >/dev/null)
+  header=$(find "$work" -maxdepth 2 -name httplib.h -path '*cpp-httplib-*' | head -1)
+  [[ -n "$header" ]] || { echo "install-deps: httplib.h not found in the cpp-httplib source package" >&2; exit 1; }
+  mkdir -p "$httplib_dir"
+  cp "$header" "$httplib_dir/httplib.h"
+  cp "$(dirname "$header")/LICENSE" "$httplib_dir/LICENSE"
+  echo "$httplib_version" > "$httplib_dir/VERSION"
+fi
