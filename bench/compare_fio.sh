@@ -13,21 +13,12 @@
 # virtio disk that is ~40 µs of a 70 µs QD1 read).
 # CPU per I/O: iogate's report (getrusage over the measured window) against fio's usr_cpu+sys_cpu
 # (percent of job runtime, also reset after ramp_time), divided by the I/Os completed.
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-IOGATE=${IOGATE:-$here/build/iogate}
+source "$(dirname "$0")/lib.sh"
 DIR=${1:-/var/tmp}
 ROUNDS=${2:-3}
 RUNTIME=${3:-5}
 SIZE=${SIZE:-1g}
-command -v fio >/dev/null || { echo "fio is not installed (bash scripts/install-deps.sh)"; exit 2; }
-[[ -x "$IOGATE" ]] || { echo "build iogate first: bash scripts/build.sh"; exit 2; }
-
-work=$(mktemp -d "$DIR/iogate-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-# iogate makes (and keeps) the file; fio and iogate then both read that same file.
-"$IOGATE" probe "$work" --size "$SIZE" --keep-file --runtime 200ms --ramp 0 >/dev/null
-file=$(ls "$work"/.iogate-probe-*.dat)
+bench_make_file "$DIR" "$SIZE"
 
 cases=("randread 4k 1 1" "randread 4k 32 1" "randread 4k 32 2" "read 128k 32 1")
 results="$work/results.tsv"
@@ -40,9 +31,8 @@ run_iogate() {  # rw bs depth jobs -> "iops p99_ns cpu_ns_per_io"
 run_fio() {  # variant rw bs depth jobs
   local extra=()
   [[ $1 == tuned ]] && extra=(--iodepth_batch_submit=16 --iodepth_batch_complete_max=32 --userspace_reap=1)
-  fio --name=bench --filename="$file" --rw="$2" --bs="$3" --iodepth="$4" --numjobs="$5" --ioengine=libaio \
-    --direct=1 --runtime="$RUNTIME" --time_based --ramp_time=1 --invalidate=1 --randrepeat=0 --lat_percentiles=1 \
-    "${extra[@]}" --output-format=json 2>/dev/null |
+  fio_json --rw="$2" --bs="$3" --iodepth="$4" --numjobs="$5" --runtime="$RUNTIME" --ramp_time=1 --lat_percentiles=1 \
+    "${extra[@]}" |
     jq -r '[([.jobs[].read.iops] | add),
             ([.jobs[].read.lat_ns.percentile["99.000000"]] | max),
             (([.jobs[] | (.usr_cpu + .sys_cpu) / 100 * .job_runtime * 1e6] | add) / ([.jobs[].read.total_ios] | add))] | @tsv'

@@ -59,7 +59,6 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
   result.job_id = plan.job_id;
   result.iops_per_second.assign(timeline_length(control.ramp_end_ns, control.end_ns), 0);
   CompletionRecorder recorder{&result, control.ramp_end_ns.load(), control.end_ns.load(), bs};
-  const uint64_t end_ns = recorder.end_ns;
 
   auto prepare = [&](int slot) {
     IoLayout::Location loc = random ? layout.random(rng) : layout.locate(cursor.next());
@@ -126,7 +125,8 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
     }
     uint64_t now = monotonic_ns();
     last_seen = now;
-    const bool keep_going = now < end_ns && !control.stop->load(std::memory_order_relaxed);
+    recorder.end_ns = control.end_ns.load(std::memory_order_acquire);  // after the clock: see JobControl
+    const bool keep_going = now < recorder.end_ns && !control.stop->load(std::memory_order_relaxed);
     for (int i = 0; i < got; ++i) {
       const io_event& ev = events[i];
       int slot = static_cast<int>(reinterpret_cast<uintptr_t>(ev.data));
@@ -153,7 +153,7 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
     if (got <= 0) break;
     in_flight -= got;
   }
-  uint64_t window_end = std::min(last_seen, end_ns);
+  uint64_t window_end = std::min(last_seen, control.end_ns.load());
   result.runtime_ns = window_end > recorder.ramp_end_ns ? window_end - recorder.ramp_end_ns : 0;
 }
 

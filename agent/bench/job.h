@@ -25,6 +25,10 @@ struct JobPlan {
 
 // Shared by all jobs of a run. The probe sets ramp_end_ns/end_ns after every job is ready,
 // then opens `go`, so every job's measured window is the same wall-clock window.
+// end_ns may later move earlier, once, when the probe stops early: a job re-reads it after each
+// clock read and counts a completion only if it was seen before the end it read then. The probe
+// sets the new end a few milliseconds ahead of its own clock, so a job that read the old end
+// cannot have seen a completion after the new one, and the window stays common to all jobs.
 struct JobControl {
   const IoLayout* layout = nullptr;
   const Workload* workload = nullptr;

@@ -24,7 +24,10 @@
 namespace iogate {
 namespace {
 
-constexpr uint64_t kTickNs = 100'000'000;  // monitor loop period: progress, stop, diskstats
+// An early stop ends the window this far ahead of the monitor's clock, so that no job can have
+// counted a completion after the new end before it saw it (see JobControl). Far longer than the
+// two instructions between reading the clock and publishing the end; short against any window.
+constexpr uint64_t kStopLeadNs = 5'000'000;
 
 // 53 bits: the seed travels in JSON, and jq and JavaScript read numbers as doubles.
 uint64_t fresh_seed() {
@@ -137,6 +140,16 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
                                      r.target.source.empty() ? r.target.path : r.target.source, r.target.fs_type));
   }
   if (r.stop_reason == "signal") r.warnings.push_back("interrupted: the figures cover only part of --runtime");
+  const Convergence& c = r.convergence;
+  if (c.early_stop.enabled && r.stop_reason == "runtime") {
+    r.warnings.push_back(
+        c.ci.trusted ? fmt::format("did not settle within --runtime: the {:g}% interval of the mean IOPS is ±{:.1f}%, "
+                                   "wider than the ±{:g}% tolerance",
+                                   c.ci.confidence * 100, c.ci.relative_half_width * 100, c.early_stop.tolerance * 100)
+                     : fmt::format("did not settle within --runtime: IOPS drifted through the run (successive "
+                                   "{}-sample means still correlated), so its interval ±{:.1f}% is not to be trusted",
+                                   c.ci.batch_size, c.ci.relative_half_width * 100));
+  }
   // A volume far below what its class usually serves performs like a slower class: say which.
   IopsRange expected = typical_randread_iops(r.storage.device_class);
   double iops = r.measured_ns ? double(r.total_ios()) / (double(r.measured_ns) / 1e9) : 0;
@@ -155,6 +168,7 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
 Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& stop, const ProgressCallback& on_progress) {
   const Workload& w = req.workload;
   if (Status s = validate_workload(w); !s.ok()) return s.error();
+  if (Status s = validate_early_stop(req.early_stop); !s.ok()) return s.error();
 
   ProbeResult result;
   result.workload = w;
@@ -221,14 +235,21 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
   CpuUsage cpu_start{}, cpu_end{};
   bool window_started = false;
   uint64_t window_end = end;
-  uint64_t last_count = 0, last_tick = start;
-  for (uint64_t next = start + kTickNs;; next += kTickNs) {
+  // The loop ticks every sample interval: progress, signals, diskstats, and after the ramp one
+  // IOPS sample per tick (completions of all jobs since the last one) for the interval.
+  const uint64_t tick = uint64_t(req.early_stop.sample_interval.count());
+  EarlyStop early(req.early_stop);
+  uint64_t last_count = 0, last_tick = start;   // for progress
+  uint64_t sampled_count = 0, sampled_at = 0;   // for the interval
+  for (uint64_t next = start + tick;; next += tick) {
     sleep_until_ns(std::min(next, window_started ? end : ramp_end));
     uint64_t now = monotonic_ns();
     if (!window_started && now >= ramp_end) {
       window_started = true;
       cpu_start = process_cpu();
       disk.start(now);
+      next = ramp_end;  // samples on a grid from the window's start (the increment follows)
+      sampled_at = ramp_end;
     }
     uint64_t count = 0;
     for (const auto& o : outcomes) count += o->completed.load(std::memory_order_relaxed);
@@ -245,6 +266,22 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
     }
     last_count = count;
     last_tick = now;
+    // A sample per interval; the last one, cut short by the runtime, only if it spans half a tick.
+    uint64_t sample_end = std::min(now, end);
+    if (window_started && sample_end >= sampled_at + tick / 2) {
+      early.add_sample(double(count - sampled_count) * 1e9 / double(sample_end - sampled_at));
+      sampled_count = count;
+      sampled_at = sample_end;
+      if (now + kStopLeadNs < end) {  // else the runtime ends it anyway
+        if (StopDecision d = early.decide(); d.stop) {
+          window_end = std::min(end, monotonic_ns() + kStopLeadNs);
+          control.end_ns.store(window_end, std::memory_order_release);
+          result.stop_reason = d.reason;
+          sleep_until_ns(window_end);
+          break;
+        }
+      }
+    }
     if (now >= end) break;
   }
   uint64_t finish_at = std::min(monotonic_ns(), window_end);
@@ -260,6 +297,7 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
     result.jobs.push_back(std::move(o->result));
   }
   if (result.stop_reason.empty()) result.stop_reason = "runtime";
+  result.convergence = {req.early_stop, early.interval()};
   if (window_started) {
     result.cpu = {cpu_end.user_ns - cpu_start.user_ns, cpu_end.sys_ns - cpu_start.sys_ns};
     result.measured_ns = finish_at - ramp_end;

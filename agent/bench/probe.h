@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "bench/adaptive_stop.h"
 #include "bench/probe_result.h"
 #include "bench/workload.h"
 
@@ -23,6 +24,9 @@ struct ProbeRequest {
   // Where /proc and /sys are read from (like lsblk --sysroot): "/host" in a container that
   // mounts the host's root there. PATH itself is always a path of this machine.
   std::string root = "/";
+  // Off by default: the run lasts workload.runtime. On, it may end as soon as the mean is
+  // settled or clearly beside the threshold; workload.runtime stays the limit.
+  EarlyStopConfig early_stop;
   std::string proc_root() const { return root == "/" ? "/proc" : root + "/proc"; }
   std::string sysfs_root() const { return root == "/" ? "/sys" : root + "/sys"; }
 };
@@ -37,7 +41,8 @@ struct ProbeProgress {
 using ProgressCallback = std::function<void(const ProbeProgress&)>;
 
 // `stop` is watched throughout (SIGINT/SIGTERM): the run ends early, cleans up, and the result
-// says stop_reason "signal". Errors are usage errors (bad flags for this target) or runtime errors.
+// says stop_reason "signal". With early_stop enabled the measured window of every job ends when
+// EarlyStop decides, and results, diskstats and CPU time all cover that shorter window. Errors are usage errors (bad flags for this target) or runtime errors.
 Result<ProbeResult> run_probe(const ProbeRequest& request, const std::atomic<bool>& stop,
                               const ProgressCallback& on_progress);
 

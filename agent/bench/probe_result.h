@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/adaptive_stop.h"
 #include "bench/latency_histogram.h"
 #include "bench/workload.h"
 #include "device/storage_stack.h"
@@ -69,6 +70,14 @@ struct ProbeTarget {
   uint32_t dio_offset_align = 0;
 };
 
+// How settled the measured mean IOPS is: the confidence interval of the per-interval IOPS
+// samples (all jobs, both directions) over the measured window, computed on every run, and the
+// early-stop rule the run was under (enabled or not).
+struct Convergence {
+  EarlyStopConfig early_stop;  // as run
+  ConfidenceInterval ci;
+};
+
 // Adds `from`'s counts, histograms and timeline into `into` (runtime: the longer of the two).
 void merge_job_result(JobResult& into, const JobResult& from);
 
@@ -83,7 +92,10 @@ struct ProbeResult {
   DiskStatsSummary diskstats;
   CpuUsage cpu;
   uint64_t measured_ns = 0;    // wall time of the measured window
-  std::string stop_reason;     // "runtime" or "signal"
+  // "runtime" (ran its full time), "signal", "error", or an early stop: "settled",
+  // "above-threshold", "below-threshold" (see EarlyStop).
+  std::string stop_reason;
+  Convergence convergence;
   std::string started_at;      // RFC 3339 UTC
   std::vector<std::string> warnings;
 

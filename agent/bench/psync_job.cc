@@ -51,12 +51,12 @@ void run_lane(int lane_id, const JobPlan& plan, JobControl& control, SharedCurso
   auto* words = reinterpret_cast<uint64_t*>(buffer.data());
   for (size_t i = 0; i < buffer.size() / 8; ++i) words[i] = rng.next() | 1;
 
-  const uint64_t ramp_end = control.ramp_end_ns.load(), end = control.end_ns.load();
-  lane.result.iops_per_second.assign(timeline_length(ramp_end, end), 0);
-  CompletionRecorder recorder{&lane.result, ramp_end, end, bs};
+  const uint64_t ramp_end = control.ramp_end_ns.load();
+  lane.result.iops_per_second.assign(timeline_length(ramp_end, control.end_ns.load()), 0);
+  CompletionRecorder recorder{&lane.result, ramp_end, control.end_ns.load(), bs};
   const bool random = rw_mode_random(w.rw);
   uint64_t now = monotonic_ns();
-  while (now < end && !control.stop->load(std::memory_order_relaxed)) {
+  while (now < recorder.end_ns && !control.stop->load(std::memory_order_relaxed)) {
     IoLayout::Location loc = random ? layout.random(rng) : layout.locate(cursor.next());
     bool write = next_is_write(w, rng);
     uint64_t start = now;
@@ -64,6 +64,7 @@ void run_lane(int lane_id, const JobPlan& plan, JobControl& control, SharedCurso
                        : pread(loc.fd, buffer.data(), bs, static_cast<off_t>(loc.offset));
     ++lane.result.submit_calls;
     now = monotonic_ns();
+    recorder.end_ns = control.end_ns.load(std::memory_order_acquire);  // after the clock: see JobControl
     if (rc != static_cast<ssize_t>(bs)) {
       if (rc < 0 && errno == EINTR) continue;
       lane.error = runtime_error(rc < 0 ? fmt::format("{} at offset {}: {}", write ? "pwrite" : "pread", loc.offset,

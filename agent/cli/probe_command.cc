@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -30,6 +32,19 @@ Result<bool> parse_bool(const std::string& text, std::string_view what) {
   return usage_error(fmt::format("{}: expected 0 or 1 (true/false), got \"{}\"", what, text));
 }
 
+// "3%" or a fraction "0.03".
+Result<double> parse_fraction(const std::string& text, std::string_view what) {
+  std::string number = text;
+  bool percent = !number.empty() && number.back() == '%';
+  if (percent) number.pop_back();
+  char* end = nullptr;
+  double v = number.empty() ? 0 : std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v) || (!percent && v >= 1)) {
+    return usage_error(fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got \"{}\"", what, text));
+  }
+  return percent ? v / 100 : v;
+}
+
 po::options_description probe_flags() {
   po::options_description d("probe options (fio's names and defaults where fio has them)");
   d.add_options()
@@ -45,6 +60,9 @@ po::options_description probe_flags() {
       ("file", po::value<std::string>(), "read this existing file instead of a test file (read workloads only)")
       ("seed", po::value<std::string>(), "seed for random offsets (default: fresh each run, printed)")
       ("keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")
+      ("early-stop", po::bool_switch(), "stop once the mean IOPS is settled (or clearly beside --min-iops); --runtime is the limit")
+      ("tolerance", po::value<std::string>()->default_value("3%"), "early stop when the 95% interval is within ± this of the mean")
+      ("min-iops", po::value<std::string>(), "with --early-stop: also stop once IOPS are clearly above or below this")
       ("output-format", po::value<std::string>()->default_value("human"), "human | json")
       ("log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")
       ("log-format", po::value<std::string>()->default_value("text"), "text | json")
@@ -117,6 +135,17 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     w.seed = static_cast<uint64_t>(*seed);
   }
   w.keep_test_file = vm["keep-file"].as<bool>();
+  o.early_stop.enabled = vm["early-stop"].as<bool>();
+  auto tolerance = parse_fraction(str("tolerance"), "--tolerance");
+  if (!tolerance.ok()) return tolerance.error();
+  o.early_stop.tolerance = *tolerance;
+  if (vm.count("min-iops")) {
+    if (!o.early_stop.enabled) return usage_error("--min-iops: only with --early-stop (it is a reason to stop early)");
+    auto floor = parse_integer(str("min-iops"), "--min-iops", 1, int64_t{1} << 50);
+    if (!floor.ok()) return floor.error();
+    o.early_stop.threshold_iops = static_cast<double>(*floor);
+  }
+  if (Status s = validate_early_stop(o.early_stop); !s.ok()) return s.error();
   o.output_format = str("output-format");
   if (o.output_format != "human" && o.output_format != "json") {
     return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", o.output_format));
@@ -144,7 +173,7 @@ int run_probe_command(const std::vector<std::string>& args) {
   if (tty) {
     progress = [](const ProbeProgress& p) { std::fprintf(stderr, "\r\033[K%s", format_progress(p).c_str()); };
   }
-  ProbeRequest req{options->path, options->workload, options->root};
+  ProbeRequest req{options->path, options->workload, options->root, options->early_stop};
   auto result = run_probe(req, signals.stop(), progress);
   if (tty) std::fputs("\r\033[K", stderr);
   if (!result.ok()) {

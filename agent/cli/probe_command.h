@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "bench/adaptive_stop.h"
 #include "bench/workload.h"
 
 namespace iogate {
@@ -12,6 +13,7 @@ namespace iogate {
 struct ProbeOptions {
   std::string path;
   Workload workload;
+  EarlyStopConfig early_stop;
   std::string output_format = "human";  // human | json
   std::string root = "/";
 };

@@ -1,5 +1,6 @@
 #include "report/report_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
@@ -176,6 +177,29 @@ json diskstats_json(const DiskStatsSummary& d) {
   };
 }
 
+// Always the same keys: with early stop off the rule's settings are still those the interval is
+// judged by, and without a threshold threshold_iops is 0.
+json convergence_json(const Convergence& c) {
+  const EarlyStopConfig& e = c.early_stop;
+  return {
+      {"early_stop", e.enabled},
+      {"tolerance", finite(e.tolerance)},
+      {"confidence", finite(c.ci.confidence)},
+      {"sample_interval_ns", static_cast<uint64_t>(std::max<int64_t>(0, e.sample_interval.count()))},
+      {"min_window_ns", static_cast<uint64_t>(std::max<int64_t>(0, e.min_window.count()))},
+      {"threshold_iops", finite(e.threshold_iops.value_or(0.0))},
+      {"threshold_margin", finite(e.threshold_margin)},
+      {"samples", c.ci.samples},
+      {"batches", c.ci.batches},
+      {"batch_samples", c.ci.batch_size},
+      {"batch_lag1_correlation", finite(c.ci.batch_lag1)},
+      {"trusted", c.ci.trusted},
+      {"mean_iops", finite(c.ci.mean)},
+      {"ci_half_width_iops", finite(c.ci.half_width)},
+      {"ci_relative_half_width", finite(c.ci.relative_half_width)},
+  };
+}
+
 }  // namespace
 
 std::string percentile_key(double p) { return fmt::format("{:f}", p); }
@@ -206,6 +230,7 @@ nlohmann::json probe_result_to_json(const ProbeResult& r) {
         {"ns_per_io", ios ? cpu_ns / static_cast<double>(ios) : 0.0}}},
       {"measured_ns", r.measured_ns},
       {"stop_reason", utf8_or_replacement(r.stop_reason)},
+      {"convergence", convergence_json(r.convergence)},
       {"warnings", warnings},
   };
 }

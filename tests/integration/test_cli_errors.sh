@@ -19,6 +19,10 @@ expect_usage "--runtime" probe "$SCRATCH" --runtime 10x
 expect_usage "--size" probe "$SCRATCH" --size big
 expect_usage "--direct" probe "$SCRATCH" --direct maybe
 expect_usage "--output-format" probe "$SCRATCH" --output-format yaml
+expect_usage "--tolerance" probe "$SCRATCH" --early-stop --tolerance 3
+expect_usage "--tolerance" probe "$SCRATCH" --early-stop --tolerance 0%
+expect_usage "--min-iops" probe "$SCRATCH" --min-iops 10000
+expect_usage "--min-iops" probe "$SCRATCH" --early-stop --min-iops fast
 expect_usage "PATH" probe
 expect_usage "PATH" probe "$SCRATCH/does-not-exist"
 expect_usage "unrecognised\|unknown" probe "$SCRATCH" --frobnicate

@@ -235,6 +235,51 @@ TEST_CASE("human report: no statistics, no I/O, interrupted, long timelines") {
   CHECK(text.find("per I/O") == std::string::npos);
 }
 
+namespace {
+// The "95% CI" field with its continuation lines, joined by spaces.
+std::string interval_text(const ProbeResult& r) {
+  std::vector<std::string> lines = lines_of(render_probe_human(r, false));
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("95% CI   ", 0) != 0) continue;
+    out = lines[i];
+    while (i + 1 < lines.size() && lines[i + 1].rfind(std::string(9, ' '), 0) == 0) {
+      out += ' ';
+      out += lines[++i].substr(9);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("human report: the interval line says how settled the mean is and why the run stopped") {
+  Sample s = make_sample();
+  std::vector<std::string> lines = lines_of(render_probe_human(s.result, false));
+  const std::string* ci = line_starting(lines, "95% CI   ");
+  REQUIRE(ci);
+  CHECK(ci->find("±2.0% of 7.0k IOPS") != std::string::npos);
+  CHECK(ci->find("100 samples, 33 batches of 3") != std::string::npos);
+  CHECK(ci->find("stopped") == std::string::npos);  // early stop off: ran its runtime
+
+  ProbeResult& r = s.result;
+  r.convergence.early_stop.enabled = true;
+  r.stop_reason = "settled";
+  r.measured_ns = 2'400'000'000;
+  CHECK(lines_of(render_probe_human(r, false))[0] == "iogate probe /data");  // not "stopped by settled"
+  INFO(interval_text(r));
+  CHECK(interval_text(r).find("stopped early: settled within ±3% after 2.40 s") != std::string::npos);
+
+  r.convergence.early_stop.threshold_iops = 10000;
+  r.stop_reason = "below-threshold";
+  CHECK(interval_text(r).find("stopped early: clearly below 10.0k IOPS after 2.40 s") != std::string::npos);
+
+  r.stop_reason = "runtime";
+  r.convergence.ci.trusted = false;
+  r.convergence.ci.batch_lag1 = 0.61;
+  CHECK(interval_text(r).find("not trusted: batch means correlated (r 0.61)") != std::string::npos);
+  CHECK(interval_text(r).find("not settled within ±3%") != std::string::npos);
+}
+
 TEST_CASE("human report: escape codes only with color, bold numbers and yellow warnings") {
   Sample s = make_sample();
   std::string plain = render_probe_human(s.result, false);

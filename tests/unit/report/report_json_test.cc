@@ -55,6 +55,16 @@ const Spec kJobSpec = {{"jobname", Type::kString},     {"job_id", Type::kInteger
                        {"read", Type::kObject},        {"write", Type::kObject},      {"iops_timeline", Type::kArray},
                        {"submit_calls", Type::kInteger}, {"reap_calls", Type::kInteger}};
 
+const Spec kConvergenceSpec = {
+    {"early_stop", Type::kBool},           {"tolerance", Type::kNumber},
+    {"confidence", Type::kNumber},         {"sample_interval_ns", Type::kInteger},
+    {"min_window_ns", Type::kInteger},     {"threshold_iops", Type::kNumber},
+    {"threshold_margin", Type::kNumber},   {"samples", Type::kInteger},
+    {"batches", Type::kInteger},           {"batch_samples", Type::kInteger},
+    {"batch_lag1_correlation", Type::kNumber}, {"trusted", Type::kBool},
+    {"mean_iops", Type::kNumber},          {"ci_half_width_iops", Type::kNumber},
+    {"ci_relative_half_width", Type::kNumber}};
+
 void check_job(const json& j, const std::string& where) {
   check_object(j, kJobSpec, where);
   for (const char* dir : {"read", "write"}) {
@@ -93,8 +103,10 @@ TEST_CASE("every documented key is present with its type, and no other") {
                   {"mode", Type::kString},       {"target", Type::kObject}, {"storage", Type::kObject},       {"workload", Type::kObject},
                   {"ioengine", Type::kString},   {"direct", Type::kBool},           {"jobs", Type::kArray},
                   {"aggregate", Type::kObject},  {"diskstats", Type::kObject},      {"cpu", Type::kObject},
-                  {"measured_ns", Type::kInteger}, {"stop_reason", Type::kString},  {"warnings", Type::kArray}},
+                  {"measured_ns", Type::kInteger}, {"stop_reason", Type::kString},  {"warnings", Type::kArray},
+                  {"convergence", Type::kObject}},
                  "report");
+    check_object(j["convergence"], kConvergenceSpec, "convergence");
     check_object(j["target"],
                  {{"path", Type::kString},
                   {"mount_point", Type::kString},
@@ -347,7 +359,39 @@ TEST_CASE("an empty result still has every key, zeros rather than nulls") {
   CHECK(j["diskstats"]["util_percent"] == 0);
   CHECK(j["diskstats"]["available"] == false);
   CHECK(j["target"]["device"] == "0:0");
+  check_object(j["convergence"], kConvergenceSpec, "convergence");
+  CHECK(j["convergence"]["threshold_iops"] == 0);  // none: 0, not null
+  CHECK(j["convergence"]["batches"] == 0);
   CHECK_NOTHROW(json::parse(j.dump()));
+}
+
+TEST_CASE("convergence: the interval and the rule as run") {
+  Sample s = make_sample();
+  ProbeResult& r = s.result;
+  r.convergence.early_stop.enabled = true;
+  r.convergence.early_stop.tolerance = 0.05;
+  r.convergence.early_stop.threshold_iops = 10000;
+  r.stop_reason = "below-threshold";
+  r.measured_ns = 2'400'000'000;
+  json j = probe_result_to_json(r);
+  const json& c = j["convergence"];
+  CHECK(j["stop_reason"] == "below-threshold");
+  CHECK(c["early_stop"] == true);
+  CHECK(c["tolerance"] == 0.05);
+  CHECK(c["confidence"] == 0.95);
+  CHECK(c["threshold_iops"] == 10000.0);
+  CHECK(c["threshold_margin"] == 0.1);
+  CHECK(c["sample_interval_ns"] == 100'000'000);
+  CHECK(c["min_window_ns"] == 2'000'000'000);
+  CHECK(c["samples"] == 100);
+  CHECK(c["batches"] == 33);
+  CHECK(c["batch_samples"] == 3);
+  CHECK(c["trusted"] == true);
+  CHECK(c["mean_iops"] == 7012.5);
+  CHECK(c["ci_half_width_iops"] == 140.25);
+  CHECK(c["ci_relative_half_width"] == 0.02);
+  r.convergence.ci.relative_half_width = std::nan("");
+  CHECK(probe_result_to_json(r)["convergence"]["ci_relative_half_width"] == 0);
 }
 
 TEST_CASE("the storage section has the detect shape") {
