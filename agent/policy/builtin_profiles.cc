@@ -1,0 +1,168 @@
+// The built-in profiles, kept as the YAML a user would write, so that each is parsed and
+// validated by the same code as a user's file, and `iogate policy show` prints the reasoning
+// behind every number as comments. README.md's profile table says the same in prose.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "policy/policy.h"
+
+namespace iogate {
+namespace {
+
+struct Profile {
+  std::string_view name;
+  std::string_view summary;
+  std::string_view text;
+};
+
+constexpr std::string_view kImageClassification = R"(# Small-file image training (ImageNet-style): every sample is its own file (an ImageNet JPEG
+# averages ~110 KB) read in a shuffled order, so the volume sees random reads, not a stream.
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+metadata:
+  name: image-classification
+workload: {rw: randread, bs: 4k, iodepth: 32, numjobs: 1, runtime: 10s, ramp: 1s, size: 256m}
+rules:
+  - name: small-file-reads
+    description: 4k random reads fast enough to keep image training off the storage bottleneck
+    # Below 10,000 random 4k reads a second a volume is the bottleneck of small-file training
+    # (an HDD serves 80-400, a default gp3 volume 3,000); about 47,000 is comfortable.
+    min_iops: 10000
+    # One A100 trains ResNet-50 at ~2,500-3,000 images/s (mixed precision) and each image costs at
+    # least one random read, so each GPU adds 2,500: 8 GPUs need 20,000.
+    min_iops_per_gpu: 2500
+    # At QD32 and 10,000 IOPS the mean read takes 3.2 ms (Little's law); a p99 above 20 ms means
+    # stalls longer than a PyTorch DataLoader's prefetch (2 batches per worker) can hide.
+    max_p99_latency: 20ms
+    forbidden_classes: [hdd]
+)";
+
+constexpr std::string_view kStreaming = R"(# Video and audio training from large files or tar shards (WebDataset-style): long sequential
+# reads, where bandwidth matters and IOPS do not.
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+metadata:
+  name: streaming
+workload: {rw: read, bs: 1m, iodepth: 8, numjobs: 1, runtime: 10s, ramp: 1s, size: 1g}
+rules:
+  - name: sequential-throughput
+    description: sequential 1 MiB reads fast enough to stream video or audio to every GPU
+    # 500 MB/s feeds 8 GPUs ~60 MB/s each, e.g. 16 clips/s of 10 s 1080p H.264 at 3 Mbit/s
+    # (3.75 MB a clip). It is above a default gp3 volume (125 MiB/s) and a single HDD
+    # (150-250 MB/s), so it takes an SSD-class or well-provisioned volume.
+    min_bandwidth: 500MB/s
+    # Past 8 GPUs the floor grows by those 60 MB/s a GPU.
+    min_bandwidth_per_gpu: 60MB/s
+)";
+
+constexpr std::string_view kLlmPretraining = R"(# LLM pre-training from pre-tokenized shards (Megatron-style .bin/.idx, memory-mapped), read at
+# random sample offsets. The token stream is light: an H100 at 40% MFU trains a 7B model at about
+# 9,400 tokens/s, 38 KB/s of 4-byte tokens. This profile asks for little speed; it keeps such jobs
+# off volumes that stall (HDDs, throttled network volumes).
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+metadata:
+  name: llm-pretraining
+workload: {rw: randread, bs: 16k, iodepth: 16, numjobs: 1, runtime: 10s, ramp: 1s, size: 256m}
+rules:
+  - name: shard-reads
+    description: random 16 KiB sample reads from token shards without stalls
+    # A 4,096-token sample of 4-byte tokens is one 16 KiB read; a GPU needs ~2.3 a second. 1,000 IOPS
+    # is 50x what 8 GPUs need and still out of reach of an HDD (80-400).
+    min_iops: 1000
+    # At QD16 and 1,000 IOPS the mean read takes 16 ms; a p99 above 100 ms is a throttled or
+    # overloaded volume, whose stalls stop every rank of a synchronous job at once.
+    max_p99_latency: 100ms
+)";
+
+constexpr std::string_view kCheckpointing = R"(# The volume a training job saves checkpoints to. A synchronous save stops the GPUs, so write
+# bandwidth sets the stall. Probe the checkpoint volume itself (a write workload needs it writable).
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+metadata:
+  name: checkpointing
+workload: {rw: write, bs: 1m, iodepth: 8, numjobs: 1, runtime: 10s, ramp: 1s, size: 1g}
+rules:
+  - name: checkpoint-write
+    description: sequential write bandwidth to save a checkpoint in about a minute
+    # Mixed-precision Adam keeps ~14 bytes a parameter (bf16 weights 2, fp32 master weights 4, two
+    # fp32 moments 8): a 7B model's checkpoint is ~100 GB. Saving it in about 60 s from an 8-GPU
+    # node takes ~1.6 GB/s, 200 MB/s a GPU; every 30 minutes that stalls training ~3% of the time.
+    min_bandwidth: 200MB/s
+    min_bandwidth_per_gpu: 200MB/s
+    # tmpfs and zram are memory: a checkpoint there dies with the node, which defeats its purpose.
+    forbidden_classes: [ram]
+)";
+
+constexpr Profile kProfiles[] = {
+    {"image-classification", "4k random reads for small-file image training: >= 10,000 IOPS, 2,500/GPU, p99 <= 20 ms",
+     kImageClassification},
+    {"streaming", "sequential 1 MiB reads for video/audio: >= 500 MB/s, 60 MB/s per GPU", kStreaming},
+    {"llm-pretraining", "random 16 KiB reads from token shards: >= 1,000 IOPS, p99 <= 100 ms", kLlmPretraining},
+    {"checkpointing", "sequential 1 MiB writes for checkpoints: >= 200 MB/s, 200 MB/s per GPU, not RAM",
+     kCheckpointing},
+};
+
+std::string_view strip_prefix(std::string_view name) {
+  constexpr std::string_view kPrefix = "profile:";
+  if (name.substr(0, kPrefix.size()) == kPrefix) name.remove_prefix(kPrefix.size());
+  return name;
+}
+
+const Profile* find_profile(std::string_view name) {
+  name = strip_prefix(name);
+  for (const Profile& p : kProfiles) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+Error unknown_profile(std::string_view name) {
+  std::string names;
+  for (const Profile& p : kProfiles) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return usage_error(fmt::format("unknown profile \"{}\" (built-in profiles: {})", strip_prefix(name), names));
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> out;
+  for (const Profile& p : kProfiles) out.emplace_back(p.name);
+  return out;
+}
+
+Result<std::string> builtin_profile_text(std::string_view profile) {
+  const Profile* p = find_profile(profile);
+  if (!p) return unknown_profile(profile);
+  return std::string(p->text);
+}
+
+std::string builtin_profile_summary(std::string_view profile) {
+  const Profile* p = find_profile(profile);
+  return p ? std::string(p->summary) : "";
+}
+
+Result<Policy> builtin_policy(std::string_view profile) {
+  const Profile* p = find_profile(profile);
+  if (!p) return unknown_profile(profile);
+  auto policy = parse_policy(p->text, fmt::format("profile:{}", p->name));
+  // A built-in that does not parse is a bug in this file; the unit tests load every one.
+  if (!policy.ok()) return runtime_error(fmt::format("profile:{}: {}", p->name, policy.error().message));
+  policy->profile = std::string(p->name);
+  return policy;
+}
+
+Result<Policy> resolve_policy(std::string_view file_or_profile) {
+  std::string arg(file_or_profile);
+  if (arg.rfind("profile:", 0) == 0) return builtin_policy(arg);
+  std::error_code ec;
+  if (find_profile(arg) && !std::filesystem::exists(arg, ec)) return builtin_policy(arg);
+  if (!std::filesystem::exists(arg, ec) && arg.find('/') == std::string::npos && arg.find('.') == std::string::npos) {
+    // Neither a file nor a profile: say both, the user may have meant either.
+    return usage_error(fmt::format("{}: no such file, and {}", arg, unknown_profile(arg).message));
+  }
+  return load_policy_file(arg);
+}
+
+}  // namespace iogate

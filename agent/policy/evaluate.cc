@@ -1,0 +1,319 @@
+#include "policy/evaluate.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "policy/policy_units.h"
+
+namespace iogate {
+namespace {
+
+double per_second(uint64_t amount, uint64_t ns) {
+  return ns ? static_cast<double>(amount) / (static_cast<double>(ns) / 1e9) : 0.0;
+}
+
+void collect_leaf_classes(const std::vector<StackNode>& nodes, std::vector<DeviceClass>& out) {
+  for (const StackNode& n : nodes) {
+    if (!n.children.empty()) {
+      collect_leaf_classes(n.children, out);
+    } else if (std::find(out.begin(), out.end(), n.device_class) == out.end()) {
+      out.push_back(n.device_class);
+    }
+  }
+}
+
+bool contains(const std::vector<DeviceClass>& v, DeviceClass c) { return std::find(v.begin(), v.end(), c) != v.end(); }
+
+std::string class_list(const std::vector<DeviceClass>& classes) {
+  std::string out;
+  for (DeviceClass c : classes) out += (out.empty() ? "" : ", ") + std::string(device_class_name(c));
+  return out;
+}
+
+std::string strip_trailing_slashes(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+bool is_glob(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
+
+// `path` is `prefix` or below it, by whole components: /data holds /data/x, not /database.
+bool path_under(const std::string& path, const std::string& prefix) {
+  std::string p = strip_trailing_slashes(prefix);
+  if (p == "/") return !path.empty() && path[0] == '/';
+  return path == p || (path.size() > p.size() && path.compare(0, p.size(), p) == 0 && path[p.size()] == '/');
+}
+
+// A glob matches the path or one of its ancestors, so /mnt/*/train selects /mnt/a/train/images.
+bool glob_under(const std::string& path, const std::string& pattern) {
+  std::string pat = strip_trailing_slashes(pattern);
+  std::string p = path;
+  while (!p.empty()) {
+    if (fnmatch(pat.c_str(), p.c_str(), FNM_PATHNAME) == 0) return true;
+    size_t slash = p.find_last_of('/');
+    if (slash == std::string::npos || slash == 0) break;
+    p.resize(slash);
+  }
+  return false;
+}
+
+std::string gpus_text(int gpus) { return fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s"); }
+
+struct FloorTerms {
+  std::optional<uint64_t> fixed, per_gpu;
+  const char* fixed_key;           // "min_iops"
+  std::string (*amount)(double);   // "10,000", "500 MB/s"
+  const char* unit;                // " IOPS", "" (the amount carries it)
+  const char* per_gpu_suffix;      // "/GPU", " per GPU"
+};
+
+std::string floor_text(const FloorTerms& t, std::optional<int> gpus, double resolved) {
+  std::string floor = t.amount(resolved) + t.unit;
+  if (!t.per_gpu) return ">= " + floor;
+  std::string per_gpu = t.amount(double(*t.per_gpu)) + t.per_gpu_suffix;
+  if (!gpus) {
+    if (!t.fixed) return fmt::format(">= {} x GPUs{}", per_gpu, t.unit);
+    return fmt::format(">= max({}, {} x GPUs){}", t.amount(double(*t.fixed)), per_gpu, t.unit);
+  }
+  if (!t.fixed) return fmt::format(">= {} ({} x {})", floor, per_gpu, gpus_text(*gpus));
+  return fmt::format(">= {} (max of {} {} and {} x {})", floor, t.fixed_key, t.amount(double(*t.fixed)), per_gpu,
+                     gpus_text(*gpus));
+}
+
+std::string iops_text(double n) { return format_thousands(n) + " IOPS"; }
+std::string bandwidth_text(double b) { return format_bandwidth_decimal(b); }
+
+RuleCheck make_check(const Rule& r, std::string check) {
+  RuleCheck c;
+  c.rule = r.name;
+  c.check = std::move(check);
+  return c;
+}
+
+std::string measured_class_text(const Measurement& m) {
+  if (m.device_class == DeviceClass::kMixed && !m.leaf_classes.empty()) {
+    return fmt::format("mixed ({})", class_list(m.leaf_classes));
+  }
+  return std::string(device_class_name(m.device_class));
+}
+
+void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleCheck>& out) {
+  if (r.min_iops || r.min_iops_per_gpu) {
+    RuleCheck c = make_check(r, "min_iops");
+    c.threshold_value = effective_min_iops(r, gpus);
+    c.measured_value = m.iops;
+    c.threshold = min_iops_text(r, gpus);
+    c.measured = iops_text(m.iops);
+    c.passed = m.iops >= c.threshold_value;
+    out.push_back(std::move(c));
+  }
+  if (r.max_p99_latency_ns) {
+    RuleCheck c = make_check(r, "max_p99_latency");
+    c.threshold_value = double(*r.max_p99_latency_ns);
+    c.measured_value = m.p99_latency_ns;
+    c.threshold = "<= " + format_duration_ns(c.threshold_value);
+    c.measured = format_duration_ns(m.p99_latency_ns);
+    c.passed = m.p99_latency_ns <= c.threshold_value;
+    out.push_back(std::move(c));
+  }
+  if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
+    RuleCheck c = make_check(r, "min_bandwidth");
+    c.threshold_value = effective_min_bandwidth(r, gpus);
+    c.measured_value = m.bandwidth_bytes_per_s;
+    c.threshold = min_bandwidth_text(r, gpus);
+    c.measured = bandwidth_text(m.bandwidth_bytes_per_s);
+    c.passed = m.bandwidth_bytes_per_s >= c.threshold_value;
+    out.push_back(std::move(c));
+  }
+  if (!r.allowed_classes.empty()) {
+    // A mixed volume passes when every leaf is allowed: its class alone says nothing.
+    RuleCheck c = make_check(r, "allowed_classes");
+    c.threshold = "one of " + class_list(r.allowed_classes);
+    c.measured = measured_class_text(m);
+    bool leaves_allowed = m.device_class == DeviceClass::kMixed && !m.leaf_classes.empty() &&
+                          std::all_of(m.leaf_classes.begin(), m.leaf_classes.end(),
+                                      [&](DeviceClass l) { return contains(r.allowed_classes, l); });
+    c.passed = contains(r.allowed_classes, m.device_class) || leaves_allowed;
+    out.push_back(std::move(c));
+  }
+  if (!r.forbidden_classes.empty()) {
+    // Any forbidden leaf fails: an HDD in an LVM volume with an NVMe disk still sets its pace.
+    RuleCheck c = make_check(r, "forbidden_classes");
+    c.threshold = "none of " + class_list(r.forbidden_classes);
+    c.measured = measured_class_text(m);
+    bool leaf_forbidden = std::any_of(m.leaf_classes.begin(), m.leaf_classes.end(),
+                                      [&](DeviceClass l) { return contains(r.forbidden_classes, l); });
+    c.passed = !contains(r.forbidden_classes, m.device_class) && !leaf_forbidden;
+    out.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+Measurement measurement_from_probe(const ProbeResult& r) {
+  Measurement m;
+  JobResult all = r.aggregate();
+  uint64_t ns = all.runtime_ns ? all.runtime_ns : r.measured_ns;
+  m.iops = per_second(all.read.total_ios + all.write.total_ios, ns);
+  m.bandwidth_bytes_per_s = per_second(all.read.io_bytes + all.write.io_bytes, ns);
+  double read_p99 = all.read.clat.count() ? double(all.read.clat.percentile(99)) : 0;
+  double write_p99 = all.write.clat.count() ? double(all.write.clat.percentile(99)) : 0;
+  if (r.workload.rw == RwMode::kRandRw) m.p99_latency_ns = std::max(read_p99, write_p99);
+  else m.p99_latency_ns = rw_mode_writes(r.workload.rw) ? write_p99 : read_p99;
+  m.measured_s = double(ns) / 1e9;
+  m.device_class = r.storage.device_class;
+  collect_leaf_classes(r.storage.stack, m.leaf_classes);
+  m.path = r.target.path;
+  m.fs_type = r.target.fs_type;
+  m.rw = r.workload.rw;
+  m.block_size = r.workload.block_size;
+  m.page_cache = r.target.page_cache;
+  m.direct = r.direct;
+  m.read_only = r.target.read_only;
+  m.wrote_test_file = r.target.test_file_created || r.target.test_file_reused;
+  m.read_block_device = r.target.fs_type == "block device";
+  m.read_existing_files = !m.wrote_test_file && !r.target.files.empty();
+  for (const TargetFile& f : r.target.files) {
+    m.files_bytes += f.size_bytes;
+    m.readable_bytes += f.readable_bytes;
+  }
+  m.stop_reason = r.stop_reason;
+  return m;
+}
+
+std::string min_iops_text(const Rule& r, std::optional<int> gpus) {
+  FloorTerms t{r.min_iops, r.min_iops_per_gpu, "min_iops", format_thousands, " IOPS", "/GPU"};
+  return floor_text(t, gpus, effective_min_iops(r, gpus.value_or(0)));
+}
+
+std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus) {
+  FloorTerms t{r.min_bandwidth_bytes_per_s, r.min_bandwidth_per_gpu_bytes_per_s, "min_bandwidth",
+               format_bandwidth_decimal, "", " per GPU"};
+  return floor_text(t, gpus, effective_min_bandwidth(r, gpus.value_or(0)));
+}
+
+double effective_min_iops(const Rule& r, int gpus) {
+  double fixed = r.min_iops ? double(*r.min_iops) : 0;
+  double scaled = r.min_iops_per_gpu ? double(*r.min_iops_per_gpu) * std::max(gpus, 0) : 0;
+  return std::max(fixed, scaled);
+}
+
+double effective_min_bandwidth(const Rule& r, int gpus) {
+  double fixed = r.min_bandwidth_bytes_per_s ? double(*r.min_bandwidth_bytes_per_s) : 0;
+  double scaled = r.min_bandwidth_per_gpu_bytes_per_s ? double(*r.min_bandwidth_per_gpu_bytes_per_s) * std::max(gpus, 0) : 0;
+  return std::max(fixed, scaled);
+}
+
+std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass device_class, const std::string& path,
+                                             const std::map<std::string, std::string>& pod_labels) {
+  if (!s.device_classes.empty() && !contains(s.device_classes, device_class)) {
+    return fmt::format("device class {} is not one of {}", device_class_name(device_class), class_list(s.device_classes));
+  }
+  if (!s.paths.empty()) {
+    std::string p = strip_trailing_slashes(path);
+    bool any = std::any_of(s.paths.begin(), s.paths.end(), [&](const std::string& sel) {
+      return is_glob(sel) ? glob_under(p, sel) : path_under(p, sel);
+    });
+    if (!any) {
+      std::string list;
+      for (const std::string& sel : s.paths) list += (list.empty() ? "" : ", ") + sel;
+      return fmt::format("path {} is not under {}", p.empty() ? "(none)" : p, list);
+    }
+  }
+  for (const auto& [key, want] : s.pod_labels) {
+    auto it = pod_labels.find(key);
+    if (it == pod_labels.end()) return fmt::format("the pod has no label {} (wants \"{}\")", key, want);
+    if (it->second != want) return fmt::format("pod label {} is \"{}\", not \"{}\"", key, it->second, want);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
+  std::optional<double> floor;
+  for (const Rule& r : p.rules) {
+    if (selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels)) continue;
+    double iops = effective_min_iops(r, ctx.gpus);
+    double bw = effective_min_bandwidth(r, ctx.gpus);
+    if (bw > 0 && p.workload.block_size > 0) iops = std::max(iops, bw / double(p.workload.block_size));
+    if (iops > 0) floor = std::max(floor.value_or(0), iops);
+  }
+  return floor;
+}
+
+std::string_view verdict_outcome_name(VerdictOutcome o) {
+  switch (o) {
+    case VerdictOutcome::kPass: return "pass";
+    case VerdictOutcome::kFail: return "fail";
+    case VerdictOutcome::kWarn: return "warn";
+    case VerdictOutcome::kOff: return "off";
+  }
+  return "fail";
+}
+
+const RuleCheck* Verdict::first_failure() const {
+  for (const RuleCheck& c : checks) {
+    if (!c.passed) return &c;
+  }
+  return nullptr;
+}
+
+Verdict evaluate_policy(const Policy& p, const Measurement& m, const EvaluationContext& ctx) {
+  Verdict v;
+  v.mode = p.mode;
+  v.gpus = ctx.gpus;
+  v.policy = p.source;
+  const std::string& path = ctx.path.empty() ? m.path : ctx.path;
+  size_t applied = 0;
+  for (const Rule& r : p.rules) {
+    if (auto why = selector_mismatch(r.selector, m.device_class, path, ctx.pod_labels)) {
+      v.rules_not_applicable.push_back(fmt::format("{}: {}", r.name, *why));
+      continue;
+    }
+    ++applied;
+    check_rule(r, m, ctx.gpus, v.checks);
+    if (r.min_iops_per_gpu && !r.min_iops && ctx.gpus <= 0) {
+      v.caveats.push_back(fmt::format(
+          "Rule {} sets only min_iops_per_gpu ({}/GPU) and the pod requests no GPUs, so its IOPS floor is 0.", r.name,
+          format_thousands(double(*r.min_iops_per_gpu))));
+    }
+    if (r.min_bandwidth_per_gpu_bytes_per_s && !r.min_bandwidth_bytes_per_s && ctx.gpus <= 0) {
+      v.caveats.push_back(fmt::format(
+          "Rule {} sets only min_bandwidth_per_gpu ({}/GPU) and the pod requests no GPUs, so its bandwidth floor is 0.",
+          r.name, format_bandwidth_decimal(double(*r.min_bandwidth_per_gpu_bytes_per_s))));
+    }
+  }
+  if (applied == 0) {
+    v.caveats.push_back(fmt::format(
+        "No rule applied to this volume ({} of {} rules' selectors did not match), so the pass says nothing about its speed.",
+        v.rules_not_applicable.size(), p.rules.size()));
+  }
+  // A floor within the measurement's own uncertainty: the verdict could flip on a rerun.
+  if (m.ci_half_width_relative && m.iops > 0) {
+    double margin = *m.ci_half_width_relative * m.iops;
+    for (const RuleCheck& c : v.checks) {
+      if (c.check == "min_iops" && c.threshold_value > 0 && std::fabs(m.iops - c.threshold_value) <= margin) {
+        v.caveats.push_back(fmt::format(
+            "The measured {} is within the {} confidence interval (±{}) of rule {}'s floor of {}, so a rerun may land on "
+            "the other side.",
+            iops_text(m.iops), format_percent(m.ci_confidence.value_or(p.stop_confidence)),
+            format_percent(*m.ci_half_width_relative), c.rule, iops_text(c.threshold_value)));
+      }
+    }
+  }
+  for (std::string& c : measurement_caveats(p, m)) v.caveats.push_back(std::move(c));
+
+  bool failed = v.first_failure() != nullptr;
+  switch (p.mode) {
+    case PolicyMode::kEnforce: v.outcome = failed ? VerdictOutcome::kFail : VerdictOutcome::kPass; break;
+    case PolicyMode::kWarn: v.outcome = failed ? VerdictOutcome::kWarn : VerdictOutcome::kPass; break;
+    case PolicyMode::kOff: v.outcome = VerdictOutcome::kOff; break;
+  }
+  return v;
+}
+
+}  // namespace iogate

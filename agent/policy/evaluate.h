@@ -1,0 +1,117 @@
+// Judging a measurement against a policy: rule by rule, check by check, with the measured value,
+// the threshold and pass/fail, which rules did not apply and why, and the caveats a reader needs
+// before trusting a pass (burst credits, snapshot restores, unwritten blocks, memory speed).
+//
+// Evaluation is a pure function of the policy, the measurement and the pod's context, so the same
+// verdict comes out of preflight, node and the tests; it never fails: a policy that loaded is valid.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/probe_result.h"
+#include "policy/policy.h"
+
+namespace iogate {
+
+// What the verdict looks at, distilled from a ProbeResult.
+struct Measurement {
+  double iops = 0;                   // all directions, over the measured window
+  double p99_latency_ns = 0;         // reads; writes for write workloads; the larger of the two for randrw
+  double bandwidth_bytes_per_s = 0;  // all directions
+  DeviceClass device_class = DeviceClass::kUnknown;
+  std::vector<DeviceClass> leaf_classes;  // the physical leaves' classes (more than one for `mixed`)
+  std::string path;                       // the probed path
+  std::string fs_type;                    // "ext4", "nfs4", "block device", ...
+  RwMode rw = RwMode::kRandRead;
+  uint64_t block_size = 4096;
+  double measured_s = 0;
+  // How the numbers were obtained, for the caveats.
+  bool page_cache = false;         // tmpfs/ramfs: memory speed
+  bool direct = true;              // false after a fallback to buffered I/O
+  bool read_only = false;          // the volume refused writes; existing files were read
+  bool read_existing_files = false;  // read files (or a device) it did not write: dataset files, --file
+  bool read_block_device = false;  // read a raw block device, where every block counts as written
+  bool wrote_test_file = false;    // created (or reused) its own test file filled with non-zero data
+  uint64_t files_bytes = 0;        // total size of the files read
+  uint64_t readable_bytes = 0;     // of which written extents, the only bytes read (holes skipped)
+  std::string stop_reason;         // "runtime", "signal", or the early stop's reason
+  // The early stop's confidence interval, as a fraction of the mean IOPS, when the probe gives one.
+  std::optional<double> ci_half_width_relative;
+  std::optional<double> ci_confidence;  // e.g. 0.95
+};
+
+// Aggregates over jobs. Rates are over the longest job's measured window (as the report shows).
+Measurement measurement_from_probe(const ProbeResult& r);
+
+// The pod the verdict is for. `path` is the dataset path as named on the command line, which
+// selectors' `paths` are matched against (the measurement's path when empty).
+struct EvaluationContext {
+  int gpus = 0;
+  std::string path;
+  std::map<std::string, std::string> pod_labels;
+};
+
+struct RuleCheck {
+  std::string rule;
+  std::string check;  // "min_iops", "max_p99_latency", "min_bandwidth", "allowed_classes", "forbidden_classes"
+  std::string measured, threshold;  // "8,120 IOPS", ">= 10,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 2 GPUs)"
+  double measured_value = 0, threshold_value = 0;  // IOPS, ns, bytes/s; 0 for class checks
+  bool passed = false;
+};
+
+enum class VerdictOutcome { kPass, kFail, kWarn, kOff };  // kWarn: a check failed in warn mode
+std::string_view verdict_outcome_name(VerdictOutcome o);  // "pass", "fail", "warn", "off"
+
+struct Verdict {
+  VerdictOutcome outcome = VerdictOutcome::kPass;
+  PolicyMode mode = PolicyMode::kEnforce;
+  int gpus = 0;
+  std::string policy;  // the policy's source ("profile:streaming", a path)
+  std::vector<RuleCheck> checks;
+  std::vector<std::string> rules_not_applicable;  // "rule: why its selector did not match"
+  std::vector<std::string> caveats;                // one sentence each
+  // The first failed check, for one-line summaries (Events, logs); null when none failed.
+  const RuleCheck* first_failure() const;
+};
+
+Verdict evaluate_policy(const Policy& p, const Measurement& m, const EvaluationContext& ctx);
+
+// max(min_iops, min_iops_per_gpu × gpus); 0 when the rule sets neither.
+double effective_min_iops(const Rule& r, int gpus);
+// max(min_bandwidth, min_bandwidth_per_gpu × gpus) in bytes a second; 0 when the rule sets neither.
+double effective_min_bandwidth(const Rule& r, int gpus);
+
+// The floors as people read them: ">= 10,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 2 GPUs)",
+// ">= 500 MB/s"; without a GPU count, the formula: ">= max(10,000, 5,000/GPU x GPUs) IOPS".
+std::string min_iops_text(const Rule& r, std::optional<int> gpus);
+std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus);
+
+// Why a rule's selector does not match, or nullopt when it does.
+std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass device_class,
+                                             const std::string& path,
+                                             const std::map<std::string, std::string>& pod_labels);
+
+// The highest IOPS floor among the rules that apply to a volume of `device_class` (known from
+// detect before the probe), bandwidth floors converted to IOPS with the workload's block size:
+// the number the probe's early stop compares against, so it can stop once the result is clearly
+// above or below it. nullopt when no applicable rule sets a rate floor.
+std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class);
+
+// The caveats that apply to a measurement (also part of evaluate_policy's verdict).
+std::vector<std::string> measurement_caveats(const Policy& p, const Measurement& m);
+
+// {"outcome","mode","gpus","policy","checks":[{rule,check,measured,threshold,measured_value,
+//  threshold_value,passed}],"rules_not_applicable":[],"caveats":[]}
+nlohmann::json verdict_to_json(const Verdict& v);
+
+// A small table, one line per check, like kubectl's output, then the rules that did not apply
+// and the caveats.
+std::string render_verdict_human(const Verdict& v);
+
+}  // namespace iogate

@@ -1,0 +1,101 @@
+// A storage policy: what a volume must deliver for a workload, as users write it in a ConfigMap.
+//
+// The schema (apiVersion iogate.io/v1, kind StoragePolicy, documented in README.md) holds the
+// probe's workload, how strict to be (mode, on_error, deadline), how long a PVC's recorded result
+// may be reused, and named rules: a selector saying which volumes a rule is about, and thresholds.
+// Everything is validated on load, so a policy that loads is one evaluate.h can judge without
+// further checks; errors name the field path ("rules[1].min_iops: expected a positive integer,
+// got \"fast\"") because the user fixes a YAML file, not a C++ struct.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "bench/workload.h"
+#include "device/device_class.h"
+
+namespace iogate {
+
+inline constexpr std::string_view kPolicyApiVersion = "iogate.io/v1";
+inline constexpr std::string_view kPolicyKind = "StoragePolicy";
+
+enum class PolicyMode { kEnforce, kWarn, kOff };
+enum class OnError { kFailClosed, kFailOpen };
+
+std::string_view policy_mode_name(PolicyMode m);  // "enforce", "warn", "off"
+std::string_view on_error_name(OnError e);        // "fail-closed", "fail-open"
+
+// Which volumes a rule is about. Every part given must match; an empty selector matches all.
+struct RuleSelector {
+  std::vector<DeviceClass> device_classes;         // the volume's class is one of these
+  std::vector<std::string> paths;                  // the dataset path is at or under one (globs allowed)
+  std::map<std::string, std::string> pod_labels;   // like matchLabels: every label present and equal
+  bool empty() const { return device_classes.empty() && paths.empty() && pod_labels.empty(); }
+};
+
+struct Rule {
+  std::string name;
+  std::string description;
+  RuleSelector selector;
+  // The IOPS floor is the larger of min_iops and min_iops_per_gpu × the pod's GPUs: a fixed floor
+  // for small pods, and a floor that grows with the GPUs the volume has to feed.
+  std::optional<uint64_t> min_iops, min_iops_per_gpu;
+  std::optional<uint64_t> max_p99_latency_ns;
+  // Likewise for bandwidth: max(min_bandwidth, min_bandwidth_per_gpu × GPUs).
+  std::optional<uint64_t> min_bandwidth_bytes_per_s, min_bandwidth_per_gpu_bytes_per_s;
+  std::vector<DeviceClass> allowed_classes, forbidden_classes;
+};
+
+// randread 4k, iodepth 32, 1 job, runtime limit 10 s, ramp 1 s, 256 MiB test file: small enough
+// to write quickly in an initContainer, large enough to spread reads beyond a disk's cache.
+Workload default_policy_workload();
+
+struct Policy {
+  std::string source;  // the file's path, or "profile:<name>"
+  std::string name;    // metadata.name, or the profile's name
+  std::string profile; // the built-in profile it started from, if any
+  PolicyMode mode = PolicyMode::kEnforce;
+  OnError on_error = OnError::kFailClosed;
+  std::chrono::nanoseconds deadline = std::chrono::seconds(60);  // the whole preflight
+  // The probe's workload; runtime is a limit, the probe stops earlier once the result settles.
+  Workload workload = default_policy_workload();
+  // Early stop: once the confidence interval's half-width is within stop_tolerance of the mean.
+  bool early_stop = true;
+  double stop_tolerance = 0.03;
+  double stop_confidence = 0.95;
+  // How long a result recorded on a PVC may be reused by the next pod; 0: always probe.
+  std::chrono::nanoseconds result_ttl = std::chrono::hours(1);
+  std::vector<Rule> rules;
+};
+
+// Parses and validates a policy written in YAML or JSON (JSON is YAML). `source` is recorded in the
+// policy; error messages start with the field path and do not repeat `source`.
+Result<Policy> parse_policy(std::string_view text, std::string_view source);
+
+// Reads and parses a file; errors start with the path ("p.yaml: rules[0].name: missing"). A file
+// that cannot be read is a configuration error too (exit 2): the user named it.
+Result<Policy> load_policy_file(const std::string& path);
+
+// A built-in profile by name ("image-classification", "streaming", ...), or "profile:<name>".
+Result<Policy> builtin_policy(std::string_view profile);
+std::vector<std::string> builtin_profile_names();
+// The profile's YAML, with comments giving the reasoning behind each number; what
+// `iogate policy show NAME` prints and what a user copies into a ConfigMap to adapt.
+Result<std::string> builtin_profile_text(std::string_view profile);
+std::string builtin_profile_summary(std::string_view profile);  // one line, "" if unknown
+
+// What --policy accepts: "profile:NAME"; a bare built-in profile name when no file of that name
+// exists; otherwise a file path.
+Result<Policy> resolve_policy(std::string_view file_or_profile);
+
+// The device classes by their names (device/device_class.h), for parsing and listing.
+const std::vector<DeviceClass>& all_device_classes();
+std::optional<DeviceClass> device_class_from_name(std::string_view name);
+
+}  // namespace iogate

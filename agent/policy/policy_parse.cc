@@ -1,0 +1,586 @@
+// YAML (or JSON) → Policy, validating as it goes. Each reader takes the node and its field path
+// so that every error can name exactly where the user has to look.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "base/units.h"
+#include "policy/policy.h"
+#include "policy/policy_units.h"
+
+namespace iogate {
+namespace {
+
+using Keys = std::vector<std::string_view>;
+
+std::string child(const std::string& path, std::string_view key) {
+  bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (!plain) return fmt::format("{}[\"{}\"]", path, key);
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+std::string element(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
+
+// What the user wrote, for "got ..." in an error.
+std::string describe(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "nothing";
+  if (n.IsScalar()) return fmt::format("\"{}\"", n.Scalar());
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a map";
+  return "something else";
+}
+
+Error expected(const std::string& path, std::string_view what, const YAML::Node& n) {
+  return usage_error(fmt::format("{}: expected {}, got {}", path, what, describe(n)));
+}
+
+// Rewrites an error from a helper that names a command-line flag ("--bs: ...") to name the field.
+Error renamed(Error e, std::string_view flag, const std::string& path) {
+  if (e.message.rfind(flag, 0) == 0) e.message = path + e.message.substr(flag.size());
+  return e;
+}
+
+// `word` is one of the '-'/'_'-separated parts of `name`: "ssd" of "sata-ssd", "labels" of "pod_labels".
+bool has_part(std::string_view name, std::string_view word) {
+  auto separator = [](char c) { return c == '-' || c == '_' || c == '.'; };
+  for (size_t at = name.find(word); at != std::string_view::npos; at = name.find(word, at + 1)) {
+    size_t end = at + word.size();
+    if ((at == 0 || separator(name[at - 1])) && (end == name.size() || separator(name[end]))) return true;
+  }
+  return false;
+}
+
+// "did you mean" candidates: those that have the word as a part ("ssd" → sas-ssd, sata-ssd;
+// "labels" → pod_labels), else the nearest by edit distance if near enough. "" when nothing is.
+std::string closest(std::string_view word, const Keys& candidates) {
+  std::vector<std::string_view> found;
+  if (word.size() >= 3) {
+    for (std::string_view c : candidates) {
+      if (c != word && has_part(c, word)) found.push_back(c);
+    }
+  }
+  if (found.empty()) {
+    size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+    for (std::string_view c : candidates) {
+      size_t d = edit_distance(word, c);
+      if (d < best_distance) {
+        best_distance = d;
+        found = {c};
+      }
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < found.size(); ++i) {
+    out += fmt::format("{}\"{}\"", i == 0 ? "" : (i + 1 == found.size() ? " or " : ", "), found[i]);
+  }
+  return out;
+}
+
+std::string join(const Keys& words) {
+  std::string out;
+  for (std::string_view w : words) out += (out.empty() ? "" : ", ") + std::string(w);
+  return out;
+}
+
+// A map whose keys are all known and appear once.
+Status check_map(const YAML::Node& n, const std::string& path, const Keys& known) {
+  if (!n.IsMap()) return expected(path.empty() ? "policy" : path, "a map", n);
+  std::set<std::string> seen;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) return usage_error(fmt::format("{}: keys must be strings", path.empty() ? "policy" : path));
+    const std::string& key = kv.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string hint = closest(key, known);
+      return usage_error(fmt::format("{}: unknown key{}", child(path, key),
+                                     hint.empty() ? fmt::format(" (known: {})", join(known))
+                                                  : fmt::format(" (did you mean {}?)", hint)));
+    }
+    if (!seen.insert(key).second) return usage_error(fmt::format("{}: given twice", child(path, key)));
+  }
+  return ok_status();
+}
+
+Result<std::string> read_string(const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar() || n.Scalar().empty()) return expected(path, "a non-empty string", n);
+  return n.Scalar();
+}
+
+Result<uint64_t> read_positive(const YAML::Node& n, const std::string& path) {
+  if (n.IsScalar()) {
+    const std::string& s = n.Scalar();
+    uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && ptr == s.data() + s.size() && !s.empty() && v > 0) return v;
+  }
+  return expected(path, "a positive integer", n);
+}
+
+Result<int64_t> read_integer(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) {
+  if (!n.IsScalar()) return expected(path, "a whole number", n);
+  return parse_integer(n.Scalar(), path, min, max);
+}
+
+Result<bool> read_bool(const YAML::Node& n, const std::string& path) {
+  if (n.IsScalar()) {
+    const std::string& s = n.Scalar();
+    if (s == "true" || s == "True") return true;
+    if (s == "false" || s == "False") return false;
+  }
+  return expected(path, "true or false", n);
+}
+
+// "5 ms" as well as "5ms": base/units.h reads the unit right after the number. Errors quote the
+// text as written.
+std::string without_spaces(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c != ' ') out += c;
+  }
+  return out;
+}
+
+Result<std::chrono::nanoseconds> read_duration(const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar()) return expected(path, "a duration like 60s, 5ms or 1h", n);
+  auto d = parse_duration(without_spaces(n.Scalar()), path);
+  return d.ok() ? d : parse_duration(n.Scalar(), path);
+}
+
+Result<uint64_t> read_size(const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar()) return expected(path, "a size like 4k, 1m or 1g", n);
+  auto s = parse_size(without_spaces(n.Scalar()), path);
+  return s.ok() ? s : parse_size(n.Scalar(), path);
+}
+
+Result<DeviceClass> read_class(const YAML::Node& n, const std::string& path) {
+  Keys names;
+  for (DeviceClass c : all_device_classes()) names.push_back(device_class_name(c));
+  if (!n.IsScalar()) return expected(path, "a device class name", n);
+  if (auto c = device_class_from_name(n.Scalar())) return *c;
+  std::string hint = closest(n.Scalar(), names);
+  return usage_error(fmt::format("{}: unknown device class \"{}\"{} (classes: {})", path, n.Scalar(),
+                                 hint.empty() ? "" : fmt::format(", did you mean {}?", hint), join(names)));
+}
+
+Result<std::vector<DeviceClass>> read_classes(const YAML::Node& n, const std::string& path) {
+  if (!n.IsSequence() || n.size() == 0) return expected(path, "a non-empty list of device classes", n);
+  std::vector<DeviceClass> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    auto c = read_class(n[i], element(path, i));
+    if (!c.ok()) return c.error();
+    if (std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> read_paths(const YAML::Node& n, const std::string& path) {
+  if (!n.IsSequence() || n.size() == 0) return expected(path, "a non-empty list of absolute paths", n);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node& p = n[i];
+    if (!p.IsScalar() || p.Scalar().empty() || p.Scalar()[0] != '/') {
+      return expected(element(path, i), "an absolute path like /data (globs allowed)", p);
+    }
+    out.push_back(p.Scalar());
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, const std::string& path) {
+  if (!n.IsMap() || n.size() == 0) return expected(path, "a non-empty map of label: value", n);
+  std::map<std::string, std::string> out;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar() || kv.first.Scalar().empty()) return usage_error(fmt::format("{}: label names must be strings", path));
+    std::string key_path = child(path, kv.first.Scalar());
+    // An empty label value is legal in Kubernetes ("key: ''"); a null is not a value.
+    if (!kv.second.IsScalar()) return expected(key_path, "a label value (a string)", kv.second);
+    if (!out.emplace(kv.first.Scalar(), kv.second.Scalar()).second) return usage_error(key_path + ": given twice");
+  }
+  return out;
+}
+
+const Keys kTopKeys = {"apiVersion", "kind",     "metadata", "profile",    "mode",  "on_error",
+                       "deadline",   "workload", "early_stop", "result_ttl", "rules"};
+const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
+const Keys kWorkloadKeys = {"rw", "rwmixread", "bs", "iodepth", "numjobs", "runtime", "ramp", "size", "direct"};
+const Keys kEarlyStopKeys = {"enabled", "tolerance", "confidence"};
+const Keys kRuleKeys = {"name",         "description",     "selector",          "min_iops",
+                        "min_iops_per_gpu", "max_p99_latency", "min_bandwidth", "min_bandwidth_per_gpu",
+                        "allowed_classes", "forbidden_classes"};
+const Keys kSelectorKeys = {"device_classes", "paths", "pod_labels"};
+
+Status read_workload(const YAML::Node& n, Workload& w) {
+  const std::string path = "workload";
+  if (Status s = check_map(n, path, kWorkloadKeys); !s.ok()) return s;
+  if (const YAML::Node v = n["rw"]) {
+    if (!v.IsScalar()) return expected(child(path, "rw"), "randread, randwrite, read, write or randrw", v);
+    auto rw = parse_rw_mode(v.Scalar());
+    if (!rw.ok()) return renamed(rw.error(), "--rw", child(path, "rw"));
+    w.rw = *rw;
+  }
+  if (const YAML::Node v = n["rwmixread"]) {
+    auto x = read_integer(v, child(path, "rwmixread"), 0, 100);
+    if (!x.ok()) return x.error();
+    w.rwmixread = static_cast<int>(*x);
+  }
+  for (auto [key, field] : {std::pair{"bs", &w.block_size}, std::pair{"size", &w.size}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_size(v, child(path, key));
+      if (!x.ok()) return x.error();
+      *field = *x;
+    }
+  }
+  for (auto [key, field, max] : {std::tuple{"iodepth", &w.iodepth, 4096}, std::tuple{"numjobs", &w.numjobs, 256}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_integer(v, child(path, key), 1, max);
+      if (!x.ok()) return x.error();
+      *field = static_cast<int>(*x);
+    }
+  }
+  for (auto [key, field] : {std::pair{"runtime", &w.runtime}, std::pair{"ramp", &w.ramp}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_duration(v, child(path, key));
+      if (!x.ok()) return x.error();
+      *field = *x;
+    }
+  }
+  if (const YAML::Node v = n["direct"]) {
+    auto x = read_bool(v, child(path, "direct"));
+    if (!x.ok()) return x.error();
+    w.direct = *x;
+  }
+  return ok_status();
+}
+
+// validate_workload's messages name flags; in a policy they are workload fields.
+Status validate_policy_workload(const Workload& w) {
+  Status s = validate_workload(w);
+  if (s.ok()) return s;
+  Error e = s.error();
+  std::string out;
+  const std::string& m = e.message;
+  for (size_t i = 0; i < m.size();) {
+    if (m.compare(i, 2, "--") == 0) {
+      std::string flag;
+      size_t j = i + 2;
+      while (j < m.size() && (std::isalnum(static_cast<unsigned char>(m[j])) || m[j] == '-')) flag += m[j++];
+      out += "workload." + flag;
+      i = j;
+    } else {
+      out += m[i++];
+    }
+  }
+  e.message = out;
+  return e;
+}
+
+Status read_early_stop(const YAML::Node& n, Policy& p) {
+  const std::string path = "early_stop";
+  if (Status s = check_map(n, path, kEarlyStopKeys); !s.ok()) return s;
+  if (const YAML::Node v = n["enabled"]) {
+    auto x = read_bool(v, child(path, "enabled"));
+    if (!x.ok()) return x.error();
+    p.early_stop = *x;
+  }
+  if (const YAML::Node v = n["tolerance"]) {
+    std::string field = child(path, "tolerance");
+    if (!v.IsScalar()) return expected(field, "a percentage like 3%", v);
+    auto x = parse_fraction(v.Scalar(), field);
+    if (!x.ok()) return x.error();
+    if (*x <= 0 || *x > 0.5) return usage_error(fmt::format("{}: must be above 0% and at most 50%, got \"{}\"", field, v.Scalar()));
+    p.stop_tolerance = *x;
+  }
+  if (const YAML::Node v = n["confidence"]) {
+    std::string field = child(path, "confidence");
+    if (!v.IsScalar()) return expected(field, "a percentage like 95%", v);
+    auto x = parse_fraction(v.Scalar(), field);
+    if (!x.ok()) return x.error();
+    if (*x < 0.5 || *x > 0.999) return usage_error(fmt::format("{}: must be within [50%, 99.9%], got \"{}\"", field, v.Scalar()));
+    p.stop_confidence = *x;
+  }
+  return ok_status();
+}
+
+Result<RuleSelector> read_selector(const YAML::Node& n, const std::string& path) {
+  RuleSelector sel;
+  if (Status s = check_map(n, path, kSelectorKeys); !s.ok()) return s.error();
+  if (const YAML::Node v = n["device_classes"]) {
+    auto x = read_classes(v, child(path, "device_classes"));
+    if (!x.ok()) return x.error();
+    sel.device_classes = *x;
+  }
+  if (const YAML::Node v = n["paths"]) {
+    auto x = read_paths(v, child(path, "paths"));
+    if (!x.ok()) return x.error();
+    sel.paths = *x;
+  }
+  if (const YAML::Node v = n["pod_labels"]) {
+    auto x = read_labels(v, child(path, "pod_labels"));
+    if (!x.ok()) return x.error();
+    sel.pod_labels = *x;
+  }
+  return sel;
+}
+
+bool valid_rule_name(const std::string& s) {
+  if (s.empty() || s.size() > 63 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
+  Rule r;
+  if (Status s = check_map(n, path, kRuleKeys); !s.ok()) return s.error();
+  const YAML::Node name = n["name"];
+  if (!name) return usage_error(child(path, "name") + ": missing; every rule needs a name (it appears in verdicts and Events)");
+  if (!name.IsScalar() || !valid_rule_name(name.Scalar())) {
+    return expected(child(path, "name"), "a name of letters, digits, '-', '_' or '.' (at most 63)", name);
+  }
+  r.name = name.Scalar();
+  if (const YAML::Node v = n["description"]) {
+    auto x = read_string(v, child(path, "description"));
+    if (!x.ok()) return x.error();
+    r.description = *x;
+  }
+  if (const YAML::Node v = n["selector"]) {
+    auto x = read_selector(v, child(path, "selector"));
+    if (!x.ok()) return x.error();
+    r.selector = *x;
+  }
+  for (auto [key, field] : {std::pair{"min_iops", &r.min_iops}, std::pair{"min_iops_per_gpu", &r.min_iops_per_gpu}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_positive(v, child(path, key));
+      if (!x.ok()) return x.error();
+      *field = *x;
+    }
+  }
+  if (const YAML::Node v = n["max_p99_latency"]) {
+    std::string field = child(path, "max_p99_latency");
+    auto x = read_duration(v, field);
+    if (!x.ok()) return x.error();
+    if (x->count() <= 0) return usage_error(fmt::format("{}: must be more than 0, got \"{}\"", field, v.Scalar()));
+    r.max_p99_latency_ns = static_cast<uint64_t>(x->count());
+  }
+  for (auto [key, field] : {std::pair{"min_bandwidth", &r.min_bandwidth_bytes_per_s},
+                            std::pair{"min_bandwidth_per_gpu", &r.min_bandwidth_per_gpu_bytes_per_s}}) {
+    if (const YAML::Node v = n[key]) {
+      if (!v.IsScalar()) return expected(child(path, key), "a bandwidth like 500MB/s", v);
+      auto x = parse_bandwidth(v.Scalar(), child(path, key));
+      if (!x.ok()) return x.error();
+      *field = *x;
+    }
+  }
+  for (auto [key, field] : {std::pair{"allowed_classes", &r.allowed_classes},
+                            std::pair{"forbidden_classes", &r.forbidden_classes}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_classes(v, child(path, key));
+      if (!x.ok()) return x.error();
+      *field = *x;
+    }
+  }
+  for (DeviceClass c : r.forbidden_classes) {
+    if (std::find(r.allowed_classes.begin(), r.allowed_classes.end(), c) != r.allowed_classes.end()) {
+      return usage_error(fmt::format("{}: \"{}\" is also in allowed_classes", child(path, "forbidden_classes"),
+                                     device_class_name(c)));
+    }
+  }
+  if (!r.min_iops && !r.min_iops_per_gpu && !r.max_p99_latency_ns && !r.min_bandwidth_bytes_per_s &&
+      !r.min_bandwidth_per_gpu_bytes_per_s && r.allowed_classes.empty() && r.forbidden_classes.empty()) {
+    return usage_error(fmt::format(
+        "{}: no check; give at least one of min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
+        "min_bandwidth_per_gpu, allowed_classes, forbidden_classes",
+        path));
+  }
+  return r;
+}
+
+Result<std::vector<Rule>> read_rules(const YAML::Node& n) {
+  if (!n.IsSequence()) return expected("rules", "a list of rules", n);
+  if (n.size() == 0) return usage_error("rules: empty; a policy needs at least one rule");
+  std::vector<Rule> rules;
+  for (size_t i = 0; i < n.size(); ++i) {
+    auto r = read_rule(n[i], element("rules", i));
+    if (!r.ok()) return r.error();
+    for (size_t j = 0; j < rules.size(); ++j) {
+      if (rules[j].name == r->name) {
+        return usage_error(fmt::format("rules[{}].name: \"{}\" is already the name of rules[{}]", i, r->name, j));
+      }
+    }
+    rules.push_back(std::move(*r));
+  }
+  return rules;
+}
+
+Status read_metadata(const YAML::Node& n, Policy& p) {
+  if (Status s = check_map(n, "metadata", kMetadataKeys); !s.ok()) return s;
+  if (const YAML::Node v = n["name"]) {
+    auto x = read_string(v, "metadata.name");
+    if (!x.ok()) return x.error();
+    p.name = *x;
+  }
+  if (const YAML::Node v = n["namespace"]) {
+    auto x = read_string(v, "metadata.namespace");
+    if (!x.ok()) return x.error();
+  }
+  for (const char* key : {"labels", "annotations"}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_labels(v, child("metadata", key));
+      if (!x.ok()) return x.error();
+    }
+  }
+  return ok_status();
+}
+
+Status require_exact(const YAML::Node& root, const char* key, std::string_view want) {
+  const YAML::Node v = root[key];
+  if (!v) return usage_error(fmt::format("{}: missing (expected \"{}\")", key, want));
+  if (!v.IsScalar() || v.Scalar() != want) return expected(key, fmt::format("\"{}\"", want), v);
+  return ok_status();
+}
+
+Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
+  if (!root || root.IsNull()) {
+    return usage_error(fmt::format("policy: empty; expected a map with apiVersion: {} and kind: {}", kPolicyApiVersion,
+                                   kPolicyKind));
+  }
+  if (Status s = check_map(root, "", kTopKeys); !s.ok()) return s.error();
+  if (Status s = require_exact(root, "apiVersion", kPolicyApiVersion); !s.ok()) return s.error();
+  if (Status s = require_exact(root, "kind", kPolicyKind); !s.ok()) return s.error();
+
+  Policy p;
+  if (const YAML::Node v = root["profile"]) {
+    if (!v.IsScalar()) return expected("profile", "a built-in profile name", v);
+    auto base = builtin_policy(v.Scalar());
+    if (!base.ok()) return usage_error("profile: " + base.error().message);
+    p = std::move(*base);
+    p.profile = v.Scalar();
+  }
+  p.source = std::string(source);
+  if (const YAML::Node v = root["metadata"]) {
+    if (Status s = read_metadata(v, p); !s.ok()) return s.error();
+  }
+  if (const YAML::Node v = root["mode"]) {
+    std::string m = v.IsScalar() ? v.Scalar() : "";
+    if (m == "enforce") p.mode = PolicyMode::kEnforce;
+    else if (m == "warn") p.mode = PolicyMode::kWarn;
+    else if (m == "off") p.mode = PolicyMode::kOff;
+    else return expected("mode", "enforce, warn or off", v);
+  }
+  if (const YAML::Node v = root["on_error"]) {
+    std::string m = v.IsScalar() ? v.Scalar() : "";
+    if (m == "fail-closed") p.on_error = OnError::kFailClosed;
+    else if (m == "fail-open") p.on_error = OnError::kFailOpen;
+    else return expected("on_error", "fail-closed or fail-open", v);
+  }
+  if (const YAML::Node v = root["deadline"]) {
+    auto x = read_duration(v, "deadline");
+    if (!x.ok()) return x.error();
+    if (*x < std::chrono::seconds(1) || *x > std::chrono::hours(1)) {
+      return usage_error(fmt::format("deadline: must be within [1s, 1h], got \"{}\"", v.Scalar()));
+    }
+    p.deadline = *x;
+  }
+  if (const YAML::Node v = root["workload"]) {
+    if (Status s = read_workload(v, p.workload); !s.ok()) return s.error();
+  }
+  if (Status s = validate_policy_workload(p.workload); !s.ok()) return s.error();
+  if (const YAML::Node v = root["early_stop"]) {
+    if (Status s = read_early_stop(v, p); !s.ok()) return s.error();
+  }
+  if (const YAML::Node v = root["result_ttl"]) {
+    auto x = read_duration(v, "result_ttl");
+    if (!x.ok()) return x.error();
+    if (*x > std::chrono::hours(24 * 30)) return usage_error(fmt::format("result_ttl: at most 720h, got \"{}\"", v.Scalar()));
+    p.result_ttl = *x;
+  }
+  if (const YAML::Node v = root["rules"]) {
+    auto x = read_rules(v);
+    if (!x.ok()) return x.error();
+    p.rules = std::move(*x);
+  } else if (p.profile.empty()) {
+    return usage_error("rules: missing; a policy needs at least one rule (or a profile to take them from)");
+  }
+  auto probe_time = p.workload.ramp + p.workload.runtime;
+  if (p.deadline < probe_time) {
+    return usage_error(fmt::format("deadline: {} is shorter than workload.ramp + workload.runtime ({}); the probe could not finish",
+                                   format_duration_compact(p.deadline.count()),
+                                   format_duration_compact(probe_time.count())));
+  }
+  return p;
+}
+
+}  // namespace
+
+Workload default_policy_workload() {
+  Workload w;
+  w.rw = RwMode::kRandRead;
+  w.block_size = 4096;
+  w.iodepth = 32;
+  w.numjobs = 1;
+  w.runtime = std::chrono::seconds(10);
+  w.ramp = std::chrono::seconds(1);
+  w.size = uint64_t{256} << 20;
+  return w;
+}
+
+std::string_view policy_mode_name(PolicyMode m) {
+  switch (m) {
+    case PolicyMode::kEnforce: return "enforce";
+    case PolicyMode::kWarn: return "warn";
+    case PolicyMode::kOff: return "off";
+  }
+  return "enforce";
+}
+
+std::string_view on_error_name(OnError e) { return e == OnError::kFailOpen ? "fail-open" : "fail-closed"; }
+
+const std::vector<DeviceClass>& all_device_classes() {
+  static const std::vector<DeviceClass> kAll = {
+      DeviceClass::kRam,     DeviceClass::kNvme,       DeviceClass::kNvmeOf, DeviceClass::kSasSsd,
+      DeviceClass::kSataSsd, DeviceClass::kVirtio,     DeviceClass::kCloudBlock, DeviceClass::kMmc,
+      DeviceClass::kUsb,     DeviceClass::kHdd,        DeviceClass::kNetworkFs, DeviceClass::kMixed,
+      DeviceClass::kUnknown};
+  return kAll;
+}
+
+std::optional<DeviceClass> device_class_from_name(std::string_view name) {
+  for (DeviceClass c : all_device_classes()) {
+    if (device_class_name(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
+Result<Policy> parse_policy(std::string_view text, std::string_view source) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's message carries "yaml-cpp: error at line L, column C: what"; keep the position.
+    return usage_error(fmt::format("line {}, column {}: not valid YAML or JSON: {}", e.mark.line + 1,
+                                   e.mark.column + 1, e.msg));
+  }
+  if (docs.size() > 1) return usage_error(fmt::format("policy: expected one YAML document, found {}", docs.size()));
+  return read_policy(docs.empty() ? YAML::Node() : docs[0], source);
+}
+
+Result<Policy> load_policy_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return usage_error(fmt::format("{}: cannot read the policy file", path));
+  auto p = parse_policy(text.str(), path);
+  if (!p.ok()) return usage_error(fmt::format("{}: {}", path, p.error().message));
+  return p;
+}
+
+}  // namespace iogate

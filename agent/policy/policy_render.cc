@@ -1,0 +1,138 @@
+#include "policy/policy_render.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "policy/evaluate.h"
+#include "policy/policy_units.h"
+#include "report/text_layout.h"
+
+namespace iogate {
+namespace {
+
+std::vector<std::string> class_names(const std::vector<DeviceClass>& classes) {
+  std::vector<std::string> out;
+  for (DeviceClass c : classes) out.emplace_back(device_class_name(c));
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+nlohmann::json workload_json(const Workload& w) {
+  nlohmann::json j = {{"rw", rw_mode_name(w.rw)},   {"bs_bytes", w.block_size},      {"iodepth", w.iodepth},
+                      {"numjobs", w.numjobs},       {"runtime_ns", w.runtime.count()}, {"ramp_ns", w.ramp.count()},
+                      {"size_bytes", w.size},       {"direct", w.direct}};
+  if (w.rw == RwMode::kRandRw) j["rwmixread"] = w.rwmixread;
+  return j;
+}
+
+std::string selector_text(const RuleSelector& s) {
+  if (s.empty()) return "every volume";
+  std::vector<std::string> parts;
+  if (!s.device_classes.empty()) parts.push_back("class in " + joined(class_names(s.device_classes)));
+  if (!s.paths.empty()) parts.push_back("path under " + joined(s.paths));
+  for (const auto& [k, v] : s.pod_labels) parts.push_back(fmt::format("pod label {}={}", k, v));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const Rule& r : p.rules) {
+    nlohmann::json sel = {{"device_classes", class_names(r.selector.device_classes)},
+                          {"paths", r.selector.paths},
+                          {"pod_labels", r.selector.pod_labels}};
+    nlohmann::json j = {{"name", r.name}, {"description", r.description}, {"selector", sel}};
+    if (r.min_iops) j["min_iops"] = *r.min_iops;
+    if (r.min_iops_per_gpu) j["min_iops_per_gpu"] = *r.min_iops_per_gpu;
+    if (gpus && (r.min_iops || r.min_iops_per_gpu)) j["effective_min_iops"] = effective_min_iops(r, *gpus);
+    if (r.max_p99_latency_ns) j["max_p99_latency_ns"] = *r.max_p99_latency_ns;
+    if (r.min_bandwidth_bytes_per_s) j["min_bandwidth_bytes_per_s"] = *r.min_bandwidth_bytes_per_s;
+    if (r.min_bandwidth_per_gpu_bytes_per_s) j["min_bandwidth_per_gpu_bytes_per_s"] = *r.min_bandwidth_per_gpu_bytes_per_s;
+    if (gpus && (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s)) {
+      j["effective_min_bandwidth_bytes_per_s"] = effective_min_bandwidth(r, *gpus);
+    }
+    j["allowed_classes"] = class_names(r.allowed_classes);
+    j["forbidden_classes"] = class_names(r.forbidden_classes);
+    rules.push_back(std::move(j));
+  }
+  return {{"apiVersion", kPolicyApiVersion},
+          {"kind", kPolicyKind},
+          {"source", p.source},
+          {"name", p.name},
+          {"profile", p.profile},
+          {"mode", policy_mode_name(p.mode)},
+          {"on_error", on_error_name(p.on_error)},
+          {"deadline_ns", p.deadline.count()},
+          {"workload", workload_json(p.workload)},
+          {"early_stop", {{"enabled", p.early_stop}, {"tolerance", p.stop_tolerance}, {"confidence", p.stop_confidence}}},
+          {"result_ttl_ns", p.result_ttl.count()},
+          {"gpus", gpus ? nlohmann::json(*gpus) : nlohmann::json(nullptr)},
+          {"rules", rules}};
+}
+
+std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
+  const Workload& w = p.workload;
+  std::string out;
+  auto field = [&](std::string_view label, const std::string& value) {
+    out += pad_right(label, 12) + value + "\n";
+  };
+  field("policy", p.source + (p.name.empty() || p.source == "profile:" + p.name ? "" : " (" + p.name + ")") +
+                      (p.profile.empty() || p.source == "profile:" + p.profile ? "" : ", from profile " + p.profile) +
+                      ": valid");
+  field("mode", fmt::format("{}, on_error {}, deadline {}", policy_mode_name(p.mode), on_error_name(p.on_error),
+                            format_duration_compact(p.deadline.count())));
+  std::string workload = fmt::format("{} bs={} iodepth={} numjobs={}", rw_mode_name(w.rw), format_size_compact(w.block_size),
+                                     w.iodepth, w.numjobs);
+  if (w.rw == RwMode::kRandRw) workload += fmt::format(" rwmixread={}", w.rwmixread);
+  workload += fmt::format(" size={} ramp {}, runtime up to {}{}", format_size_compact(w.size),
+                          format_duration_compact(w.ramp.count()), format_duration_compact(w.runtime.count()),
+                          w.direct ? "" : ", buffered");
+  field("workload", workload);
+  field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
+                                                 format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
+                                   : "off: runs the whole runtime");
+  field("result ttl", p.result_ttl.count() ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
+                                           : "0 (always probe)");
+  field("GPUs", gpus ? std::to_string(*gpus) : "not given (--gpus N resolves per-GPU floors)");
+
+  std::vector<std::vector<std::string>> rows = {{"RULE", "APPLIES TO", "CHECK", "THRESHOLD"}};
+  for (const Rule& r : p.rules) {
+    std::vector<std::pair<std::string, std::string>> checks;
+    if (r.min_iops || r.min_iops_per_gpu) {
+      checks.emplace_back("min_iops", min_iops_text(r, gpus));
+    }
+    if (r.max_p99_latency_ns) checks.emplace_back("max_p99_latency", "<= " + format_duration_ns(double(*r.max_p99_latency_ns)));
+    if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
+      checks.emplace_back("min_bandwidth", min_bandwidth_text(r, gpus));
+    }
+    if (!r.allowed_classes.empty()) checks.emplace_back("allowed_classes", "one of " + joined(class_names(r.allowed_classes)));
+    if (!r.forbidden_classes.empty()) checks.emplace_back("forbidden_classes", "none of " + joined(class_names(r.forbidden_classes)));
+    for (size_t i = 0; i < checks.size(); ++i) {
+      rows.push_back({i == 0 ? r.name : "", i == 0 ? selector_text(r.selector) : "", checks[i].first, checks[i].second});
+    }
+  }
+  std::vector<size_t> widths(4, 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
+  }
+  out += "\n";
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) line += i + 1 < row.size() ? pad_right(row[i], widths[i] + 3) : row[i];
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace iogate

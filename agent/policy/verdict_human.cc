@@ -1,0 +1,42 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "policy/evaluate.h"
+#include "report/text_layout.h"
+
+namespace iogate {
+
+std::string render_verdict_human(const Verdict& v) {
+  std::string out = fmt::format("verdict  {} ({} mode, {} GPU{}{})\n", verdict_outcome_name(v.outcome),
+                                policy_mode_name(v.mode), v.gpus, v.gpus == 1 ? "" : "s",
+                                v.policy.empty() ? "" : ", policy " + v.policy);
+  if (!v.checks.empty()) {
+    std::vector<std::vector<std::string>> rows = {{"RULE", "CHECK", "RESULT", "MEASURED", "THRESHOLD"}};
+    for (const RuleCheck& c : v.checks) rows.push_back({c.rule, c.check, c.passed ? "pass" : "FAIL", c.measured, c.threshold});
+    std::vector<size_t> widths(rows[0].size(), 0);
+    for (const auto& row : rows) {
+      for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
+    }
+    for (const auto& row : rows) {
+      std::string line;
+      for (size_t i = 0; i < row.size(); ++i) line += i + 1 < row.size() ? pad_right(row[i], widths[i] + 3) : row[i];
+      out += line + "\n";
+    }
+  }
+  if (!v.rules_not_applicable.empty()) {
+    out += "not applicable\n";
+    for (const std::string& r : v.rules_not_applicable) {
+      for (const std::string& line : wrap_words("  ", r, kReportColumns, 4)) out += line + "\n";
+    }
+  }
+  if (!v.caveats.empty()) {
+    out += "caveats\n";
+    for (const std::string& c : v.caveats) {
+      for (const std::string& line : wrap_words("  - ", c, kReportColumns, 4)) out += line + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace iogate

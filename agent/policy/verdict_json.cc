@@ -1,0 +1,28 @@
+#include <cmath>
+
+#include "policy/evaluate.h"
+
+namespace iogate {
+
+nlohmann::json verdict_to_json(const Verdict& v) {
+  auto finite = [](double x) { return std::isfinite(x) ? x : 0.0; };
+  nlohmann::json checks = nlohmann::json::array();
+  for (const RuleCheck& c : v.checks) {
+    checks.push_back({{"rule", c.rule},
+                      {"check", c.check},
+                      {"measured", c.measured},
+                      {"threshold", c.threshold},
+                      {"measured_value", finite(c.measured_value)},
+                      {"threshold_value", finite(c.threshold_value)},
+                      {"passed", c.passed}});
+  }
+  return {{"outcome", verdict_outcome_name(v.outcome)},
+          {"mode", policy_mode_name(v.mode)},
+          {"gpus", v.gpus},
+          {"policy", v.policy},
+          {"checks", checks},
+          {"rules_not_applicable", v.rules_not_applicable},
+          {"caveats", v.caveats}};
+}
+
+}  // namespace iogate

@@ -1,0 +1,358 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "policy/policy.h"
+#include "scratch.h"
+
+using namespace iogate;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The issue's example, exactly as written there.
+constexpr const char kIssueExample[] = R"(apiVersion: iogate.io/v1
+kind: StoragePolicy
+mode: enforce
+on_error: fail-closed
+deadline: 60s
+workload: {rw: randread, bs: 4k, iodepth: 32, numjobs: 1, runtime: 10s, size: 256m}
+rules:
+  - name: gpu-feed
+    min_iops: 10000
+    min_iops_per_gpu: 5000
+    max_p99_latency: 5ms
+    forbidden_classes: [hdd]
+)";
+
+// The same policy as JSON, indented with tabs the way editors save it.
+constexpr const char kIssueExampleJson[] =
+    "{\n\t\"apiVersion\": \"iogate.io/v1\",\n\t\"kind\": \"StoragePolicy\",\n\t\"mode\": \"enforce\",\n"
+    "\t\"on_error\": \"fail-closed\",\n\t\"deadline\": \"60s\",\n"
+    "\t\"workload\": {\"rw\": \"randread\", \"bs\": \"4k\", \"iodepth\": 32, \"numjobs\": 1, \"runtime\": \"10s\", "
+    "\"size\": \"256m\"},\n"
+    "\t\"rules\": [\n\t\t{\"name\": \"gpu-feed\", \"min_iops\": 10000, \"min_iops_per_gpu\": 5000,\n"
+    "\t\t \"max_p99_latency\": \"5ms\", \"forbidden_classes\": [\"hdd\"]}\n\t]\n}\n";
+
+const char kHeader[] = "apiVersion: iogate.io/v1\nkind: StoragePolicy\n";
+
+// A policy with kHeader and `body`, expected to fail with exactly `message`.
+void expect_error(const std::string& body, const std::string& message) {
+  auto p = parse_policy(std::string(kHeader) + body, "t.yaml");
+  REQUIRE_MESSAGE(!p.ok(), body);
+  CHECK(p.error().kind == ErrorKind::kUsage);
+  CHECK(p.error().message == message);
+}
+
+void check_issue_example(const Policy& p) {
+  CHECK(p.mode == PolicyMode::kEnforce);
+  CHECK(p.on_error == OnError::kFailClosed);
+  CHECK(p.deadline == 60s);
+  CHECK(p.workload.rw == RwMode::kRandRead);
+  CHECK(p.workload.block_size == 4096);
+  CHECK(p.workload.iodepth == 32);
+  CHECK(p.workload.numjobs == 1);
+  CHECK(p.workload.runtime == 10s);
+  CHECK(p.workload.size == (uint64_t{256} << 20));
+  CHECK(p.workload.ramp == 1s);  // not given: the policy default
+  REQUIRE(p.rules.size() == 1);
+  const Rule& r = p.rules[0];
+  CHECK(r.name == "gpu-feed");
+  CHECK(r.selector.empty());
+  CHECK(r.min_iops == 10000u);
+  CHECK(r.min_iops_per_gpu == 5000u);
+  CHECK(r.max_p99_latency_ns == 5'000'000u);
+  CHECK_FALSE(r.min_bandwidth_bytes_per_s);
+  CHECK(r.forbidden_classes == std::vector<DeviceClass>{DeviceClass::kHdd});
+  CHECK(r.allowed_classes.empty());
+}
+
+}  // namespace
+
+TEST_CASE("the issue's example loads as written and means what it says") {
+  auto p = parse_policy(kIssueExample, "example.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->source == "example.yaml");
+  check_issue_example(*p);
+}
+
+TEST_CASE("the same policy in JSON, tab-indented, loads the same") {
+  auto p = parse_policy(kIssueExampleJson, "example.json");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  check_issue_example(*p);
+}
+
+TEST_CASE("defaults: what a minimal policy means") {
+  auto p = parse_policy(std::string(kHeader) + "rules: [{name: r, min_iops: 1}]\n", "m.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->mode == PolicyMode::kEnforce);
+  CHECK(p->on_error == OnError::kFailClosed);
+  CHECK(p->deadline == 60s);
+  CHECK(p->result_ttl == 1h);
+  CHECK(p->early_stop);
+  CHECK(p->stop_tolerance == doctest::Approx(0.03));
+  CHECK(p->stop_confidence == doctest::Approx(0.95));
+  CHECK(p->workload.rw == RwMode::kRandRead);
+  CHECK(p->workload.block_size == 4096);
+  CHECK(p->workload.iodepth == 32);
+  CHECK(p->workload.numjobs == 1);
+  CHECK(p->workload.runtime == 10s);
+  CHECK(p->workload.ramp == 1s);
+  CHECK(p->workload.size == (uint64_t{256} << 20));
+  CHECK(p->workload.direct);
+}
+
+TEST_CASE("every key of the schema, with its value syntaxes") {
+  auto p = parse_policy(std::string(kHeader) + R"(metadata:
+  name: vision-team
+  namespace: ml
+  labels: {team: vision}
+mode: warn
+on_error: fail-open
+deadline: 2m
+workload:
+  rw: randrw
+  rwmixread: 70
+  bs: 16k
+  iodepth: 8
+  numjobs: 2
+  runtime: 5s
+  ramp: 500ms
+  size: 1g
+  direct: false
+early_stop: {enabled: true, tolerance: 5%, confidence: 0.9}
+result_ttl: 30m
+rules:
+  - name: nvme-only
+    description: the fast tier
+    selector:
+      device_classes: [nvme, cloud-block]
+      paths: [/data, "/mnt/*/train"]
+      pod_labels: {team: vision, "app.kubernetes.io/name": trainer}
+    min_bandwidth: 1.5GB/s
+    min_bandwidth_per_gpu: 200MiB/s
+    allowed_classes: [nvme, cloud-block]
+  - name: latency
+    max_p99_latency: 500 us
+    min_iops_per_gpu: 3000
+)",
+                        "all.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->name == "vision-team");
+  CHECK(p->mode == PolicyMode::kWarn);
+  CHECK(p->on_error == OnError::kFailOpen);
+  CHECK(p->deadline == 120s);
+  CHECK(p->workload.rw == RwMode::kRandRw);
+  CHECK(p->workload.rwmixread == 70);
+  CHECK(p->workload.block_size == 16384);
+  CHECK(p->workload.iodepth == 8);
+  CHECK(p->workload.numjobs == 2);
+  CHECK(p->workload.runtime == 5s);
+  CHECK(p->workload.ramp == 500ms);
+  CHECK(p->workload.size == (uint64_t{1} << 30));
+  CHECK_FALSE(p->workload.direct);
+  CHECK(p->stop_tolerance == doctest::Approx(0.05));
+  CHECK(p->stop_confidence == doctest::Approx(0.9));
+  CHECK(p->result_ttl == 30min);
+  REQUIRE(p->rules.size() == 2);
+  const Rule& a = p->rules[0];
+  CHECK(a.description == "the fast tier");
+  CHECK(a.selector.device_classes == std::vector<DeviceClass>{DeviceClass::kNvme, DeviceClass::kCloudBlock});
+  CHECK(a.selector.paths == std::vector<std::string>{"/data", "/mnt/*/train"});
+  CHECK(a.selector.pod_labels.at("team") == "vision");
+  CHECK(a.selector.pod_labels.at("app.kubernetes.io/name") == "trainer");
+  CHECK(a.min_bandwidth_bytes_per_s == 1'500'000'000u);
+  CHECK(a.min_bandwidth_per_gpu_bytes_per_s == 200u * 1024 * 1024);
+  CHECK(a.allowed_classes.size() == 2);
+  CHECK(p->rules[1].max_p99_latency_ns == 500'000u);
+  CHECK(p->rules[1].min_iops_per_gpu == 3000u);
+  CHECK_FALSE(p->rules[1].min_iops);
+}
+
+TEST_CASE("a file may start from a built-in profile and override parts of it") {
+  auto p = parse_policy(std::string(kHeader) + "profile: image-classification\nmode: warn\nworkload: {runtime: 5s}\n",
+                        "derived.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  auto base = builtin_policy("image-classification");
+  REQUIRE(base.ok());
+  CHECK(p->source == "derived.yaml");
+  CHECK(p->profile == "image-classification");
+  CHECK(p->mode == PolicyMode::kWarn);
+  CHECK(p->workload.runtime == 5s);
+  CHECK(p->workload.block_size == base->workload.block_size);  // the rest of the workload stays
+  REQUIRE(p->rules.size() == base->rules.size());
+  CHECK(p->rules[0].name == base->rules[0].name);
+
+  // Rules given replace the profile's whole list.
+  auto q = parse_policy(std::string(kHeader) + "profile: streaming\nrules: [{name: mine, min_iops: 5}]\n", "q.yaml");
+  REQUIRE_MESSAGE(q.ok(), q.error().message);
+  REQUIRE(q->rules.size() == 1);
+  CHECK(q->rules[0].name == "mine");
+
+  expect_error("profile: imagenet\n",
+               "profile: unknown profile \"imagenet\" (built-in profiles: image-classification, streaming, "
+               "llm-pretraining, checkpointing)");
+}
+
+TEST_CASE("invalid values name the field path") {
+  // The issue's exact message.
+  expect_error("rules:\n  - {name: a, min_iops: 1}\n  - {name: b, min_iops: fast}\n",
+               "rules[1].min_iops: expected a positive integer, got \"fast\"");
+  expect_error("rules: [{name: a, min_iops: -5}]\n", "rules[0].min_iops: expected a positive integer, got \"-5\"");
+  expect_error("rules: [{name: a, min_iops: 0}]\n", "rules[0].min_iops: expected a positive integer, got \"0\"");
+  expect_error("rules: [{name: a, min_iops: 1.5}]\n", "rules[0].min_iops: expected a positive integer, got \"1.5\"");
+  expect_error("rules: [{name: a, min_iops: [1]}]\n", "rules[0].min_iops: expected a positive integer, got a list");
+  expect_error("rules: [{name: a, min_iops_per_gpu: }]\n",
+               "rules[0].min_iops_per_gpu: expected a positive integer, got nothing");
+  expect_error("deadline: soon\nrules: [{name: a, min_iops: 1}]\n",
+               "deadline: expected a duration like 10s, 500ms or 2m, got \"soon\"");
+  expect_error("deadline: 5x\nrules: [{name: a, min_iops: 1}]\n",
+               "deadline: unknown duration unit \"x\" in \"5x\" (use ms, s, m or h)");
+  expect_error("rules: [{name: a, max_p99_latency: 5ks}]\n",
+               "rules[0].max_p99_latency: unknown duration unit \"ks\" in \"5ks\" (use ms, s, m or h)");
+  expect_error("rules: [{name: a, max_p99_latency: 0ms}]\n", "rules[0].max_p99_latency: must be more than 0, got \"0ms\"");
+  expect_error("rules: [{name: a, min_bandwidth: 500Mb/s}]\n",
+               "rules[0].min_bandwidth: expected a bandwidth like 500MB/s, 1.5GB/s, 200MiB/s or bytes a second, got "
+               "\"500Mb/s\"");
+  expect_error("rules: [{name: a, forbidden_classes: [hdd, ssd]}]\n",
+               "rules[0].forbidden_classes[1]: unknown device class \"ssd\", did you mean \"sas-ssd\" or \"sata-ssd\"? (classes: ram, nvme, nvme-of, sas-ssd, "
+               "sata-ssd, virtio, cloud-block, mmc, usb, hdd, network-fs, mixed, unknown)");
+  expect_error("rules: [{name: a, selector: {device_classes: [nmve]}}]\n",
+               "rules[0].selector.device_classes[0]: unknown device class \"nmve\", did you mean \"nvme\"? (classes: "
+               "ram, nvme, nvme-of, sas-ssd, sata-ssd, virtio, cloud-block, mmc, usb, hdd, network-fs, mixed, unknown)");
+  expect_error("rules: [{name: a, allowed_classes: []}]\n",
+               "rules[0].allowed_classes: expected a non-empty list of device classes, got a list");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {paths: [data]}}]\n",
+               "rules[0].selector.paths[0]: expected an absolute path like /data (globs allowed), got \"data\"");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {team: [a]}}}]\n",
+               "rules[0].selector.pod_labels.team: expected a label value (a string), got a list");
+  expect_error("rules: [{name: a, allowed_classes: [nvme], forbidden_classes: [nvme]}]\n",
+               "rules[0].forbidden_classes: \"nvme\" is also in allowed_classes");
+  expect_error("mode: strict\nrules: [{name: a, min_iops: 1}]\n", "mode: expected enforce, warn or off, got \"strict\"");
+  expect_error("on_error: ignore\nrules: [{name: a, min_iops: 1}]\n",
+               "on_error: expected fail-closed or fail-open, got \"ignore\"");
+  expect_error("early_stop: {tolerance: 3}\nrules: [{name: a, min_iops: 1}]\n",
+               "early_stop.tolerance: expected a percentage like 3% or a fraction like 0.03, got \"3\"");
+  expect_error("early_stop: {tolerance: 80%}\nrules: [{name: a, min_iops: 1}]\n",
+               "early_stop.tolerance: must be above 0% and at most 50%, got \"80%\"");
+  expect_error("early_stop: {enabled: maybe}\nrules: [{name: a, min_iops: 1}]\n",
+               "early_stop.enabled: expected true or false, got \"maybe\"");
+}
+
+TEST_CASE("the workload is validated like probe's flags, naming workload fields") {
+  expect_error("workload: {rw: randomread}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.rw: unknown workload \"randomread\" (expected randread, randwrite, read, write or randrw)");
+  expect_error("workload: {bs: 4q}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.bs: unknown size suffix \"q\" in \"4q\" (use k, m, g or t)");
+  expect_error("workload: {bs: 256}\nrules: [{name: a, min_iops: 1}]\n", "workload.bs: must be at least 512 bytes, got 256");
+  expect_error("workload: {iodepth: 0}\nrules: [{name: a, min_iops: 1}]\n", "workload.iodepth: 0 is out of range [1, 4096]");
+  expect_error("workload: {numjobs: many}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.numjobs: expected a whole number, got \"many\"");
+  expect_error("workload: {runtime: 10ms}\nrules: [{name: a, min_iops: 1}]\n", "workload.runtime: must be at least 100ms");
+  expect_error("workload: {size: 4k, numjobs: 2}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.size: 4k is smaller than workload.bs × workload.numjobs (4k × 2)");
+  expect_error("deadline: 5s\nrules: [{name: a, min_iops: 1}]\n",
+               "deadline: 5s is shorter than workload.ramp + workload.runtime (11s); the probe could not finish");
+}
+
+TEST_CASE("structure errors: unknown keys, missing and duplicate fields") {
+  expect_error("rules: [{name: a, min_iop: 1}]\n", "rules[0].min_iop: unknown key (did you mean \"min_iops\"?)");
+  expect_error("mdoe: warn\nrules: [{name: a, min_iops: 1}]\n", "mdoe: unknown key (did you mean \"mode\"?)");
+  expect_error("frobnicate: 1\nrules: [{name: a, min_iops: 1}]\n",
+               "frobnicate: unknown key (known: apiVersion, kind, metadata, profile, mode, on_error, deadline, "
+               "workload, early_stop, result_ttl, rules)");
+  expect_error("workload: {iodepht: 4}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.iodepht: unknown key (did you mean \"iodepth\"?)");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {labels: {a: b}}}]\n",
+               "rules[0].selector.labels: unknown key (did you mean \"pod_labels\"?)");
+  expect_error("", "rules: missing; a policy needs at least one rule (or a profile to take them from)");
+  expect_error("rules: []\n", "rules: empty; a policy needs at least one rule");
+  expect_error("rules: {name: a}\n", "rules: expected a list of rules, got a map");
+  expect_error("rules: [{min_iops: 1}]\n", "rules[0].name: missing; every rule needs a name (it appears in verdicts and Events)");
+  expect_error("rules: [{name: 'has space', min_iops: 1}]\n",
+               "rules[0].name: expected a name of letters, digits, '-', '_' or '.' (at most 63), got \"has space\"");
+  expect_error("rules: [{name: a, min_iops: 1}, {name: b, min_iops: 2}, {name: a, min_iops: 3}]\n",
+               "rules[2].name: \"a\" is already the name of rules[0]");
+  expect_error("rules: [{name: a}]\n",
+               "rules[0]: no check; give at least one of min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
+               "min_bandwidth_per_gpu, allowed_classes, forbidden_classes");
+  expect_error("mode: warn\nmode: off\nrules: [{name: a, min_iops: 1}]\n", "mode: given twice");
+  expect_error("rules: [a, b]\n", "rules[0]: expected a map, got \"a\"");
+
+  auto missing_version = parse_policy("kind: StoragePolicy\nrules: [{name: a, min_iops: 1}]\n", "t");
+  REQUIRE_FALSE(missing_version.ok());
+  CHECK(missing_version.error().message == "apiVersion: missing (expected \"iogate.io/v1\")");
+  auto wrong_version = parse_policy("apiVersion: v1\nkind: StoragePolicy\nrules: [{name: a, min_iops: 1}]\n", "t");
+  REQUIRE_FALSE(wrong_version.ok());
+  CHECK(wrong_version.error().message == "apiVersion: expected \"iogate.io/v1\", got \"v1\"");
+  auto missing_kind = parse_policy("apiVersion: iogate.io/v1\nrules: [{name: a, min_iops: 1}]\n", "t");
+  REQUIRE_FALSE(missing_kind.ok());
+  CHECK(missing_kind.error().message == "kind: missing (expected \"StoragePolicy\")");
+  auto wrong_kind = parse_policy("apiVersion: iogate.io/v1\nkind: ConfigMap\nrules: [{name: a, min_iops: 1}]\n", "t");
+  REQUIRE_FALSE(wrong_kind.ok());
+  CHECK(wrong_kind.error().message == "kind: expected \"StoragePolicy\", got \"ConfigMap\"");
+}
+
+TEST_CASE("not YAML at all, empty, several documents") {
+  auto broken = parse_policy("apiVersion: iogate.io/v1\nkind: [StoragePolicy\n", "t");
+  REQUIRE_FALSE(broken.ok());
+  CHECK(broken.error().kind == ErrorKind::kUsage);
+  CHECK(broken.error().message.find("not valid YAML or JSON") != std::string::npos);
+  CHECK(broken.error().message.find("line ") == 0);
+
+  auto empty = parse_policy("", "t");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().message == "policy: empty; expected a map with apiVersion: iogate.io/v1 and kind: StoragePolicy");
+
+  auto scalar = parse_policy("just words", "t");
+  REQUIRE_FALSE(scalar.ok());
+  CHECK(scalar.error().message == "policy: expected a map, got \"just words\"");
+
+  auto two = parse_policy(std::string(kHeader) + "rules: [{name: a, min_iops: 1}]\n---\n" + kHeader, "t");
+  REQUIRE_FALSE(two.ok());
+  CHECK(two.error().message == "policy: expected one YAML document, found 2");
+}
+
+TEST_CASE("files: errors start with the path, an unreadable file is a configuration error") {
+  iogate::testing::ScratchDir dir;
+  std::string good = dir.path.string() + "/good.yaml";
+  std::ofstream(good) << kIssueExample;
+  auto p = load_policy_file(good);
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  CHECK(p->source == good);
+
+  std::string bad = dir.path.string() + "/bad.yaml";
+  std::ofstream(bad) << kHeader << "rules: [{name: a, min_iops: fast}]\n";
+  auto b = load_policy_file(bad);
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().message == bad + ": rules[0].min_iops: expected a positive integer, got \"fast\"");
+
+  auto missing = load_policy_file(dir.path.string() + "/nope.yaml");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().kind == ErrorKind::kUsage);
+  CHECK(missing.error().message == dir.path.string() + "/nope.yaml: cannot read the policy file: No such file or directory");
+}
+
+TEST_CASE("resolve_policy: profile:NAME, a bare profile name, or a file") {
+  auto a = resolve_policy("profile:streaming");
+  REQUIRE(a.ok());
+  CHECK(a->source == "profile:streaming");
+  auto b = resolve_policy("streaming");
+  REQUIRE(b.ok());
+  CHECK(b->source == "profile:streaming");
+  auto c = resolve_policy("profile:nope");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().message.find("unknown profile \"nope\"") == 0);
+  auto d = resolve_policy("fast-storage");
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().kind == ErrorKind::kUsage);
+  CHECK(d.error().message.find("fast-storage: no such file, and unknown profile \"fast-storage\"") == 0);
+
+  iogate::testing::ScratchDir dir;
+  std::string file = dir.path.string() + "/p.yaml";
+  std::ofstream(file) << kIssueExample;
+  auto e = resolve_policy(file);
+  REQUIRE(e.ok());
+  CHECK(e->source == file);
+}
