@@ -1,0 +1,61 @@
+#include "faults.h"
+
+namespace iogate::apiserver {
+
+using nlohmann::json;
+
+ApiResult<Fault> fault_from_json(const json& j) {
+  if (!j.is_object()) return bad_request("fault: expected a JSON object");
+  Fault f;
+  try {
+    f.method = j.value("method", "");
+    f.path_regex = j.value("path_regex", ".*");
+    std::string kind = j.at("kind").is_string() ? j.at("kind").get<std::string>() : j.at("kind").dump();
+    if (kind == "delay") f.kind = FaultKind::kDelay;
+    else if (kind == "429") f.kind = FaultKind::kTooManyRequests;
+    else if (kind == "500") f.kind = FaultKind::kInternalError;
+    else if (kind == "drop") f.kind = FaultKind::kDrop;
+    else return bad_request("fault.kind: expected delay, 429, 500 or drop, got " + kind);
+    f.delay_ms = j.value("delay_ms", 0);
+    f.retry_after_s = j.value("retry_after_s", 1);
+    f.count = j.value("count", -1);
+  } catch (const json::exception& e) {
+    return bad_request(std::string("fault: ") + e.what());
+  }
+  try {
+    std::regex check(f.path_regex);
+  } catch (const std::regex_error& e) {
+    return bad_request("fault.path_regex: " + std::string(e.what()));
+  }
+  return f;
+}
+
+json fault_to_json(const Fault& f) {
+  static const char* names[] = {"delay", "429", "500", "drop"};
+  return {{"method", f.method},     {"path_regex", f.path_regex},       {"kind", names[static_cast<int>(f.kind)]},
+          {"delay_ms", f.delay_ms}, {"retry_after_s", f.retry_after_s}, {"count", f.count}};
+}
+
+void FaultSet::add(Fault fault) {
+  std::regex regex(fault.path_regex);
+  rules_.push_back({std::move(fault), std::move(regex)});
+}
+
+std::optional<Fault> FaultSet::take(const std::string& method, const std::string& path) {
+  for (auto& rule : rules_) {
+    if (rule.fault.count == 0) continue;
+    if (!rule.fault.method.empty() && rule.fault.method != method) continue;
+    if (!std::regex_match(path, rule.regex)) continue;
+    if (rule.fault.count > 0) --rule.fault.count;
+    return rule.fault;
+  }
+  return std::nullopt;
+}
+
+json FaultSet::to_json() const {
+  json out = json::array();
+  for (const auto& rule : rules_) out.push_back(fault_to_json(rule.fault));
+  return out;
+}
+
+}  // namespace iogate::apiserver
