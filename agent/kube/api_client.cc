@@ -1,0 +1,172 @@
+#include "kube/api_client.h"
+
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace iogate {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+const char* content_type_of(PatchType type) {
+  switch (type) {
+    case PatchType::kMerge: return "application/merge-patch+json";
+    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
+    case PatchType::kJsonPatch: return "application/json-patch+json";
+  }
+  return "application/merge-patch+json";
+}
+
+bool retryable_status(int status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+}
+
+std::string_view failure_reason(TransportFailure f) {
+  switch (f) {
+    case TransportFailure::kConnect: return "ConnectionFailed";
+    case TransportFailure::kTimeout: return "Timeout";
+    case TransportFailure::kConnectionLost: return "ConnectionLost";
+    case TransportFailure::kTlsHandshake: return "TLSHandshake";
+    case TransportFailure::kTlsVerification: return "TLSVerification";
+  }
+  return "TransportError";
+}
+
+bool retryable_failure(TransportFailure f) {
+  // A certificate that does not verify will not verify on the next try either: no retry storm.
+  return f != TransportFailure::kTlsHandshake && f != TransportFailure::kTlsVerification;
+}
+
+int64_t elapsed_ms(Clock::time_point since, Clock::time_point now) {
+  return std::chrono::duration_cast<milliseconds>(now - since).count();
+}
+
+}  // namespace
+
+ClientClock ClientClock::real() {
+  return {[] { return Clock::now(); }, [](milliseconds d) { std::this_thread::sleep_for(d); }};
+}
+
+ApiClient::ApiClient(KubeConfig config, RetryPolicy retry)
+    : ApiClient(std::move(config), retry, nullptr, ClientClock::real(), std::random_device{}()) {}
+
+ApiClient::ApiClient(KubeConfig config, RetryPolicy retry, std::unique_ptr<Transport> transport, ClientClock clock,
+                     uint64_t jitter_seed)
+    : config_(std::move(config)),
+      retry_(retry),
+      transport_(std::move(transport)),
+      clock_(std::move(clock)),
+      rng_(jitter_seed),
+      tokens_(config_.token, config_.token_file) {
+  if (!transport_) {
+    auto made = make_https_transport(config_);
+    if (made.ok()) {
+      transport_ = std::move(*made);
+    } else {
+      setup_error_ = made.error();
+    }
+  }
+  if (retry_.max_attempts < 1) retry_.max_attempts = 1;
+}
+
+Status ApiClient::ready() const {
+  if (setup_error_) return *setup_error_;
+  return ok_status();
+}
+
+ApiResult<nlohmann::json> ApiClient::get(const std::string& path) { return call("GET", path, "", ""); }
+
+ApiResult<nlohmann::json> ApiClient::patch(const std::string& path, PatchType type, const nlohmann::json& body) {
+  return call("PATCH", path, content_type_of(type), body.dump());
+}
+
+ApiResult<nlohmann::json> ApiClient::post(const std::string& path, const nlohmann::json& body) {
+  return call("POST", path, "application/json", body.dump());
+}
+
+ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::string& path,
+                                          const std::string& content_type, std::string body) {
+  const std::string request_name = method + " " + path;
+  if (setup_error_) return ApiError{request_name, 0, "ClientSetup", setup_error_->message};
+
+  HttpRequest request{method, path, content_type, std::move(body), ""};
+  const Clock::time_point started = clock_.now();
+  bool token_retried = false;
+  int attempt = 0;  // attempts made, the 401 re-authentication excluded
+  ApiError last;
+
+  auto deadline_error = [&](const ApiError* cause) {
+    ApiError e{request_name, 0, "DeadlineExceeded",
+               fmt::format("deadline reached after {} attempt{} in {} ms", attempt, attempt == 1 ? "" : "s",
+                           elapsed_ms(started, clock_.now()))};
+    if (cause) e.message += "; last: " + cause->summary().substr(request_name.size() + 2);
+    return e;
+  };
+
+  for (;;) {
+    Clock::time_point now = clock_.now();
+    if (now >= deadline_) return deadline_error(attempt > 0 ? &last : nullptr);
+    milliseconds timeout = retry_.request_timeout;
+    if (deadline_ != Clock::time_point::max()) {
+      timeout = std::min(timeout, std::chrono::duration_cast<milliseconds>(deadline_ - now));
+      if (timeout < milliseconds(1)) timeout = milliseconds(1);
+    }
+    request.bearer_token = tokens_.token(now);
+    ++attempt;
+    ++stats_.requests;
+    TransportResult sent = transport_->send(request, timeout);
+    Clock::time_point done = clock_.now();
+
+    std::optional<std::chrono::seconds> retry_after;
+    bool retry = false;
+    if (auto* failure = std::get_if<TransportError>(&sent)) {
+      last = ApiError{request_name, 0, std::string(failure_reason(failure->failure)), failure->message};
+      spdlog::debug("kube: {} failed after {} ms: {}", request_name, elapsed_ms(now, done), failure->message);
+      retry = retryable_failure(failure->failure);
+    } else {
+      HttpResponse& response = std::get<HttpResponse>(sent);
+      spdlog::debug("kube: {} {} ({} ms)", request_name, response.status, elapsed_ms(now, done));
+      if (response.status >= 200 && response.status < 300) {
+        if (response.body.empty()) return nlohmann::json();
+        auto json = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+        if (json.is_discarded()) {
+          return ApiError{request_name, response.status, "InvalidResponse", "the answer is not JSON"};
+        }
+        return json;
+      }
+      last = api_error_from_response(request_name, response.status, response.body);
+      if (response.status == 401 && !token_retried && tokens_.has_file()) {
+        // client-go's behaviour: a 401 may mean the token just rotated; re-read it, try once more.
+        token_retried = true;
+        tokens_.invalidate();
+        ++stats_.token_reloads;
+        --attempt;
+        spdlog::info("kube: {}: 401 Unauthorized; re-reading the token file and retrying once", request_name);
+        continue;
+      }
+      retry = retryable_status(response.status);
+      if (response.status == 429 || response.status == 503) retry_after = parse_retry_after(response.retry_after);
+    }
+
+    if (!retry) return last;
+    if (attempt >= retry_.max_attempts) {
+      last.message += fmt::format(" (gave up after {} attempts)", attempt);
+      return last;
+    }
+    milliseconds delay = backoff_delay(retry_, attempt, retry_after, rng_);
+    if (deadline_ != Clock::time_point::max() && done + delay >= deadline_) {
+      // Sleeping past the deadline only to fail then: fail now, saying why.
+      return deadline_error(&last);
+    }
+    spdlog::warn("kube: {}; retry {} of {} in {} ms{}", last.summary(), attempt, retry_.max_attempts - 1, delay.count(),
+                 retry_after ? " (Retry-After)" : "");
+    ++stats_.retries;
+    clock_.sleep(delay);
+  }
+}
+
+}  // namespace iogate

@@ -1,0 +1,95 @@
+// The Kubernetes API client: JSON over HTTPS with the configured credentials, retried the way
+// client-go retries, and bounded by one deadline (preflight's).
+//
+// - Retries, with exponential backoff and full jitter (kube/backoff.h), on connection failures,
+//   timeouts, 429 and 500/502/503/504; a Retry-After from the server is honoured as given.
+//   Everything else (4xx, TLS verification, a 501) is returned at once.
+// - 401: re-reads the token file and retries once (the kubelet may have just rotated it). The
+//   token file is also re-read every minute.
+// - The deadline bounds every attempt's timeout and every sleep: a retry that could not finish in
+//   time is not started, and the error says the deadline was reached.
+// - Logs each request at debug (method, path, status, duration) and each retry at warn with its
+//   reason; never the token or the Authorization header.
+//
+// One client per process; thread-compatible (one request at a time).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/rng.h"
+#include "kube/api_error.h"
+#include "kube/backoff.h"
+#include "kube/http_transport.h"
+#include "kube/kube_config.h"
+#include "kube/token_source.h"
+
+namespace iogate {
+
+enum class PatchType {
+  kMerge,           // application/merge-patch+json (RFC 7386): lists replaced whole
+  kStrategicMerge,  // application/strategic-merge-patch+json: lists merged by their key (conditions by type)
+  kJsonPatch,       // application/json-patch+json (RFC 6902)
+};
+
+// The client's view of time, injectable so tests can run a retry schedule without sleeping.
+struct ClientClock {
+  std::function<std::chrono::steady_clock::time_point()> now;
+  std::function<void(std::chrono::milliseconds)> sleep;
+  static ClientClock real();
+};
+
+class ApiClient {
+ public:
+  ApiClient(KubeConfig config, RetryPolicy retry = {});
+  // For tests: a scripted transport, a fake clock and a fixed jitter seed.
+  ApiClient(KubeConfig config, RetryPolicy retry, std::unique_ptr<Transport> transport, ClientClock clock,
+            uint64_t jitter_seed);
+
+  ApiClient(const ApiClient&) = delete;
+  ApiClient& operator=(const ApiClient&) = delete;
+
+  // Not ok when the configuration could not become a TLS client (bad PEM, key not matching its
+  // certificate, bad server URL); every request then fails with the same error.
+  Status ready() const;
+
+  // Every request and retry sleep ends by `deadline`; the default is none.
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
+
+  const KubeConfig& config() const { return config_; }
+
+  // Paths are the API's ("/api/v1/namespaces/ns/pods/p"), already escaped. The answer's JSON, or
+  // an ApiError with the Status reason and message.
+  ApiResult<nlohmann::json> get(const std::string& path);
+  ApiResult<nlohmann::json> patch(const std::string& path, PatchType type, const nlohmann::json& body);
+  ApiResult<nlohmann::json> post(const std::string& path, const nlohmann::json& body);
+
+  // Counters for logs and tests.
+  struct Stats {
+    int requests = 0;  // HTTP exchanges attempted
+    int retries = 0;   // backoff sleeps taken
+    int token_reloads = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  ApiResult<nlohmann::json> call(const std::string& method, const std::string& path, const std::string& content_type,
+                                 std::string body);
+
+  KubeConfig config_;
+  RetryPolicy retry_;
+  std::unique_ptr<Transport> transport_;
+  std::optional<Error> setup_error_;
+  ClientClock clock_;
+  FastRng rng_;
+  TokenSource tokens_;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  Stats stats_;
+};
+
+}  // namespace iogate

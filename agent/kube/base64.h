@@ -1,0 +1,15 @@
+// Standard base64 (RFC 4648 §4) decoding, for kubeconfig's *-data fields.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace iogate {
+
+// std::nullopt on a character outside the alphabet, a '=' before the end or a dangling single
+// character. Whitespace (line breaks in hand-wrapped files) is skipped; trailing '=' padding may
+// be present or not.
+std::optional<std::string> decode_base64(std::string_view text);
+
+}  // namespace iogate

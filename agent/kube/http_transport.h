@@ -1,0 +1,58 @@
+// One HTTPS exchange with the API server, no retries, no interpretation of the answer: the
+// seam between the client's retry logic (api_client.cc) and the TLS library (https_transport.cc,
+// the only file that includes cpp-httplib). Tests substitute a scripted Transport.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "base/result.h"
+#include "kube/kube_config.h"
+
+namespace iogate {
+
+struct HttpRequest {
+  std::string method;        // GET, PATCH, POST
+  std::string path;          // "/api/v1/nodes/n1" (the server's path prefix is the transport's)
+  std::string content_type;  // for PATCH and POST
+  std::string body;
+  std::string bearer_token;  // "" for none; the transport puts it in Authorization, never in a log
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::string retry_after;  // the Retry-After header, "" when absent
+};
+
+enum class TransportFailure {
+  kConnect,          // refused, unreachable, name not resolved: retryable
+  kTimeout,          // connect or read timed out: retryable
+  kConnectionLost,   // the server closed or reset the connection mid-exchange: retryable
+  kTlsHandshake,     // the handshake failed (protocol, client certificate refused): not retried
+  kTlsVerification,  // the server's certificate does not chain to the CA or name the host: not retried
+};
+
+struct TransportError {
+  TransportFailure failure = TransportFailure::kConnect;
+  std::string message;  // one line, e.g. "certificate verify failed: unable to get local issuer certificate"
+};
+
+using TransportResult = std::variant<HttpResponse, TransportError>;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // `timeout` bounds connecting and each read of this exchange.
+  virtual TransportResult send(const HttpRequest& request, std::chrono::milliseconds timeout) = 0;
+};
+
+// TLS to config.server, verified against config.ca_pem only (not the system's CAs), host name or
+// IP checked; client certificate from memory when the config has one. Keeps the connection alive
+// between requests. Errors: an unparseable server URL, CA, certificate or key, or a key that does
+// not match its certificate.
+Result<std::unique_ptr<Transport>> make_https_transport(const KubeConfig& config);
+
+}  // namespace iogate

@@ -1,0 +1,244 @@
+// The one file that includes cpp-httplib: TLS to the API server with the CA, client certificate
+// and key taken from memory (a scratch container has no files to point OpenSSL at).
+//
+// Verification is ours, not the library's defaults: cpp-httplib loads the system's CA paths into
+// the SSL_CTX when it is given no CA file, which would let any public CA vouch for "the API
+// server". A certificate-verify callback instead checks the chain against a store holding only the
+// configured CA, and the host name or IP through OpenSSL's own matcher (X509_VERIFY_PARAM), before
+// cpp-httplib's host check runs as well.
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <arpa/inet.h>
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "kube/http_transport.h"
+
+namespace iogate {
+namespace {
+
+struct X509Free { void operator()(X509* p) const { X509_free(p); } };
+struct X509StoreFree { void operator()(X509_STORE* p) const { X509_STORE_free(p); } };
+struct X509StoreCtxFree { void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); } };
+struct EvpPkeyFree { void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); } };
+struct BioFree { void operator()(BIO* p) const { BIO_free(p); } };
+using X509Ptr = std::unique_ptr<X509, X509Free>;
+using X509StorePtr = std::unique_ptr<X509_STORE, X509StoreFree>;
+using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, X509StoreCtxFree>;
+using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;
+using BioPtr = std::unique_ptr<BIO, BioFree>;
+
+BioPtr memory_bio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// Every certificate in a PEM bundle; empty when there is none.
+std::vector<X509Ptr> read_certificates(const std::string& pem) {
+  std::vector<X509Ptr> certs;
+  BioPtr bio = memory_bio(pem);
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) certs.emplace_back(cert);
+  ERR_clear_error();  // the end of the bundle reads as an error
+  return certs;
+}
+
+struct ServerAddress {
+  std::string host;         // without brackets for IPv6
+  int port = 443;
+  std::string path_prefix;  // "" or "/k8s/clusters/c-1" (no trailing slash)
+};
+
+Result<ServerAddress> parse_server(const std::string& server) {
+  const std::string scheme = "https://";
+  if (server.rfind(scheme, 0) != 0) return usage_error(fmt::format("kube server \"{}\": not https://", server));
+  std::string rest = server.substr(scheme.size());
+  size_t slash = rest.find('/');
+  ServerAddress a;
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) {
+    a.path_prefix = rest.substr(slash);
+    while (!a.path_prefix.empty() && a.path_prefix.back() == '/') a.path_prefix.pop_back();
+  }
+  std::string port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string::npos) return usage_error(fmt::format("kube server \"{}\": unclosed [", server));
+    a.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':') return usage_error(fmt::format("kube server \"{}\": bad port", server));
+      port_text = authority.substr(close + 2);
+    }
+  } else {
+    size_t colon = authority.rfind(':');
+    a.host = authority.substr(0, colon);
+    if (colon != std::string::npos) port_text = authority.substr(colon + 1);
+  }
+  if (a.host.empty()) return usage_error(fmt::format("kube server \"{}\": no host", server));
+  if (!port_text.empty()) {
+    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), a.port);
+    if (ec != std::errc() || end != port_text.data() + port_text.size() || a.port <= 0 || a.port > 65535) {
+      return usage_error(fmt::format("kube server \"{}\": bad port \"{}\"", server, port_text));
+    }
+  }
+  return a;
+}
+
+// What the verify callback needs; lives as long as the transport (and so the SSL_CTX).
+struct VerifyState {
+  X509StorePtr trusted;  // the configured CA only
+  std::string host;
+  bool host_is_ip = false;
+};
+
+// Replaces OpenSSL's chain verification for this SSL_CTX (SSL_CTX_set_cert_verify_callback):
+// verify the peer's chain against our store and host; the error lands in the handshake's
+// X509_STORE_CTX, which SSL_get_verify_result then reports.
+int verify_against_configured_ca(X509_STORE_CTX* handshake, void* arg) {
+  auto* state = static_cast<VerifyState*>(arg);
+  X509StoreCtxPtr ours(X509_STORE_CTX_new());
+  if (!ours || X509_STORE_CTX_init(ours.get(), state->trusted.get(), X509_STORE_CTX_get0_cert(handshake),
+                                   X509_STORE_CTX_get0_untrusted(handshake)) != 1) {
+    X509_STORE_CTX_set_error(handshake, X509_V_ERR_OUT_OF_MEM);
+    return 0;
+  }
+  X509_STORE_CTX_set_default(ours.get(), "ssl_server");
+  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ours.get());
+  if (state->host_is_ip) {
+    X509_VERIFY_PARAM_set1_ip_asc(param, state->host.c_str());
+  } else {
+    X509_VERIFY_PARAM_set1_host(param, state->host.c_str(), state->host.size());
+  }
+  int ok = X509_verify_cert(ours.get());
+  X509_STORE_CTX_set_error(handshake, ok == 1 ? X509_V_OK : X509_STORE_CTX_get_error(ours.get()));
+  return ok == 1 ? 1 : 0;
+}
+
+class HttpsTransport : public Transport {
+ public:
+  HttpsTransport(ServerAddress address, std::unique_ptr<VerifyState> verify, std::unique_ptr<httplib::SSLClient> client)
+      : address_(std::move(address)), verify_(std::move(verify)), client_(std::move(client)) {}
+
+  TransportResult send(const HttpRequest& request, std::chrono::milliseconds timeout) override {
+    client_->set_connection_timeout(timeout);
+    client_->set_read_timeout(timeout);
+    client_->set_write_timeout(timeout);
+    httplib::Headers headers = {{"Accept", "application/json"},
+                                {"User-Agent", std::string("iogate/") + IOGATE_VERSION}};
+    if (!request.bearer_token.empty()) headers.emplace("Authorization", "Bearer " + request.bearer_token);
+    std::string path = address_.path_prefix + request.path;
+
+    auto started = std::chrono::steady_clock::now();
+    httplib::Result result = [&] {
+      if (request.method == "GET") return client_->Get(path.c_str(), headers);
+      if (request.method == "PATCH") return client_->Patch(path.c_str(), headers, request.body, request.content_type.c_str());
+      if (request.method == "POST") return client_->Post(path.c_str(), headers, request.body, request.content_type.c_str());
+      if (request.method == "DELETE") return client_->Delete(path.c_str(), headers);
+      return httplib::Result(nullptr, httplib::Error::Unknown);
+    }();
+    if (result) {
+      HttpResponse response;
+      response.status = result->status;
+      response.body = std::move(result->body);
+      response.retry_after = result->get_header_value("Retry-After");
+      return response;
+    }
+    return describe_failure(result.error(), std::chrono::steady_clock::now() - started, timeout);
+  }
+
+ private:
+  TransportError describe_failure(httplib::Error error, std::chrono::steady_clock::duration elapsed,
+                                  std::chrono::milliseconds timeout) const {
+    std::string where = fmt::format("{}:{}", address_.host, address_.port);
+    switch (error) {
+      case httplib::Error::Connection:
+        return {TransportFailure::kConnect, "cannot connect to " + where};
+      case httplib::Error::ConnectionTimeout:
+        return {TransportFailure::kTimeout, fmt::format("connecting to {} timed out after {} ms", where, timeout.count())};
+      case httplib::Error::SSLConnection:
+        return {TransportFailure::kTlsHandshake, "TLS handshake with " + where + " failed" + openssl_reason()};
+      case httplib::Error::SSLLoadingCerts:
+        return {TransportFailure::kTlsHandshake, "TLS setup failed" + openssl_reason()};
+      case httplib::Error::SSLServerVerification: {
+        long code = client_->get_openssl_verify_result();
+        std::string why = code == X509_V_OK ? "certificate does not name the host"
+                                            : X509_verify_cert_error_string(code);
+        return {TransportFailure::kTlsVerification,
+                fmt::format("server certificate of {} not verified against the configured CA: {}", where, why)};
+      }
+      case httplib::Error::Read:
+      case httplib::Error::Write:
+        // cpp-httplib reports a read timeout as a failed read; the clock tells them apart.
+        if (elapsed >= timeout) {
+          return {TransportFailure::kTimeout, fmt::format("no answer from {} within {} ms", where, timeout.count())};
+        }
+        return {TransportFailure::kConnectionLost, "connection to " + where + " closed before the answer"};
+      default:
+        return {TransportFailure::kConnectionLost, "request to " + where + " failed: " + httplib::to_string(error)};
+    }
+  }
+
+  static std::string openssl_reason() {
+    unsigned long code = ERR_get_error();
+    ERR_clear_error();
+    if (code == 0) return "";
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof buf);
+    return std::string(": ") + buf;
+  }
+
+  ServerAddress address_;
+  std::unique_ptr<VerifyState> verify_;  // outlives client_: its SSL_CTX points at it
+  std::unique_ptr<httplib::SSLClient> client_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> make_https_transport(const KubeConfig& config) {
+  auto address = parse_server(config.server);
+  if (!address.ok()) return address.error();
+
+  auto verify = std::make_unique<VerifyState>();
+  verify->trusted.reset(X509_STORE_new());
+  std::vector<X509Ptr> cas = read_certificates(config.ca_pem);
+  if (cas.empty()) return usage_error("kube CA: no PEM certificate in the configured certificate authority");
+  for (const X509Ptr& ca : cas) X509_STORE_add_cert(verify->trusted.get(), ca.get());
+  verify->host = address->host;
+  in6_addr ip6;
+  in_addr ip4;
+  verify->host_is_ip = inet_pton(AF_INET6, address->host.c_str(), &ip6) == 1 ||
+                       inet_pton(AF_INET, address->host.c_str(), &ip4) == 1;
+
+  std::unique_ptr<httplib::SSLClient> client;
+  std::vector<X509Ptr> chain;
+  if (!config.client_cert_pem.empty()) {
+    chain = read_certificates(config.client_cert_pem);
+    if (chain.empty()) return usage_error("kube client certificate: no PEM certificate");
+    BioPtr key_bio = memory_bio(config.client_key_pem);
+    EvpPkeyPtr key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+    ERR_clear_error();
+    if (!key) return usage_error("kube client key: not a PEM private key");
+    // The constructor takes its own references (SSL_CTX_use_certificate / _PrivateKey).
+    client = std::make_unique<httplib::SSLClient>(address->host, address->port, chain[0].get(), key.get());
+    if (!client->is_valid()) {
+      ERR_clear_error();
+      return usage_error("kube client certificate: the key does not match the certificate");
+    }
+    for (size_t i = 1; i < chain.size(); ++i) SSL_CTX_add1_chain_cert(client->ssl_context(), chain[i].get());
+  } else {
+    client = std::make_unique<httplib::SSLClient>(address->host, address->port);
+    if (!client->is_valid()) return runtime_error("kube: cannot create a TLS context");
+  }
+  SSL_CTX_set_min_proto_version(client->ssl_context(), TLS1_2_VERSION);
+  SSL_CTX_set_cert_verify_callback(client->ssl_context(), verify_against_configured_ca, verify.get());
+  client->enable_server_certificate_verification(true);
+  client->set_keep_alive(true);
+  client->set_follow_location(false);
+  return std::unique_ptr<Transport>(
+      std::make_unique<HttpsTransport>(std::move(*address), std::move(verify), std::move(client)));
+}
+
+}  // namespace iogate

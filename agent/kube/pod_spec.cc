@@ -1,0 +1,108 @@
+// Reading what a pod asks for: its GPUs and the volume behind a path.
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+#include "kube/json_fields.h"
+#include "kube/operations.h"
+
+namespace iogate {
+namespace {
+
+const char* const kGpuResources[] = {"nvidia.com/gpu", "amd.com/gpu"};
+
+// Extended resources are whole numbers: "2" or 2. Anything else counts as none.
+int whole_quantity(const nlohmann::json& q) {
+  if (q.is_number_integer()) return std::max(0, q.get<int>());
+  if (!q.is_string()) return 0;
+  const std::string& s = q.get_ref<const std::string&>();
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && end == s.data() + s.size() && v > 0 ? v : 0;
+}
+
+int container_gpus(const nlohmann::json& container) {
+  const nlohmann::json& resources = object_at(container, "resources");
+  const nlohmann::json& limits = object_at(resources, "limits");
+  const nlohmann::json& requests = object_at(resources, "requests");
+  int total = 0;
+  for (const char* name : kGpuResources) {
+    if (auto it = limits.find(name); it != limits.end()) {
+      total += whole_quantity(*it);
+    } else if (auto r = requests.find(name); r != requests.end()) {
+      total += whole_quantity(*r);
+    }
+  }
+  return total;
+}
+
+bool is_sidecar(const nlohmann::json& init_container) {
+  return string_at(init_container, "restartPolicy") == "Always";
+}
+
+// "/data" holds "/data" and "/data/x", not "/database". Trailing slashes of mountPath ignored.
+size_t mount_match_length(std::string mount, const std::string& path) {
+  while (mount.size() > 1 && mount.back() == '/') mount.pop_back();
+  if (mount.empty()) return 0;
+  if (mount == "/") return 1;
+  if (path.compare(0, mount.size(), mount) != 0) return 0;
+  if (path.size() != mount.size() && path[mount.size()] != '/') return 0;
+  return mount.size();
+}
+
+}  // namespace
+
+int pod_gpu_count(const nlohmann::json& pod) {
+  const nlohmann::json& spec = object_at(pod, "spec");
+  int sidecars = 0;      // restartable init containers started so far (they keep running)
+  int init_peak = 0;     // the largest moment during the init phase
+  for (const nlohmann::json& c : array_at(spec, "initContainers")) {
+    int gpus = container_gpus(c);
+    if (is_sidecar(c)) {
+      sidecars += gpus;
+      init_peak = std::max(init_peak, sidecars);
+    } else {
+      init_peak = std::max(init_peak, sidecars + gpus);
+    }
+  }
+  int running = sidecars;
+  for (const nlohmann::json& c : array_at(spec, "containers")) running += container_gpus(c);
+  return std::max(running, init_peak);
+}
+
+std::optional<std::string> pvc_for_path(const nlohmann::json& pod, const std::string& path,
+                                        const std::string& container_hint) {
+  const nlohmann::json& spec = object_at(pod, "spec");
+  std::vector<const nlohmann::json*> containers;
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const nlohmann::json& c : array_at(spec, list)) {
+      if (!container_hint.empty() && string_at(c, "name") == container_hint) containers = {&c};
+    }
+  }
+  if (containers.empty()) {
+    for (const char* list : {"containers", "initContainers"}) {
+      for (const nlohmann::json& c : array_at(spec, list)) containers.push_back(&c);
+    }
+  }
+  size_t best_length = 0;
+  std::string best_volume;
+  for (const nlohmann::json* c : containers) {
+    for (const nlohmann::json& m : array_at(*c, "volumeMounts")) {
+      size_t n = mount_match_length(string_at(m, "mountPath"), path);
+      if (n > best_length) {
+        best_length = n;
+        best_volume = string_at(m, "name");
+      }
+    }
+  }
+  if (best_volume.empty()) return std::nullopt;
+  for (const nlohmann::json& v : array_at(spec, "volumes")) {
+    if (string_at(v, "name") != best_volume) continue;
+    std::string claim = string_at(object_at(v, "persistentVolumeClaim"), "claimName");
+    if (claim.empty()) return std::nullopt;
+    return claim;
+  }
+  return std::nullopt;
+}
+
+}  // namespace iogate

@@ -1,0 +1,16 @@
+// Small text files the Kubernetes client reads whole: tokens, CA bundles, kubeconfigs.
+#pragma once
+
+#include <string>
+
+#include "base/result.h"
+
+namespace iogate {
+
+// The whole file; the error names the path and says why ("No such file or directory").
+Result<std::string> read_text_file(const std::string& path);
+
+// `text` without leading and trailing whitespace (a token or namespace file's final newline).
+std::string trim_whitespace(const std::string& text);
+
+}  // namespace iogate

@@ -1,0 +1,255 @@
+// The client's retry, deadline and re-authentication logic against a scripted transport and a
+// fake clock: the schedule is checked exactly, and nothing sleeps.
+#include <doctest/doctest.h>
+
+#include <deque>
+
+#include "kube/api_client.h"
+#include "kube_temp_dir.h"
+
+namespace iogate {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+struct FakeTime {
+  Clock::time_point now{};  // starts at the epoch of steady_clock; only differences matter
+  std::vector<milliseconds> sleeps;
+};
+
+struct Sent {
+  HttpRequest request;
+  milliseconds timeout;
+  Clock::time_point at;
+};
+
+// Answers from a script, one per exchange; each exchange takes `latency` of fake time.
+class ScriptedTransport : public Transport {
+ public:
+  ScriptedTransport(FakeTime* time, std::deque<TransportResult> script, std::vector<Sent>* log)
+      : time_(time), script_(std::move(script)), log_(log) {}
+  TransportResult send(const HttpRequest& request, milliseconds timeout) override {
+    log_->push_back({request, timeout, time_->now});
+    time_->now += latency;
+    REQUIRE_FALSE(script_.empty());
+    TransportResult r = script_.front();
+    script_.pop_front();
+    return r;
+  }
+  milliseconds latency{5};
+
+ private:
+  FakeTime* time_;
+  std::deque<TransportResult> script_;
+  std::vector<Sent>* log_;
+};
+
+HttpResponse answer(int status, std::string body, std::string retry_after = "") {
+  return HttpResponse{status, std::move(body), std::move(retry_after)};
+}
+
+const char* kStatus500 = R"({"kind":"Status","status":"Failure","reason":"InternalError","message":"etcd hiccup","code":500})";
+
+struct Harness {
+  FakeTime time;
+  std::vector<Sent> sent;
+  std::unique_ptr<ApiClient> client;
+
+  Harness(std::deque<TransportResult> script, RetryPolicy policy = {}, KubeConfig config = {}) {
+    if (config.token.empty() && config.token_file.empty()) config.token = "t0";
+    ClientClock clock{[this] { return time.now; }, [this](milliseconds d) {
+                        time.sleeps.push_back(d);
+                        time.now += d;
+                      }};
+    client = std::make_unique<ApiClient>(config, policy,
+                                         std::make_unique<ScriptedTransport>(&time, std::move(script), &sent), clock, 1);
+  }
+};
+
+TEST_CASE("retry: 500s then success, with jittered, growing, bounded sleeps") {
+  RetryPolicy p;
+  p.max_attempts = 6;
+  p.initial_backoff = milliseconds(100);
+  p.max_backoff = milliseconds(300);
+  Harness h({answer(500, kStatus500), answer(503, ""), answer(502, "bad gateway"), answer(504, ""),
+             answer(200, R"({"kind":"Pod"})")},
+            p);
+  auto r = h.client->get("/api/v1/namespaces/ns/pods/p");
+  REQUIRE(r.ok());
+  CHECK((*r)["kind"] == "Pod");
+  CHECK(h.sent.size() == 5);
+  REQUIRE(h.time.sleeps.size() == 4);
+  const int64_t ceilings[] = {100, 200, 300, 300};
+  for (size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(h.time.sleeps[i] >= milliseconds(0));
+    CHECK(h.time.sleeps[i] <= milliseconds(ceilings[i]));
+  }
+  CHECK(h.client->stats().retries == 4);
+  for (const Sent& s : h.sent) CHECK(s.request.bearer_token == "t0");
+}
+
+TEST_CASE("retry: gives up after max_attempts with the last Status") {
+  RetryPolicy p;
+  p.max_attempts = 3;
+  Harness h({answer(500, kStatus500), answer(500, kStatus500), answer(500, kStatus500)}, p);
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().http_status == 500);
+  CHECK(r.error().summary() == "GET /api/v1/nodes/n1: 500 InternalError: etcd hiccup (gave up after 3 attempts)");
+  CHECK(h.sent.size() == 3);
+  CHECK(h.time.sleeps.size() == 2);
+}
+
+TEST_CASE("retry: 429 with Retry-After sleeps exactly that, plain-text body") {
+  Harness h({answer(429, "Too many requests, please try again later.\n", "2"), answer(200, "{}")});
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE(r.ok());
+  REQUIRE(h.time.sleeps.size() == 1);
+  CHECK(h.time.sleeps[0] == milliseconds(2000));
+}
+
+TEST_CASE("retry: connection failures and timeouts are retried, TLS verification is not") {
+  Harness ok({TransportError{TransportFailure::kConnect, "cannot connect"},
+              TransportError{TransportFailure::kConnectionLost, "closed"},
+              TransportError{TransportFailure::kTimeout, "no answer"}, answer(200, "{}")});
+  CHECK(ok.client->get("/api/v1/nodes/n1").ok());
+  CHECK(ok.sent.size() == 4);
+
+  Harness tls({TransportError{TransportFailure::kTlsVerification, "server certificate not verified: self-signed"}});
+  auto r = tls.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(tls.sent.size() == 1);
+  CHECK(tls.time.sleeps.empty());
+  CHECK(r.error().reason == "TLSVerification");
+  CHECK(r.error().summary().find("not verified") != std::string::npos);
+}
+
+TEST_CASE("retry: other 4xx and 501 are returned at once") {
+  for (int status : {400, 403, 404, 409, 422, 501}) {
+    CAPTURE(status);
+    Harness h({answer(status, "")});
+    auto r = h.client->patch("/api/v1/nodes/n1", PatchType::kMerge, {{"a", 1}});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().http_status == status);
+    CHECK(h.sent.size() == 1);
+  }
+}
+
+TEST_CASE("deadline: a sleep that would pass it is not taken; the error names the deadline") {
+  RetryPolicy p;
+  p.max_attempts = 10;
+  Harness h({answer(429, "slow down", "30"), answer(200, "{}")}, p);
+  h.client->set_deadline(h.time.now + std::chrono::seconds(10));
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().reason == "DeadlineExceeded");
+  CHECK(r.error().summary().find("deadline reached after 1 attempt") != std::string::npos);
+  CHECK(r.error().summary().find("429 TooManyRequests: slow down") != std::string::npos);
+  CHECK(h.sent.size() == 1);
+  CHECK(h.time.sleeps.empty());
+}
+
+TEST_CASE("deadline: bounds each attempt's timeout and stops retries") {
+  RetryPolicy p;
+  p.max_attempts = 100;
+  p.initial_backoff = milliseconds(200);
+  p.max_backoff = milliseconds(200);
+  p.request_timeout = milliseconds(10000);
+  std::deque<TransportResult> script(100, answer(503, ""));
+  Harness h(script, p);
+  Clock::time_point deadline = h.time.now + milliseconds(1000);
+  h.client->set_deadline(deadline);
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().reason == "DeadlineExceeded");
+  CHECK(h.time.now <= deadline);
+  REQUIRE_FALSE(h.sent.empty());
+  for (const Sent& s : h.sent) {
+    CHECK(s.timeout <= std::chrono::duration_cast<milliseconds>(deadline - s.at));
+  }
+  CHECK(h.sent.size() < 100);
+}
+
+TEST_CASE("deadline: already passed → no request at all") {
+  Harness h({});
+  h.client->set_deadline(h.time.now);
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().reason == "DeadlineExceeded");
+  CHECK(h.sent.empty());
+}
+
+TEST_CASE("401: the token file is re-read and the request retried once, without sleeping") {
+  testing::KubeTempDir dir;
+  testing::ServiceAccountDir sa(dir);
+  sa.publish("old-token", "ca", "ns");
+  KubeConfig config;
+  config.token_file = dir.path("token");
+  const char* k401 = R"({"kind":"Status","status":"Failure","reason":"Unauthorized","message":"Unauthorized","code":401})";
+  Harness h({answer(200, "{}"), answer(401, k401), answer(200, "{}"), answer(401, k401), answer(401, k401)}, {}, config);
+  REQUIRE(h.client->get("/api/v1/nodes/n1").ok());
+  sa.publish("new-token", "ca", "ns");  // the kubelet rotates; our cached copy is seconds old
+  REQUIRE(h.client->get("/api/v1/nodes/n1").ok());
+  REQUIRE(h.sent.size() == 3);
+  CHECK(h.sent[0].request.bearer_token == "old-token");
+  CHECK(h.sent[1].request.bearer_token == "old-token");
+  CHECK(h.sent[2].request.bearer_token == "new-token");
+  CHECK(h.time.sleeps.empty());
+  CHECK(h.client->stats().token_reloads == 1);
+
+  // Still refused after the re-read: the 401 is returned, not retried again.
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().http_status == 401);
+  CHECK(h.sent.size() == 5);
+}
+
+TEST_CASE("401 with a static token: nothing to re-read, returned at once") {
+  Harness h({answer(401, "")});
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().summary() == "GET /api/v1/nodes/n1: 401 Unauthorized");
+  CHECK(h.sent.size() == 1);
+}
+
+TEST_CASE("requests carry method, content type and JSON body") {
+  Harness h({answer(200, "{}"), answer(201, R"({"metadata":{"name":"e"}})"), answer(200, "")});
+  REQUIRE(h.client->patch("/api/v1/nodes/n1/status", PatchType::kStrategicMerge, {{"status", 1}}).ok());
+  auto posted = h.client->post("/api/v1/namespaces/default/events", {{"kind", "Event"}});
+  REQUIRE(posted.ok());
+  CHECK((*posted)["metadata"]["name"] == "e");
+  auto empty = h.client->patch("/x", PatchType::kJsonPatch, nlohmann::json::array());
+  REQUIRE(empty.ok());
+  CHECK(empty->is_null());
+  CHECK(h.sent[0].request.method == "PATCH");
+  CHECK(h.sent[0].request.content_type == "application/strategic-merge-patch+json");
+  CHECK(nlohmann::json::parse(h.sent[0].request.body) == nlohmann::json{{"status", 1}});
+  CHECK(h.sent[1].request.method == "POST");
+  CHECK(h.sent[1].request.content_type == "application/json");
+  CHECK(h.sent[2].request.content_type == "application/json-patch+json");
+}
+
+TEST_CASE("a 200 that is not JSON is an error") {
+  Harness h({answer(200, "<html>")});
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().reason == "InvalidResponse");
+}
+
+TEST_CASE("client setup errors surface from ready() and every request") {
+  KubeConfig config;
+  config.server = "https://127.0.0.1:6443";
+  config.ca_pem = "not a certificate";
+  config.token = "t";
+  ApiClient client(config);
+  REQUIRE_FALSE(client.ready().ok());
+  CHECK(client.ready().error().message.find("CA") != std::string::npos);
+  auto r = client.get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().reason == "ClientSetup");
+}
+
+}  // namespace
+}  // namespace iogate

@@ -1,0 +1,237 @@
+#include <doctest/doctest.h>
+
+#include "kube/kube_config.h"
+#include "kube_temp_dir.h"
+
+namespace iogate {
+namespace {
+
+using testing::KubeTempDir;
+using testing::ServiceAccountDir;
+
+const char* kCa = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
+// base64 of kCa, as kubectl writes certificate-authority-data.
+std::string ca_data() {
+  return "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
+}
+
+std::string kubeconfig(const std::string& cluster_body, const std::string& user_body,
+                       const std::string& current = "ctx", const std::string& ns_line = "") {
+  return "apiVersion: v1\nkind: Config\n"
+         "clusters:\n- name: c1\n  cluster:\n" + cluster_body +
+         "contexts:\n- name: ctx\n  context:\n    cluster: c1\n    user: u1\n" + ns_line +
+         "- name: other\n  context:\n    cluster: c1\n    user: u1\n    namespace: other-ns\n"
+         "current-context: " + current + "\n"
+         "users:\n- name: u1\n  user:\n" + user_body;
+}
+
+const std::string kServer = "    server: https://10.0.0.1:6443\n";
+
+TEST_CASE("kubeconfig: certificate-authority-data and token") {
+  KubeTempDir dir;
+  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
+                                                    "    token: sekret\n", "ctx", "    namespace: ml\n"));
+  auto c = load_kubeconfig(path);
+  REQUIRE(c.ok());
+  CHECK(c->server == "https://10.0.0.1:6443");
+  CHECK(c->ca_pem == kCa);
+  CHECK(c->token == "sekret");
+  CHECK(c->token_file.empty());
+  CHECK(c->client_cert_pem.empty());
+  CHECK(c->namespace_name == "ml");
+  CHECK_FALSE(c->in_cluster);
+  CHECK(c->description.find("context ctx") != std::string::npos);
+  CHECK(c->description.find("sekret") == std::string::npos);
+}
+
+TEST_CASE("kubeconfig: file fields resolve against the kubeconfig's directory") {
+  KubeTempDir dir;
+  dir.write("kube/pki/ca.crt", kCa);
+  dir.write("kube/pki/client.crt", "CERT PEM");
+  dir.write("kube/pki/client.key", "KEY PEM");
+  std::string path = dir.write("kube/config", kubeconfig(kServer + "    certificate-authority: pki/ca.crt\n",
+                                                         "    client-certificate: pki/client.crt\n"
+                                                         "    client-key: " + dir.path("kube/pki/client.key") + "\n"));
+  auto c = load_kubeconfig(path);
+  REQUIRE(c.ok());
+  CHECK(c->ca_pem == kCa);
+  CHECK(c->client_cert_pem == "CERT PEM");
+  CHECK(c->client_key_pem == "KEY PEM");
+  CHECK(c->token.empty());
+  CHECK(c->namespace_name == "default");
+}
+
+TEST_CASE("kubeconfig: -data wins over the file field, as in client-go") {
+  KubeTempDir dir;
+  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority: /nonexistent/ca.crt\n"
+                                                    "    certificate-authority-data: " + ca_data() + "\n",
+                                                    "    token: t\n"));
+  auto c = load_kubeconfig(path);
+  REQUIRE(c.ok());
+  CHECK(c->ca_pem == kCa);
+}
+
+TEST_CASE("kubeconfig: tokenFile is kept as a path, relative to the kubeconfig") {
+  KubeTempDir dir;
+  dir.write("token", "abc\n");
+  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
+                                                    "    tokenFile: token\n"));
+  auto c = load_kubeconfig(path);
+  REQUIRE(c.ok());
+  CHECK(c->token_file == dir.path("token"));
+  CHECK(c->token.empty());
+}
+
+TEST_CASE("kubeconfig: an explicit context overrides current-context") {
+  KubeTempDir dir;
+  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
+                                                    "    token: t\n"));
+  auto c = load_kubeconfig(path, "other");
+  REQUIRE(c.ok());
+  CHECK(c->namespace_name == "other-ns");
+  CHECK(c->description.find("context other") != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: errors name the file and the field") {
+  KubeTempDir dir;
+  std::string ca = "    certificate-authority-data: " + ca_data() + "\n";
+  struct Case {
+    std::string text;
+    std::string context;
+    std::string expected;
+  } cases[] = {
+      {kubeconfig(kServer + ca, "    token: t\n", "missing"), "", "contexts: no entry named \"missing\""},
+      {kubeconfig(kServer + ca, "    token: t\n"), "nope", "contexts: no entry named \"nope\""},
+      {kubeconfig(kServer + ca, "    token: t\n", "\"\""), "", "current-context: not set"},
+      {kubeconfig(kServer + ca + "    insecure-skip-tls-verify: true\n", "    token: t\n"), "",
+       "clusters[c1].cluster.insecure-skip-tls-verify: true is refused"},
+      {kubeconfig(kServer, "    token: t\n"), "", "clusters[c1].cluster: no certificate-authority"},
+      {kubeconfig("    server: http://10.0.0.1:8080\n" + ca, "    token: t\n"), "",
+       "clusters[c1].cluster.server: \"http://10.0.0.1:8080\" is not https://"},
+      {kubeconfig(ca, "    token: t\n"), "", "clusters[c1].cluster.server: missing"},
+      {kubeconfig(kServer + "    certificate-authority-data: not*base64\n", "    token: t\n"), "",
+       "certificate-authority-data: not valid base64"},
+      {kubeconfig(kServer + "    certificate-authority: nothere.crt\n", "    token: t\n"), "",
+       "clusters[c1].cluster.certificate-authority: "},
+      {kubeconfig(kServer + ca, "    client-certificate-data: " + ca_data() + "\n"), "",
+       "users[u1].user.client-key: missing"},
+      {kubeconfig(kServer + ca, "    exec:\n      command: aws\n"), "", "users[u1].user.exec: not supported"},
+      {kubeconfig(kServer + ca, "    {}\n"), "", "users[u1].user: no token, tokenFile or client certificate"},
+      {"clusters: [unclosed\n", "", "kubeconfig "},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.expected);
+    std::string path = dir.write("config", c.text);
+    auto r = load_kubeconfig(path, c.context);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find(c.expected) != std::string::npos);
+    CHECK(r.error().message.find(path) != std::string::npos);
+    CHECK(r.error().message.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("kubeconfig: insecure-skip-tls-verify false is harmless") {
+  KubeTempDir dir;
+  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() +
+                                                    "\n    insecure-skip-tls-verify: false\n", "    token: t\n"));
+  CHECK(load_kubeconfig(path).ok());
+}
+
+TEST_CASE("in-cluster: the kubelet's ..data layout") {
+  KubeTempDir dir;
+  ServiceAccountDir sa(dir);
+  sa.publish("token-1\n", kCa, "ml-jobs");
+  KubeEnvironment env;
+  env.service_host = "10.96.0.1";
+  env.service_port = "443";
+  env.service_account_dir = dir.root.string();
+  auto c = load_in_cluster_config(env);
+  REQUIRE(c.ok());
+  CHECK(c->in_cluster);
+  CHECK(c->server == "https://10.96.0.1:443");
+  CHECK(c->ca_pem == kCa);
+  CHECK(c->token_file == dir.path("token"));
+  CHECK(c->token.empty());  // kept as a path: it rotates
+  CHECK(c->namespace_name == "ml-jobs");
+  CHECK(c->description.find("KUBERNETES_SERVICE_HOST=10.96.0.1") != std::string::npos);
+  CHECK(c->description.find("token-1") == std::string::npos);
+}
+
+TEST_CASE("in-cluster: IPv6 host, missing namespace, missing token") {
+  KubeTempDir dir;
+  ServiceAccountDir sa(dir);
+  sa.publish("t", kCa, "");
+  KubeEnvironment env;
+  env.service_host = "fd00::1";
+  env.service_port = "443";
+  env.service_account_dir = dir.root.string();
+  auto c = load_in_cluster_config(env);
+  REQUIRE(c.ok());
+  CHECK(c->server == "https://[fd00::1]:443");
+  CHECK(c->namespace_name == "default");
+
+  env.service_account_dir = dir.path("absent");
+  auto missing = load_in_cluster_config(env);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("ca.crt") != std::string::npos);
+
+  env.service_port = "";
+  auto no_port = load_in_cluster_config(env);
+  REQUIRE_FALSE(no_port.ok());
+  CHECK(no_port.error().message.find("KUBERNETES_SERVICE_PORT") != std::string::npos);
+}
+
+TEST_CASE("discovery: in-cluster first, then KUBECONFIG's first existing file, then ~/.kube/config") {
+  KubeTempDir dir;
+  std::string text = kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n", "    token: t\n");
+  std::string home_config = dir.write("home/.kube/config", text);
+  std::string env_config = dir.write("env/config", text);
+  ServiceAccountDir sa(dir);
+  sa.publish("t", kCa, "ns");
+
+  KubeEnvironment env;
+  env.home = dir.path("home");
+  env.service_account_dir = dir.root.string();
+
+  auto from_home = discover_kube_config(env);
+  REQUIRE(from_home.ok());
+  REQUIRE(from_home->has_value());
+  CHECK((*from_home)->description.find(home_config) != std::string::npos);
+
+  env.kubeconfig_env = dir.path("missing") + ":" + env_config + ":" + home_config;
+  auto from_env = discover_kube_config(env);
+  REQUIRE(from_env.ok());
+  REQUIRE(from_env->has_value());
+  CHECK((*from_env)->description.find(env_config) != std::string::npos);
+
+  env.service_host = "10.96.0.1";
+  env.service_port = "443";
+  auto in_cluster = discover_kube_config(env);
+  REQUIRE(in_cluster.ok());
+  REQUIRE(in_cluster->has_value());
+  CHECK((*in_cluster)->in_cluster);
+}
+
+TEST_CASE("discovery: nothing configured is not an error") {
+  KubeTempDir dir;
+  KubeEnvironment env;
+  env.home = dir.path("nohome");
+  auto none = discover_kube_config(env);
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  env.kubeconfig_env = dir.path("a") + ":" + dir.path("b");
+  auto none2 = discover_kube_config(env);
+  REQUIRE(none2.ok());
+  CHECK_FALSE(none2->has_value());
+}
+
+TEST_CASE("discovery: a broken kubeconfig is an error, not silence") {
+  KubeTempDir dir;
+  KubeEnvironment env;
+  env.kubeconfig_env = dir.write("config", "current-context: x\n");
+  auto r = discover_kube_config(env);
+  CHECK_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace iogate
