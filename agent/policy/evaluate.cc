@@ -183,6 +183,13 @@ Measurement measurement_from_probe(const ProbeResult& r) {
     m.readable_bytes += f.readable_bytes;
   }
   m.stop_reason = r.stop_reason;
+  // Every probe reports the interval of its mean (one that is not trusted to stop a run is still
+  // the best estimate of the error there is, and the caveats say when it is wide).
+  const ConfidenceInterval& ci = r.convergence.ci;
+  if (ci.batches > 0 && ci.mean > 0) {
+    m.ci_half_width_relative = ci.relative_half_width;
+    m.ci_confidence = ci.confidence;
+  }
   return m;
 }
 

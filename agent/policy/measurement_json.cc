@@ -1,0 +1,111 @@
+#include "policy/measurement_json.h"
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+
+namespace iogate {
+
+nlohmann::json measurement_to_json(const Measurement& m) {
+  nlohmann::json leaves = nlohmann::json::array();
+  for (DeviceClass c : m.leaf_classes) leaves.push_back(std::string(device_class_name(c)));
+  return {
+      {"iops", m.iops},
+      {"p99_latency_ns", m.p99_latency_ns},
+      {"bandwidth_bytes_per_s", m.bandwidth_bytes_per_s},
+      {"device_class", std::string(device_class_name(m.device_class))},
+      {"leaf_classes", leaves},
+      {"path", m.path},
+      {"fs_type", m.fs_type},
+      {"rw", std::string(rw_mode_name(m.rw))},
+      {"bs_bytes", m.block_size},
+      {"measured_s", m.measured_s},
+      {"page_cache", m.page_cache},
+      {"direct", m.direct},
+      {"read_only", m.read_only},
+      {"read_existing_files", m.read_existing_files},
+      {"read_block_device", m.read_block_device},
+      {"wrote_test_file", m.wrote_test_file},
+      {"files_bytes", m.files_bytes},
+      {"readable_bytes", m.readable_bytes},
+      {"stop_reason", m.stop_reason},
+      {"ci_half_width_relative", m.ci_half_width_relative.value_or(0.0)},
+      {"ci_confidence", m.ci_confidence.value_or(0.0)},
+  };
+}
+
+std::optional<Measurement> measurement_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  Measurement m;
+  bool ok = true;
+  auto number = [&](const char* key, double& out) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    if (!it->is_number()) ok = false; else out = it->get<double>();
+  };
+  auto boolean = [&](const char* key, bool& out) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    if (!it->is_boolean()) ok = false; else out = it->get<bool>();
+  };
+  auto text = [&](const char* key, std::string& out) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    if (!it->is_string()) ok = false; else out = it->get<std::string>();
+  };
+  auto count = [&](const char* key, uint64_t& out) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    if (!it->is_number_unsigned()) ok = false; else out = it->get<uint64_t>();
+  };
+  if (!j.contains("iops")) return std::nullopt;
+  number("iops", m.iops);
+  number("p99_latency_ns", m.p99_latency_ns);
+  number("bandwidth_bytes_per_s", m.bandwidth_bytes_per_s);
+  std::string cls = "unknown", rw = "randread";
+  text("device_class", cls);
+  text("rw", rw);
+  text("path", m.path);
+  text("fs_type", m.fs_type);
+  count("bs_bytes", m.block_size);
+  number("measured_s", m.measured_s);
+  boolean("page_cache", m.page_cache);
+  boolean("direct", m.direct);
+  boolean("read_only", m.read_only);
+  boolean("read_existing_files", m.read_existing_files);
+  boolean("read_block_device", m.read_block_device);
+  boolean("wrote_test_file", m.wrote_test_file);
+  count("files_bytes", m.files_bytes);
+  count("readable_bytes", m.readable_bytes);
+  text("stop_reason", m.stop_reason);
+  double ci = 0, confidence = 0;
+  number("ci_half_width_relative", ci);
+  number("ci_confidence", confidence);
+  if (!ok) return std::nullopt;
+  auto device_class = device_class_from_name(cls);
+  auto mode = parse_rw_mode(rw);
+  if (!device_class || !mode.ok()) return std::nullopt;
+  m.device_class = *device_class;
+  m.rw = *mode;
+  if (auto it = j.find("leaf_classes"); it != j.end()) {
+    if (!it->is_array()) return std::nullopt;
+    for (const auto& name : *it) {
+      auto c = name.is_string() ? device_class_from_name(name.get<std::string>()) : std::nullopt;
+      if (!c) return std::nullopt;
+      m.leaf_classes.push_back(*c);
+    }
+  }
+  if (ci > 0) m.ci_half_width_relative = ci;
+  if (confidence > 0) m.ci_confidence = confidence;
+  return m;
+}
+
+std::string workload_key(const Workload& w) {
+  std::string key = fmt::format("{}/{}/qd{}x{}", rw_mode_name(w.rw), format_size_compact(w.block_size), w.iodepth,
+                                w.numjobs);
+  if (w.rw == RwMode::kRandRw) key += fmt::format("/mix{}", w.rwmixread);
+  if (!w.direct) key += "/buffered";
+  return key;
+}
+
+}  // namespace iogate
