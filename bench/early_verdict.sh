@@ -2,6 +2,7 @@
 # How close an early-stopped iogate probe lands to a long fio run, and how soon.
 #
 #   bench/early_verdict.sh [DIR] [ROUNDS] [FIO_RUNTIME]      (defaults: /var/tmp, 3, 30)
+#   MIN_IOPS=10000 bench/early_verdict.sh ...                (with a policy floor, as preflight runs it)
 #
 # Preflight's default workload (4k randread, QD32, one job, 1 s ramp, a 10 s limit) with
 # --early-stop --tolerance 3%, against fio with the same parameters for FIO_RUNTIME seconds (the
@@ -16,13 +17,14 @@ FIO_RUNTIME=${3:-30}
 SIZE=${SIZE:-1g}
 LIMIT=${LIMIT:-10s}
 TOLERANCE=${TOLERANCE:-3%}
+MIN_IOPS=${MIN_IOPS:-}
 bench_make_file "$DIR" "$SIZE"
 
 run_iogate() {  # -> "iops stop_reason verdict_s wall_s ci_percent trusted"
   local t0 t1
   t0=$(date +%s%N)
   "$IOGATE" probe "$file" --rw randread --bs 4k --iodepth 32 --numjobs 1 --ramp 1s --runtime "$LIMIT" \
-    --early-stop --tolerance "$TOLERANCE" --output-format json >"$work/iogate.json"
+    --early-stop --tolerance "$TOLERANCE" ${MIN_IOPS:+--min-iops "$MIN_IOPS"} --output-format json >"$work/iogate.json"
   t1=$(date +%s%N)
   jq -r --argjson wall "$(((t1 - t0) / 1000000))" \
     '[.aggregate.read.iops, .stop_reason, ((.workload.ramp_ns + .measured_ns) / 1e9), ($wall / 1000),
@@ -34,7 +36,7 @@ run_fio() {  # [extra fio options] -> iops
 }
 tuned=(--iodepth_batch_submit=16 --iodepth_batch_complete_max=32 --userspace_reap=1)
 
-echo "early verdict vs fio ${FIO_RUNTIME} s on $file ($(stat -f -c %T "$file"), 4k randread QD32, limit $LIMIT, tolerance $TOLERANCE)"
+echo "early verdict vs fio ${FIO_RUNTIME} s on $file ($(stat -f -c %T "$file"), 4k randread QD32, limit $LIMIT, tolerance $TOLERANCE${MIN_IOPS:+, floor $MIN_IOPS IOPS})"
 printf '%-6s %10s %-16s %9s %8s %8s %10s %7s %10s %7s\n' round iogate "stop reason" "verdict" wall "CI ±" \
   "fio ${FIO_RUNTIME}s" ratio "tuned" ratio
 ratios=() tuned_ratios=() verdicts=()

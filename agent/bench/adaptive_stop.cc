@@ -153,11 +153,41 @@ ConfidenceInterval batch_means_interval(const std::vector<double>& x, double con
 
 ConfidenceInterval EarlyStop::interval() const { return batch_means_interval(samples_, config_.confidence); }
 
+BatchRange batch_range(const std::vector<double>& samples, int batch_samples) {
+  BatchRange r;
+  const size_t n = samples.size() / size_t(batch_samples) * size_t(batch_samples);
+  const size_t skip = samples.size() - n;  // the oldest leftovers, as the interval drops them
+  for (size_t i = skip; i < samples.size(); i += size_t(batch_samples)) {
+    double sum = 0;
+    for (size_t j = i; j < i + size_t(batch_samples); ++j) sum += samples[j];
+    const double mean = sum / batch_samples;
+    r.min = r.batches == 0 ? mean : std::min(r.min, mean);
+    r.max = r.batches == 0 ? mean : std::max(r.max, mean);
+    ++r.batches;
+  }
+  return r;
+}
+
 StopDecision EarlyStop::decide() const {
   StopDecision d;
   d.ci = interval();
-  if (!config_.enabled || !d.ci.trusted) return d;
+  if (!config_.enabled) return d;
   if (double(samples_.size()) * double(config_.sample_interval.count()) < double(config_.min_window.count())) return d;
+  if (config_.threshold_iops) {
+    // Far from the threshold no interval is needed: when every half second of the window lies
+    // beyond it by the margin, so does the window's mean, however correlated the samples are.
+    // This is what lets a disk whose IOPS wander ±15% (an untrusted interval, for seconds) still
+    // get a quick verdict against a floor it beats ten times over.
+    const BatchRange r = batch_range(samples_, kThresholdBatchSamples);
+    const double t = *config_.threshold_iops;
+    if (r.batches >= kThresholdMinBatches && r.min >= t * (1 + config_.threshold_margin)) d.reason = "above-threshold";
+    if (r.batches >= kThresholdMinBatches && r.max <= t * (1 - config_.threshold_margin)) d.reason = "below-threshold";
+    if (!d.reason.empty()) {
+      d.stop = true;
+      return d;
+    }
+  }
+  if (!d.ci.trusted) return d;
   const double low = d.ci.mean - d.ci.half_width, high = d.ci.mean + d.ci.half_width;
   if (config_.threshold_iops) {
     const double t = *config_.threshold_iops;

@@ -3,8 +3,9 @@
 // Fed with one throughput sample per interval (completions per second over the last 100 ms,
 // after the ramp), it keeps a confidence interval of the mean by the method of batch means and
 // says when to stop: when the interval's half-width is within a tolerance of the mean
-// ("settled"), or when the whole interval lies clearly on one side of a policy threshold
-// ("above-threshold", "below-threshold"). The probe always stops at its runtime limit anyway.
+// ("settled"), or when the run lies clearly on one side of a policy threshold ("above-threshold",
+// "below-threshold": the whole trusted interval, or every half-second batch of the window, at
+// least threshold_margin beyond it). The probe always stops at its runtime limit anyway.
 //
 // Why batch means and not the textbook mean ± t·s/√n over the samples: successive 100 ms IOPS
 // samples of a real disk are autocorrelated (host caches warm and flush, garbage collection and
@@ -78,13 +79,17 @@ class EarlyStop {
   static constexpr int kMaxBatches = 40;
   static constexpr int kMinBatches = 20;
 
+  // The threshold rule looks at half-second batches (5 samples of 100 ms), at least 4 of them.
+  static constexpr int kThresholdBatchSamples = 5;
+  static constexpr int kThresholdMinBatches = 4;
+
   explicit EarlyStop(EarlyStopConfig config) : config_(std::move(config)) {}
 
   void add_sample(double value_per_s) { samples_.push_back(value_per_s); }
   // The interval over all samples so far.
   ConfidenceInterval interval() const;
-  // Whether to stop now. Never before min_window's worth of samples, never on an untrusted
-  // interval, never when the config is disabled.
+  // Whether to stop now. Never before min_window's worth of samples, never when the config is
+  // disabled; "settled" never on an untrusted interval.
   StopDecision decide() const;
 
   const EarlyStopConfig& config() const { return config_; }
@@ -94,6 +99,14 @@ class EarlyStop {
   EarlyStopConfig config_;
   std::vector<double> samples_;
 };
+
+// The smallest and largest mean of consecutive batches of `batch_samples` samples (the oldest
+// leftover samples dropped): the window's mean lies between them.
+struct BatchRange {
+  double min = 0, max = 0;
+  int batches = 0;
+};
+BatchRange batch_range(const std::vector<double>& samples, int batch_samples);
 
 // The interval of `samples` by batch means (what EarlyStop::interval uses).
 ConfidenceInterval batch_means_interval(const std::vector<double>& samples, double confidence);

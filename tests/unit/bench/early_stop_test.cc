@@ -196,6 +196,29 @@ TEST_CASE("far from the threshold the run stops early with the side it is on") {
   }
 }
 
+TEST_CASE("a wandering stream far from the threshold stops at the minimum window") {
+  // AR(1) phi 0.9 with ±15% per sample: the interval stays untrusted for seconds (as on a
+  // host-cached virtual disk), but every half second is several times the floor, or far under it.
+  EarlyStopConfig c = enabled_config();
+  c.threshold_iops = 10000;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    StreamRun above = run_stream(c, 100, ar1_stream(seed, 100000, 0.15, 0.9));
+    CHECK(above.decision.reason == "above-threshold");
+    CHECK(above.samples == 20);
+    StreamRun below = run_stream(c, 100, ar1_stream(seed, 2000, 0.15, 0.9));
+    CHECK(below.decision.reason == "below-threshold");
+    CHECK(below.samples == 20);
+  }
+  // One slow half second within 10% of the floor keeps the run going.
+  EarlyStop es(c);
+  for (int i = 0; i < 20; ++i) es.add_sample(i >= 5 && i < 10 ? 10500 : 50000);
+  CHECK(es.decide().reason != "above-threshold");
+  BatchRange r = batch_range(es.samples(), EarlyStop::kThresholdBatchSamples);
+  CHECK(r.batches == 4);
+  CHECK(r.min == doctest::Approx(10500));
+  CHECK(r.max == doctest::Approx(50000));
+}
+
 TEST_CASE("near the threshold only the settled rule may stop") {
   EarlyStopConfig c = enabled_config();
   c.threshold_iops = 10000;
