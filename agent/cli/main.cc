@@ -8,6 +8,7 @@
 #include "cli/detect_command.h"
 #include "cli/exit_codes.h"
 #include "cli/policy_command.h"
+#include "cli/preflight_command.h"
 #include "cli/probe_command.h"
 
 namespace {
@@ -18,6 +19,7 @@ constexpr const char kUsage[] =
     "commands:\n"
     "  probe PATH     benchmark the storage under PATH (libaio, 4k randread by default)\n"
     "  detect PATH    tell what storage PATH is on: mount, device stack, class\n"
+    "  preflight PATH... --policy F     gate a pod on its dataset volume (the initContainer)\n"
     "  policy check FILE|profile:NAME   validate a storage policy; policy profiles lists the built-ins\n"
     "  version        print the version\n"
     "\n"
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
   if (command == "probe") return iogate::run_probe_command(args);
   if (command == "detect") return iogate::run_detect_command(args);
   if (command == "policy") return iogate::run_policy_command(args);
+  if (command == "preflight") return iogate::run_preflight_command(args);
   std::fprintf(stderr, "iogate: unknown command \"%s\" (iogate --help lists the commands)\n", command.c_str());
   return iogate::kExitUsage;
 }

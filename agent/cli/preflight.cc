@@ -1,0 +1,403 @@
+#include "cli/preflight.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/clock.h"
+#include "base/units.h"
+#include "bench/probe.h"
+#include "cli/exit_codes.h"
+#include "cli/preflight_records.h"
+#include "device/storage_stack.h"
+#include "kube/api_client.h"
+#include "kube/kube_config.h"
+#include "kube/json_fields.h"
+#include "kube/operations.h"
+#include "kube/shared_result.h"
+#include "policy/evaluate.h"
+#include "policy/measurement_json.h"
+#include "policy/policy.h"
+
+namespace iogate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+// Time kept back from the deadline for writing the results to the API: a verdict nobody records
+// is a verdict lost.
+constexpr nanoseconds kRecordReserve = std::chrono::seconds(3);
+// Writing and filling the test file before the measurement starts (256 MiB at 100 MB/s and more).
+constexpr nanoseconds kPrepareAllowance = std::chrono::seconds(3);
+constexpr nanoseconds kMinProbeRuntime = std::chrono::seconds(1);
+
+std::string seconds_text(nanoseconds d) { return format_duration_ns(double(d.count())); }
+
+// Raises `out` when a signal arrives or `until` passes, so the probe, which watches one flag,
+// stops for either; `deadline_hit` tells which.
+class DeadlineWatch {
+ public:
+  DeadlineWatch(const std::atomic<bool>& signal, Clock::time_point until) : signal_(signal), until_(until) {
+    thread_ = std::thread([this] {
+      while (!done_.load()) {
+        if (signal_.load()) {
+          out_ = true;
+          return;
+        }
+        if (Clock::now() >= until_) {
+          deadline_hit_ = true;
+          out_ = true;
+          return;
+        }
+        std::this_thread::sleep_for(milliseconds(20));
+      }
+    });
+  }
+  ~DeadlineWatch() {
+    done_ = true;
+    thread_.join();
+  }
+  DeadlineWatch(const DeadlineWatch&) = delete;
+  DeadlineWatch& operator=(const DeadlineWatch&) = delete;
+
+  const std::atomic<bool>& flag() const { return out_; }
+  bool deadline_hit() const { return deadline_hit_.load(); }
+
+ private:
+  const std::atomic<bool>& signal_;
+  Clock::time_point until_;
+  std::atomic<bool> out_{false}, done_{false}, deadline_hit_{false};
+  std::thread thread_;
+};
+
+// Everything one run knows; the records are built from `summary`.
+struct Run {
+  const PreflightOptions& options;
+  const std::atomic<bool>& stop;
+  Policy policy;
+  Clock::time_point deadline;
+  std::unique_ptr<ApiClient> api;  // null: API skipped (summary.api says why)
+  nlohmann::json pod;               // empty without the API
+  std::map<std::string, std::string> pod_labels;
+  PreflightSummary summary;
+};
+
+std::string pod_ref(const Run& run) { return run.summary.pod_namespace + "/" + run.summary.pod_name; }
+
+// Connects to the API when there is one and the pod is known. Configuration errors of a kubeconfig
+// the user named are usage errors; anything else is an API failure under on_error.
+Status connect_api(Run& run) {
+  const PreflightOptions& o = run.options;
+  PreflightSummary& s = run.summary;
+  if (o.no_api) {
+    s.api = "skipped: --no-api";
+    return ok_status();
+  }
+  Result<std::optional<KubeConfig>> config = std::optional<KubeConfig>();
+  if (!o.kubeconfig.empty()) {
+    auto loaded = load_kubeconfig(o.kubeconfig);
+    if (!loaded.ok()) return loaded.error();
+    config = std::optional<KubeConfig>(std::move(*loaded));
+  } else {
+    config = discover_kube_config(KubeEnvironment::from_process());
+    if (!config.ok()) return config.error();
+  }
+  if (!config->has_value()) {
+    s.api = "skipped: not in a cluster (no service account, no kubeconfig)";
+    return ok_status();
+  }
+  KubeConfig& kc = **config;
+  if (s.pod_namespace.empty()) s.pod_namespace = kc.namespace_name;
+  if (s.pod_name.empty()) {
+    s.api = "skipped: POD_NAME is not set (set it from the downward API: fieldRef metadata.name)";
+    return ok_status();
+  }
+  spdlog::info("api: {}", kc.description);
+  run.api = std::make_unique<ApiClient>(std::move(kc));
+  if (Status ready = run.api->ready(); !ready.ok()) return ready.error();
+  run.api->set_deadline(run.deadline);
+  s.api = "ok";
+  return ok_status();
+}
+
+Status read_pod(Run& run) {
+  PreflightSummary& s = run.summary;
+  if (run.api) {
+    auto pod = get_pod(*run.api, s.pod_namespace, s.pod_name);
+    if (!pod.ok()) return pod.error().to_error();
+    run.pod = std::move(*pod);
+    for (const auto& [k, v] : object_at(object_at(run.pod, "metadata"), "labels").items()) {
+      if (v.is_string()) run.pod_labels[k] = v.get<std::string>();
+    }
+    if (s.node_name.empty()) s.node_name = string_at(object_at(run.pod, "spec"), "nodeName");
+  }
+  if (run.options.gpus) {
+    s.gpus = *run.options.gpus;
+    s.gpus_from = "--gpus";
+  } else if (run.api) {
+    s.gpus = pod_gpu_count(run.pod);
+    s.gpus_from = "pod";
+  } else {
+    s.gpus = 0;
+    s.gpus_from = "unknown (no API; pass --gpus)";
+  }
+  spdlog::info("pod {} on node {}: {} GPU{} ({})", run.api ? pod_ref(run) : "(none)",
+               s.node_name.empty() ? "?" : s.node_name, s.gpus, s.gpus == 1 ? "" : "s", s.gpus_from);
+  return ok_status();
+}
+
+// The probe for one path, with the workload's runtime cut to what the deadline leaves.
+Result<ProbeResult> probe_path(Run& run, const std::string& path, const EvaluationContext& ctx) {
+  const Policy& p = run.policy;
+  Workload w = p.workload;
+  nanoseconds left = duration_cast<nanoseconds>(run.deadline - Clock::now()) - kRecordReserve;
+  nanoseconds room = left - kPrepareAllowance - w.ramp;
+  if (room < kMinProbeRuntime) {
+    return runtime_error(fmt::format("deadline {}: only {} left, too little to probe {}", seconds_text(p.deadline),
+                                     seconds_text(std::max(left, nanoseconds::zero())), path));
+  }
+  if (room < w.runtime) {
+    spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path,
+                 seconds_text(w.runtime), seconds_text(room), seconds_text(p.deadline));
+    w.runtime = room;
+  }
+  ProbeRequest req{path, w, run.options.root};
+  req.early_stop.enabled = p.early_stop;
+  req.early_stop.tolerance = p.stop_tolerance;
+  req.early_stop.confidence = p.stop_confidence;
+  // The class is known before the probe (detect is cheap), so the early stop knows which floor
+  // applies to this volume.
+  auto stack = detect_storage_stack(path, DetectOptions{run.options.root});
+  DeviceClass cls = stack.ok() ? stack->device_class : DeviceClass::kUnknown;
+  req.early_stop.threshold_iops = iops_floor(p, ctx, cls);
+  spdlog::info("{}: probing {} {} QD{}×{} (limit {}, early stop {}{})", path, rw_mode_name(w.rw),
+               format_size_compact(w.block_size), w.iodepth, w.numjobs, seconds_text(w.runtime),
+               p.early_stop ? fmt::format("±{:.1f}%", p.stop_tolerance * 100) : "off",
+               req.early_stop.threshold_iops ? fmt::format(", floor {:.0f} IOPS", *req.early_stop.threshold_iops) : "");
+  DeadlineWatch watch(run.stop, run.deadline - kRecordReserve);
+  auto result = run_probe(req, watch.flag(), nullptr);
+  if (watch.deadline_hit()) {
+    return runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(p.deadline), path));
+  }
+  if (!result.ok()) return result.error();
+  if (result->stop_reason == "signal") return runtime_error("interrupted by a signal while probing " + path);
+  return result;
+}
+
+std::string shared_origin(const RecordedResult& r) {
+  return fmt::format("pod {} on node {} at {}", r.pod, r.node, rfc3339_seconds(r.time));
+}
+
+// One path: a shared result from its PVC when one is fresh, else a probe (recorded on the PVC for
+// the next pods when we hold the PVC's lock).
+Result<PathResult> judge_path(Run& run, const std::string& path) {
+  PathResult out;
+  out.path = path;
+  EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
+  std::optional<PvcRef> pvc;
+  if (run.api && run.policy.result_ttl > nanoseconds::zero()) {
+    if (auto claim = pvc_for_path(run.pod, path, run.options.container_name)) {
+      pvc = PvcRef{run.summary.pod_namespace, *claim};
+      out.pvc = *claim;
+    }
+  }
+  ShareAction action = ShareAction::kProbeAlone;
+  if (pvc) {
+    ShareRequest share;
+    share.pvc = *pvc;
+    share.workload = workload_key(run.policy.workload);
+    share.ttl = run.policy.result_ttl;
+    nanoseconds probe_time = run.policy.workload.ramp + run.policy.workload.runtime + kPrepareAllowance;
+    share.lock = {pod_ref(run), run.summary.node_name,
+                  std::chrono::system_clock::now() + duration_cast<std::chrono::system_clock::duration>(
+                                                         probe_time + std::chrono::seconds(30))};
+    // Wait for another pod's probe only while our own would still fit before the deadline.
+    share.wait_until = run.deadline - kRecordReserve - probe_time;
+    auto decision = claim_or_reuse(*run.api, share);
+    if (!decision.ok()) {
+      // Sharing saves work; it is not what the pod is judged on. Without PVC access (RBAC), probe.
+      spdlog::warn("PVC {}: cannot share results ({}); probing", pvc->name, decision.error().summary());
+    } else {
+      spdlog::info("{}", decision->why);
+      action = decision->action;
+      if (action == ShareAction::kReuse) {
+        if (auto m = measurement_from_json(decision->reused->result)) {
+          out.source = "shared";
+          out.shared_from = shared_origin(*decision->reused);
+          out.measurement = *m;
+          out.measurement.path = path;
+          out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
+          return out;
+        }
+        spdlog::warn("PVC {}: the recorded result is unreadable; probing", pvc->name);
+        action = ShareAction::kProbeAlone;
+      }
+    }
+  }
+  auto probe = probe_path(run, path, ctx);
+  if (!probe.ok()) {
+    if (action == ShareAction::kProbeLocked) {
+      auto released = release_probe_lock(*run.api, *pvc, pod_ref(run));
+      if (!released.ok()) spdlog::warn("PVC {}: could not release the probe lock: {}", pvc->name, released.error().summary());
+    }
+    return probe.error();
+  }
+  out.source = "probe";
+  out.measurement = measurement_from_probe(*probe);
+  out.probe = std::move(*probe);
+  out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
+  spdlog::info("{}: {:.0f} IOPS, p99 {} in {:.1f} s ({})", path, out.measurement.iops,
+               format_duration_ns(out.measurement.p99_latency_ns), out.measurement.measured_s,
+               out.measurement.stop_reason);
+  if (action == ShareAction::kProbeLocked) {
+    RecordedResult rec{workload_key(run.policy.workload), run.summary.node_name, pod_ref(run),
+                       std::chrono::system_clock::now(), measurement_to_json(out.measurement)};
+    auto recorded = record_shared_result(*run.api, *pvc, rec);
+    if (!recorded.ok()) spdlog::warn("PVC {}: could not record the result: {}", pvc->name, recorded.error().summary());
+  }
+  return out;
+}
+
+std::string outcome_of(const std::vector<PathResult>& results, PolicyMode mode) {
+  if (mode == PolicyMode::kOff) return "off";
+  bool fail = false, warn = false;
+  for (const PathResult& r : results) {
+    fail |= r.verdict.outcome == VerdictOutcome::kFail;
+    warn |= r.verdict.outcome == VerdictOutcome::kWarn;
+  }
+  return fail ? "fail" : warn ? "warn" : "pass";
+}
+
+// Annotations and the Event. An Event that fails to post is logged; annotations that fail are an
+// API failure (they are what the verdict is read from).
+Status record_on_pod(Run& run) {
+  if (!run.api) return ok_status();
+  const PreflightSummary& s = run.summary;
+  auto annotated = patch_pod_annotations(*run.api, s.pod_namespace, s.pod_name, pod_annotations(s));
+  PodEventText text = pod_event_text(s);
+  EventSpec event;
+  event.ns = s.pod_namespace;
+  event.regarding = {{"kind", "Pod"},
+                     {"apiVersion", "v1"},
+                     {"namespace", s.pod_namespace},
+                     {"name", s.pod_name},
+                     {"uid", string_at(object_at(run.pod, "metadata"), "uid")}};
+  event.type = text.type;
+  event.reason = text.reason;
+  event.note = text.note;
+  event.action = "Preflight";
+  event.reporting_controller = "iogate.io/preflight";
+  event.reporting_instance = "iogate-preflight-" + s.pod_name;
+  auto posted = create_event(*run.api, event);
+  if (!posted.ok()) spdlog::warn("event {} not posted: {}", text.reason, posted.error().summary());
+  if (!annotated.ok()) return annotated.error().to_error();
+  spdlog::info("recorded: pod {} annotations{}", pod_ref(run), posted.ok() ? ", Event " + text.reason : "");
+  return ok_status();
+}
+
+// A probe or API failure, handled as the policy's on_error says.
+void fail_with(Run& run, const Error& e) {
+  PreflightSummary& s = run.summary;
+  const bool open = run.policy.on_error == OnError::kFailOpen;
+  s.outcome = "error";
+  s.error = e.message;
+  s.exit_code = open ? kExitOk : kExitRuntime;
+  spdlog::error("{}", e.message);
+  spdlog::log(open ? spdlog::level::warn : spdlog::level::err, "on_error {}: {}", on_error_name(run.policy.on_error),
+              open ? "letting the pod start" : "the pod does not start");
+  if (run.api && !run.pod.is_null()) {
+    Status recorded = record_on_pod(run);
+    if (!recorded.ok()) spdlog::warn("could not record the failure on the pod: {}", recorded.error().message);
+  }
+}
+
+}  // namespace
+
+PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop) {
+  const Clock::time_point started = Clock::now();
+  Run run{options, stop, {}, {}, nullptr, {}, {}, {}};
+  PreflightSummary& s = run.summary;
+  s.time = rfc3339_utc_now();
+  s.pod_name = options.pod_name;
+  s.pod_namespace = options.pod_namespace;
+  s.node_name = options.node_name;
+  s.api = "skipped";
+  s.gpus_from = "unknown";
+
+  auto finish = [&]() {
+    PreflightOutcome out;
+    out.exit_code = s.exit_code;
+    out.report = preflight_report_json(s);
+    out.human = render_preflight_human(s);
+    return out;
+  };
+
+  auto policy = resolve_policy(options.policy);
+  if (!policy.ok()) {
+    s.outcome = "error";
+    s.error = "--policy " + policy.error().message;
+    s.exit_code = kExitUsage;
+    return finish();
+  }
+  run.policy = std::move(*policy);
+  s.policy = &run.policy;
+  run.deadline = started + run.policy.deadline;
+  spdlog::info("policy {} (mode {}, on_error {}, deadline {})", run.policy.source, policy_mode_name(run.policy.mode),
+               on_error_name(run.policy.on_error), seconds_text(run.policy.deadline));
+  if (run.policy.mode == PolicyMode::kOff) {
+    s.outcome = "off";
+    s.exit_code = kExitOk;
+    spdlog::info("policy mode off: nothing to check, the pod starts");
+    return finish();
+  }
+
+  if (Status connected = connect_api(run); !connected.ok()) {
+    if (connected.error().kind == ErrorKind::kUsage) {
+      s.outcome = "error";
+      s.error = connected.error().message;
+      s.exit_code = kExitUsage;
+      return finish();
+    }
+    fail_with(run, connected.error());
+    return finish();
+  }
+  if (Status pod = read_pod(run); !pod.ok()) {
+    fail_with(run, pod.error());
+    return finish();
+  }
+  for (const std::string& path : options.paths) {
+    auto judged = judge_path(run, path);
+    if (!judged.ok()) {
+      fail_with(run, judged.error());
+      return finish();
+    }
+    s.results.push_back(std::move(*judged));
+  }
+  s.outcome = outcome_of(s.results, run.policy.mode);
+  s.exit_code = s.outcome == "fail" ? kExitBelowPolicy : kExitOk;
+  spdlog::info("verdict {} for {} path{}", s.outcome, s.results.size(), s.results.size() == 1 ? "" : "s");
+  if (Status recorded = record_on_pod(run); !recorded.ok()) {
+    const std::string outcome = s.outcome;
+    const int code = s.exit_code;
+    if (run.policy.on_error == OnError::kFailOpen) {
+      // The verdict stands; only its record is missing.
+      s.error = "could not record the verdict: " + recorded.error().message;
+      spdlog::warn("{} (on_error fail-open: exit {} as the verdict {} says)", s.error, code, outcome);
+    } else {
+      s.outcome = "error";
+      s.error = "could not record the verdict (" + outcome + "): " + recorded.error().message;
+      s.exit_code = kExitRuntime;
+      spdlog::error("{} (on_error fail-closed)", s.error);
+    }
+  }
+  return finish();
+}
+
+}  // namespace iogate

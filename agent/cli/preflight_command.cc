@@ -1,0 +1,120 @@
+#include "cli/preflight_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "cli/command_line.h"
+#include "cli/exit_codes.h"
+#include "cli/logging.h"
+#include "cli/signals.h"
+
+namespace iogate {
+namespace po = boost::program_options;
+
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback = "") {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+po::options_description preflight_flags() {
+  po::options_description d("preflight options");
+  d.add_options()
+      ("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME (iogate policy profiles)")
+      ("gpus", po::value<std::string>(), "GPUs to scale per-GPU thresholds by (default: the pod's nvidia.com/gpu + amd.com/gpu limits)")
+      ("pod", po::value<std::string>(), "pod name (default: $POD_NAME)")
+      ("namespace", po::value<std::string>(), "pod namespace (default: $POD_NAMESPACE, else the service account's)")
+      ("node", po::value<std::string>(), "node name (default: $NODE_NAME, else the pod's spec.nodeName)")
+      ("container", po::value<std::string>(), "this container's name, to find its mounts (default: $CONTAINER_NAME)")
+      ("kubeconfig", po::value<std::string>(), "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
+      ("no-api", po::bool_switch(), "never call the Kubernetes API: print the verdict only")
+      ("root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")
+      ("output-format", po::value<std::string>()->default_value("human"), "human | json")
+      ("log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")
+      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
+      ("help,h", "this help");
+  return d;
+}
+
+}  // namespace
+
+Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& args, std::string* help_text) {
+  po::options_description flags = preflight_flags();
+  auto parsed = parse_command_line(args, flags);
+  if (!parsed.ok()) return parsed.error();
+  const po::variables_map& vm = parsed->flags;
+  PreflightOptions o;
+  if (vm.count("help")) {
+    std::ostringstream out;
+    out << "usage: iogate preflight PATH... --policy FILE|profile:NAME [options]\n\n"
+           "Probes the dataset volume(s) at PATH, judges them against the policy, records the verdict on\n"
+           "the pod (annotations, an Event) and exits 1 when they are below policy in enforce mode, so\n"
+           "the training container never starts on storage that would starve its GPUs.\n\n"
+        << flags
+        << "\nexit codes: 0 pass or warn (or fail-open error), 1 below policy, 2 usage or configuration,\n"
+           "3 probe or API failure (fail-closed)\n";
+    *help_text = out.str();
+    return o;
+  }
+  o.paths = parsed->paths;
+  if (o.paths.empty()) return usage_error("PATH: missing; usage: iogate preflight PATH... --policy FILE|profile:NAME");
+  if (!vm.count("policy")) return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  o.policy = str("policy");
+  if (vm.count("gpus")) {
+    auto gpus = parse_integer(str("gpus"), "--gpus", 0, 4096);
+    if (!gpus.ok()) return gpus.error();
+    o.gpus = static_cast<int>(*gpus);
+  }
+  o.pod_name = vm.count("pod") ? str("pod") : env_or("POD_NAME");
+  o.pod_namespace = vm.count("namespace") ? str("namespace") : env_or("POD_NAMESPACE");
+  o.node_name = vm.count("node") ? str("node") : env_or("NODE_NAME");
+  o.container_name = vm.count("container") ? str("container") : env_or("CONTAINER_NAME");
+  if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
+  o.no_api = vm["no-api"].as<bool>();
+  o.root = str("root");
+  std::string format = str("output-format");
+  if (format != "human" && format != "json") {
+    return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", format));
+  }
+  o.json = format == "json";
+  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
+  return o;
+}
+
+int run_preflight_command(const std::vector<std::string>& args) {
+  std::string help;
+  auto options = parse_preflight_args(args, &help);
+  if (!options.ok()) {
+    std::fprintf(stderr, "iogate preflight: %s\n", options.error().message.c_str());
+    return exit_code_for(options.error());
+  }
+  if (!help.empty()) {
+    std::fputs(help.c_str(), stdout);
+    return kExitOk;
+  }
+  StopSignals signals;
+  PreflightOutcome outcome = run_preflight(*options, signals.stop());
+  if (outcome.exit_code == kExitUsage) {
+    std::fprintf(stderr, "iogate preflight: %s\n", outcome.report.value("error", std::string()).c_str());
+    return kExitUsage;
+  }
+  if (options->json) {
+    std::cout << outcome.report.dump(2) << "\n";
+  } else {
+    std::cout << outcome.human;
+  }
+  std::cout.flush();
+  return outcome.exit_code;
+}
+
+}  // namespace iogate

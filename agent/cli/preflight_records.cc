@@ -1,0 +1,209 @@
+#include "cli/preflight_records.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "base/version.h"
+#include "policy/measurement_json.h"
+#include "policy/policy_units.h"
+#include "report/report_json.h"
+
+namespace iogate {
+namespace {
+
+// One line of figures: "randread 4k: 52,300 IOPS, p99 1.20 ms, 204 MiB/s on nvme".
+std::string figures(const Measurement& m) {
+  return fmt::format("{} {}: {} IOPS, p99 {}, {} on {}", rw_mode_name(m.rw), format_size_compact(m.block_size),
+                     format_thousands(m.iops), format_duration_ns(m.p99_latency_ns),
+                     format_rate_bytes(m.bandwidth_bytes_per_s), device_class_name(m.device_class));
+}
+
+std::string how_measured(const PathResult& r) {
+  if (r.source == "shared") return "shared result of " + r.shared_from;
+  const Measurement& m = r.measurement;
+  std::string s = fmt::format("probed {:.1f} s", m.measured_s);
+  if (m.ci_half_width_relative) s += fmt::format(", ±{:.1f}%", *m.ci_half_width_relative * 100);
+  if (!m.stop_reason.empty() && m.stop_reason != "runtime") s += ", stopped " + m.stop_reason;
+  return s;
+}
+
+std::string workload_key_of(const Measurement& m) {
+  return fmt::format("{}/{}", rw_mode_name(m.rw), format_size_compact(m.block_size));
+}
+
+nlohmann::json compact_path(const PathResult& r, bool with_checks) {
+  const Measurement& m = r.measurement;
+  nlohmann::json checks = nlohmann::json::array();
+  if (with_checks) {
+    for (const RuleCheck& c : r.verdict.checks) {
+      checks.push_back({c.rule, c.check, c.measured, c.threshold, c.passed});
+    }
+  }
+  return {{"path", r.path},
+          {"outcome", std::string(verdict_outcome_name(r.verdict.outcome))},
+          {"source", r.source},
+          {"pvc", r.pvc},
+          {"class", std::string(device_class_name(m.device_class))},
+          {"workload", workload_key_of(m)},
+          {"iops", std::llround(m.iops)},
+          {"p99_latency_us", std::llround(m.p99_latency_ns / 1000)},
+          {"bandwidth_bytes_per_s", std::llround(m.bandwidth_bytes_per_s)},
+          {"checks", checks}};
+}
+
+}  // namespace
+
+const PathResult* deciding_result(const PreflightSummary& s) {
+  const PathResult* pick = nullptr;
+  for (const PathResult& r : s.results) {
+    bool failed = r.verdict.first_failure() != nullptr;
+    bool pick_failed = pick && pick->verdict.first_failure() != nullptr;
+    if (!pick || (failed && !pick_failed) || (failed == pick_failed && r.measurement.iops < pick->measurement.iops)) {
+      pick = &r;
+    }
+  }
+  return pick;
+}
+
+MetadataChanges pod_annotations(const PreflightSummary& s) {
+  MetadataChanges a;
+  a["iogate.io/verdict"] = s.outcome;
+  const PathResult* r = deciding_result(s);
+  if (r) {
+    const Measurement& m = r->measurement;
+    // randread-iops means what it says: other workloads' IOPS must not pose as a randread figure.
+    if (m.rw == RwMode::kRandRead) {
+      a["iogate.io/randread-iops"] = fmt::format("{}", std::llround(m.iops));
+    } else {
+      a["iogate.io/randread-iops"] = std::nullopt;
+    }
+    a["iogate.io/p99-latency-us"] = fmt::format("{}", std::llround(m.p99_latency_ns / 1000));
+    a["iogate.io/device-class"] = std::string(device_class_name(m.device_class));
+  }
+  a["iogate.io/report"] = compact_report(s);
+  return a;
+}
+
+std::string compact_report(const PreflightSummary& s) {
+  auto build = [&](bool caveats, bool passing_checks) {
+    nlohmann::json paths = nlohmann::json::array();
+    nlohmann::json all_caveats = nlohmann::json::array();
+    for (const PathResult& r : s.results) {
+      bool failed = r.verdict.first_failure() != nullptr;
+      paths.push_back(compact_path(r, passing_checks || failed));
+      if (caveats) {
+        for (const std::string& c : r.verdict.caveats) all_caveats.push_back(c);
+      }
+    }
+    nlohmann::json j = {{"v", 1},
+                        {"outcome", s.outcome},
+                        {"time", s.time},
+                        {"policy", s.policy ? s.policy->source : ""},
+                        {"mode", s.policy ? std::string(policy_mode_name(s.policy->mode)) : ""},
+                        {"gpus", s.gpus},
+                        {"node", s.node_name},
+                        {"paths", paths},
+                        {"caveats", all_caveats}};
+    if (!s.error.empty()) j["error"] = s.error;
+    return j;
+  };
+  std::string text = build(true, true).dump();
+  if (text.size() <= kReportAnnotationMaxBytes) return text;
+  nlohmann::json j = build(false, true);
+  if (j.dump().size() > kReportAnnotationMaxBytes) j = build(false, false);
+  j["truncated"] = true;
+  text = j.dump();
+  if (text.size() > kReportAnnotationMaxBytes) {  // very many paths: keep the head of the list
+    auto& paths = j["paths"];
+    while (paths.size() > 1 && j.dump().size() > kReportAnnotationMaxBytes) paths.erase(paths.size() - 1);
+    text = j.dump();
+  }
+  return text;
+}
+
+PodEventText pod_event_text(const PreflightSummary& s) {
+  const PathResult* r = deciding_result(s);
+  std::string policy = s.policy ? s.policy->source : "";
+  if (s.outcome == "error" || !r) {
+    return {"Warning", "StoragePreflightFailed",
+            fmt::format("storage preflight could not judge the volume ({}): {}", policy, s.error)};
+  }
+  std::string where = fmt::format("{} ({})", r->path, how_measured(*r));
+  std::string gpus = fmt::format("{} GPU{}", s.gpus, s.gpus == 1 ? "" : "s");
+  if (const RuleCheck* c = r->verdict.first_failure()) {
+    return {"Warning", "StorageBelowPolicy",
+            fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where, figures(r->measurement),
+                        policy, gpus, c->rule, c->check, c->measured, c->threshold,
+                        s.outcome == "warn" ? " (mode warn: the pod starts anyway)" : "")};
+  }
+  std::string rules;
+  for (const RuleCheck& c : r->verdict.checks) {
+    if (rules.find(c.rule) == std::string::npos) rules += (rules.empty() ? "" : ", ") + c.rule;
+  }
+  return {"Normal", "StoragePolicyMet",
+          fmt::format("{} {} meets policy {} for {}{}", where, figures(r->measurement), policy, gpus,
+                      rules.empty() ? "" : " (rules " + rules + ")")};
+}
+
+nlohmann::json preflight_report_json(const PreflightSummary& s) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const PathResult& r : s.results) {
+    results.push_back({{"path", r.path},
+                       {"source", r.source},
+                       {"pvc", r.pvc},
+                       {"shared_from", r.shared_from},
+                       {"measurement", measurement_to_json(r.measurement)},
+                       {"verdict", verdict_to_json(r.verdict)},
+                       {"report", r.probe ? probe_result_to_json(*r.probe) : nlohmann::json::object()}});
+  }
+  nlohmann::json policy = nlohmann::json::object();
+  if (s.policy) {
+    policy = {{"source", s.policy->source},
+              {"name", s.policy->name},
+              {"mode", std::string(policy_mode_name(s.policy->mode))},
+              {"on_error", std::string(on_error_name(s.policy->on_error))},
+              {"deadline_ns", s.policy->deadline.count()},
+              {"result_ttl_ns", s.policy->result_ttl.count()}};
+  }
+  return {{"schema", kPreflightSchema},
+          {"iogate_version", kVersion},
+          {"time", s.time},
+          {"mode", "preflight"},
+          {"outcome", s.outcome},
+          {"exit_code", s.exit_code},
+          {"error", s.error},
+          {"policy", policy},
+          {"pod", {{"namespace", s.pod_namespace}, {"name", s.pod_name}, {"node", s.node_name}}},
+          {"gpus", s.gpus},
+          {"gpus_from", s.gpus_from},
+          {"api", s.api},
+          {"results", results}};
+}
+
+std::string render_preflight_human(const PreflightSummary& s) {
+  std::string out;
+  std::string pod = s.pod_name.empty() ? "(no pod)" : s.pod_namespace + "/" + s.pod_name;
+  out += fmt::format("iogate preflight  policy {}  pod {}  node {}  {} GPU{} ({})\n",
+                     s.policy ? s.policy->source : "-", pod, s.node_name.empty() ? "-" : s.node_name, s.gpus,
+                     s.gpus == 1 ? "" : "s", s.gpus_from);
+  for (const PathResult& r : s.results) {
+    out += fmt::format("\n{}  {}\n  {}\n", r.path, figures(r.measurement), how_measured(r));
+    if (!r.pvc.empty()) out += fmt::format("  pvc {}\n", r.pvc);
+    std::string table = render_verdict_human(r.verdict);
+    size_t start = 0;
+    while (start < table.size()) {
+      size_t end = table.find('\n', start);
+      if (end == std::string::npos) end = table.size();
+      out += "  " + table.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+  }
+  out += fmt::format("\nverdict  {}", s.outcome);
+  if (!s.error.empty()) out += "  (" + s.error + ")";
+  out += fmt::format("  exit {}\napi      {}\n", s.exit_code, s.api);
+  return out;
+}
+
+}  // namespace iogate

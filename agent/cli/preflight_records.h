@@ -1,0 +1,68 @@
+// What preflight writes where people and tools look: the pod's annotations (iogate.io/verdict,
+// randread-iops, p99-latency-us, device-class, report), the Event on the pod, the JSON report
+// (schema iogate.preflight/v1) and the human summary. Pure functions of the run's results, so
+// what lands on the pod is tested without an API server.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/probe_result.h"
+#include "kube/operations.h"
+#include "policy/evaluate.h"
+#include "policy/policy.h"
+
+namespace iogate {
+
+inline constexpr const char* kPreflightSchema = "iogate.preflight/v1";
+// The annotation iogate.io/report stays well below the API's 256 KiB for all annotations of an
+// object together: other controllers annotate pods too.
+inline constexpr size_t kReportAnnotationMaxBytes = 16 * 1024;
+
+// One dataset path's outcome.
+struct PathResult {
+  std::string path;
+  std::string source;       // "probe": measured now; "shared": a result recorded on the PVC
+  std::string pvc;          // the claim behind the path, "" without one
+  std::string shared_from;  // "pod ns/x on node y at 2026-...": where a shared result came from
+  std::optional<ProbeResult> probe;
+  Measurement measurement;
+  Verdict verdict;
+};
+
+struct PreflightSummary {
+  std::string time;     // RFC 3339 UTC, when preflight started
+  std::string outcome;  // "pass", "fail", "warn", "off", or "error"
+  int exit_code = 0;
+  std::string error;    // the failure, when outcome is "error" (or a fail-open failure)
+  const Policy* policy = nullptr;
+  std::string pod_namespace, pod_name, node_name;
+  int gpus = 0;
+  std::string gpus_from;  // "pod", "--gpus", or "unknown (no API; pass --gpus)"
+  std::string api;        // "ok", "skipped: <why>", "error: <what>"
+  std::vector<PathResult> results;
+};
+
+// The result that speaks for the pod: the first failing path, else the slowest one.
+const PathResult* deciding_result(const PreflightSummary& s);
+
+// The pod annotations: verdict, the deciding path's figures and a compact report.
+MetadataChanges pod_annotations(const PreflightSummary& s);
+// Compact JSON for iogate.io/report, within kReportAnnotationMaxBytes (caveats and then checks of
+// passing paths are dropped first when it would not fit; "truncated": true says so).
+std::string compact_report(const PreflightSummary& s);
+
+// Normal StoragePolicyMet, Warning StorageBelowPolicy, or Warning StoragePreflightFailed, with
+// the numbers and the rule in the note.
+struct PodEventText {
+  std::string type, reason, note;
+};
+PodEventText pod_event_text(const PreflightSummary& s);
+
+nlohmann::json preflight_report_json(const PreflightSummary& s);
+std::string render_preflight_human(const PreflightSummary& s);
+
+}  // namespace iogate
