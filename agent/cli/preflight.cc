@@ -22,6 +22,7 @@
 #include "policy/evaluate.h"
 #include "policy/measurement_json.h"
 #include "policy/policy.h"
+#include "policy/policy_units.h"
 
 namespace iogate {
 namespace {
@@ -308,10 +309,15 @@ void fail_with(Run& run, const Error& e) {
   const bool open = run.policy.on_error == OnError::kFailOpen;
   s.outcome = "error";
   s.error = e.message;
-  s.exit_code = open ? kExitOk : kExitRuntime;
+  // A dataset path that does not exist, or a workload the volume refuses, is the pod spec's
+  // mistake: no on_error hides it.
+  const bool usage = e.kind == ErrorKind::kUsage;
+  s.exit_code = usage ? kExitUsage : open ? kExitOk : kExitRuntime;
   spdlog::error("{}", e.message);
-  spdlog::log(open ? spdlog::level::warn : spdlog::level::err, "on_error {}: {}", on_error_name(run.policy.on_error),
-              open ? "letting the pod start" : "the pod does not start");
+  if (!usage) {
+    spdlog::log(open ? spdlog::level::warn : spdlog::level::err, "on_error {}: {}", on_error_name(run.policy.on_error),
+                open ? "letting the pod start" : "the pod does not start");
+  }
   if (run.api && !run.pod.is_null()) {
     Status recorded = record_on_pod(run);
     if (!recorded.ok()) spdlog::warn("could not record the failure on the pod: {}", recorded.error().message);
@@ -342,16 +348,20 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   auto policy = resolve_policy(options.policy);
   if (!policy.ok()) {
     s.outcome = "error";
-    s.error = "--policy " + policy.error().message;
+    s.error = "--policy: " + policy.error().message;
     s.exit_code = kExitUsage;
     return finish();
   }
   run.policy = std::move(*policy);
   s.policy = &run.policy;
   run.deadline = started + run.policy.deadline;
-  spdlog::info("policy {} (mode {}, on_error {}, deadline {})", run.policy.source, policy_mode_name(run.policy.mode),
-               on_error_name(run.policy.on_error), seconds_text(run.policy.deadline));
+  auto log_policy = [&] {
+    spdlog::info("policy {} (mode {}, on_error {}, deadline {})", run.policy.source,
+                 policy_mode_name(run.policy.mode), on_error_name(run.policy.on_error),
+                 format_duration_compact(run.policy.deadline.count()));
+  };
   if (run.policy.mode == PolicyMode::kOff) {
+    log_policy();
     s.outcome = "off";
     s.exit_code = kExitOk;
     spdlog::info("policy mode off: nothing to check, the pod starts");
@@ -365,9 +375,11 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
       s.exit_code = kExitUsage;
       return finish();
     }
+    log_policy();
     fail_with(run, connected.error());
     return finish();
   }
+  log_policy();
   if (Status pod = read_pod(run); !pod.ok()) {
     fail_with(run, pod.error());
     return finish();

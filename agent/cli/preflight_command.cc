@@ -1,6 +1,10 @@
 #include "cli/preflight_command.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +71,12 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
   }
   o.paths = parsed->paths;
   if (o.paths.empty()) return usage_error("PATH: missing; usage: iogate preflight PATH... --policy FILE|profile:NAME");
+  // Checked before anything is logged or probed: a dataset path that is not there is the pod
+  // spec's mistake (a wrong mountPath), reported as one line.
+  for (const std::string& path : o.paths) {
+    struct stat st{};
+    if (stat(path.c_str(), &st) != 0) return usage_error(fmt::format("PATH: {}: {}", path, std::strerror(errno)));
+  }
   if (!vm.count("policy")) return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   o.policy = str("policy");

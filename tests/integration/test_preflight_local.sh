@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# iogate preflight without an API server: bad input (exit 2, one line naming the flag or field),
+# mode off (no probe), --no-api, JSON logs, a missing dataset path, and SIGTERM mid-probe (exit 3,
+# no test file left).
+source "$(dirname "$0")/lib.sh"
+DATA="$SCRATCH/data"
+mkdir -p "$DATA"
+export HOME="$SCRATCH/home" KUBECONFIG="" # no cluster here, whatever the machine has
+unset KUBERNETES_SERVICE_HOST
+
+write_policy() {  # NAME BODY-AFTER-KIND
+  printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\n%s\n' "$2" >"$SCRATCH/$1.yaml"
+  echo "$SCRATCH/$1.yaml"
+}
+good=$(write_policy good 'workload: {rw: randread, bs: 4k, iodepth: 8, runtime: 3s, size: 32m}
+rules:
+  - {name: floor, min_iops: 10}')
+
+expect_usage() {
+  local want=$1; shift
+  local code=0
+  "$IOGATE" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || code=$?
+  [[ $code -eq 2 ]] || fail "iogate $*: exit $code, want 2 ($(cat "$SCRATCH/err"))"
+  [[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "iogate $*: want one line, got: $(cat "$SCRATCH/err")"
+  grep -q -- "$want" "$SCRATCH/err" || fail "iogate $*: error does not name $want: $(cat "$SCRATCH/err")"
+  pass "iogate $* -> $(cat "$SCRATCH/err")"
+  assert_no_test_files "$DATA"
+}
+expect_usage "--policy" preflight "$DATA"
+expect_usage "PATH" preflight --policy "$good"
+expect_usage "--gpus" preflight "$DATA" --policy "$good" --gpus many
+expect_usage "--output-format" preflight "$DATA" --policy "$good" --output-format yaml
+expect_usage "--log-format" preflight "$DATA" --policy "$good" --log-format xml
+bad=$(write_policy bad 'rules:
+  - {name: a, min_iops: 10}
+  - {name: b, min_iops: fast}')
+expect_usage 'rules\[1\].min_iops: expected a positive integer, got "fast"' preflight "$DATA" --policy "$bad"
+expect_usage "no-such-profile" preflight "$DATA" --policy profile:no-such-profile
+cat >"$SCRATCH/kc" <<'KC'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+KC
+expect_usage "insecure-skip-tls-verify" preflight "$DATA" --policy "$good" --kubeconfig "$SCRATCH/kc"
+expect_usage "$SCRATCH/missing" preflight "$SCRATCH/missing" --policy "$good" --no-api
+
+# mode off: nothing is probed, the pod starts.
+off=$(write_policy off 'mode: off
+rules:
+  - {name: floor, min_iops: 10}')
+"$IOGATE" preflight "$DATA" --policy "$off" --output-format json >"$SCRATCH/off.json" 2>"$SCRATCH/off.log"
+assert_jq "$SCRATCH/off.json" '.outcome == "off" and .exit_code == 0 and .results == []' "mode off: exit 0, nothing probed"
+
+# --no-api with JSON logs: every stderr line is a JSON object, the verdict on stdout.
+"$IOGATE" preflight "$DATA" --policy "$good" --no-api --gpus 1 --output-format json --log-format json \
+  >"$SCRATCH/a.json" 2>"$SCRATCH/a.log"
+assert_jq "$SCRATCH/a.json" '.outcome == "pass" and .api == "skipped: --no-api" and .gpus == 1 and .results[0].source == "probe"' \
+  "--no-api: verdict printed, API skipped"
+assert_jq "$SCRATCH/a.json" '.results[0].report.convergence.early_stop == true and .results[0].report.workload.iodepth == 8' \
+  "the policy's workload ran with early stop"
+jq -e -s 'length >= 3 and all(.[]; .level and .msg and .time)' "$SCRATCH/a.log" >/dev/null ||
+  fail "--log-format json: not one JSON object per line: $(head -3 "$SCRATCH/a.log")"
+pass "--log-format json: $(wc -l <"$SCRATCH/a.log") JSON log lines"
+assert_no_test_files "$DATA"
+
+# Human output: the verdict table and the exit line.
+"$IOGATE" preflight "$DATA" --policy "$good" --no-api --log-level warn >"$SCRATCH/h.txt"
+grep -Eq '^  floor +min_iops +pass ' "$SCRATCH/h.txt" || fail "human output lacks the check line: $(cat "$SCRATCH/h.txt")"
+grep -q '^verdict  pass  exit 0' "$SCRATCH/h.txt" || fail "human output lacks the verdict line"
+pass "human output: one line per check, the verdict and exit code"
+
+# SIGTERM while probing: exit 3, test file removed.
+slow=$(write_policy slow 'early_stop: {enabled: false}
+workload: {rw: randread, bs: 4k, iodepth: 8, runtime: 30s, size: 32m}
+rules:
+  - {name: floor, min_iops: 10}')
+"$IOGATE" preflight "$DATA" --policy "$slow" --no-api --output-format json >"$SCRATCH/t.json" 2>"$SCRATCH/t.log" &
+pid=$!
+for _ in $(seq 100); do
+  ls "$DATA"/.iogate-probe-* >/dev/null 2>&1 && break
+  sleep 0.1
+done
+sleep 2
+kill -TERM "$pid"
+code=0
+wait "$pid" || code=$?
+[[ $code -eq 3 ]] || fail "SIGTERM: exit $code, want 3"
+assert_jq "$SCRATCH/t.json" '.outcome == "error" and (.error | test("interrupted"))' "SIGTERM mid-probe: exit 3, error says interrupted"
+assert_no_test_files "$DATA"
