@@ -18,6 +18,7 @@
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
+#include "policy/policy_units.h"
 #include "report/report_human.h"
 #include "report/report_json.h"
 
@@ -33,18 +34,6 @@ Result<bool> parse_bool(const std::string& text, std::string_view what) {
 }
 
 // "3%" or a fraction "0.03".
-Result<double> parse_fraction(const std::string& text, std::string_view what) {
-  std::string number = text;
-  bool percent = !number.empty() && number.back() == '%';
-  if (percent) number.pop_back();
-  char* end = nullptr;
-  double v = number.empty() ? 0 : std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v) || (!percent && v >= 1)) {
-    return usage_error(fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got \"{}\"", what, text));
-  }
-  return percent ? v / 100 : v;
-}
-
 po::options_description probe_flags() {
   po::options_description d("probe options (fio's names and defaults where fio has them)");
   d.add_options()

@@ -7,12 +7,13 @@ command -v curl >/dev/null || skip "curl is needed to drive the test API server"
 API_TOKEN="it-token-$RANDOM$RANDOM"
 API_CERTS="$SCRATCH/certs"
 
-# start_apiserver: sets API_URL; the server is stopped on exit.
+# start_apiserver: sets API_URL and API_PID; the server is stopped on exit.
 start_apiserver() {
   bash "$TESTS_DIR/apiserver/make_certs.sh" "$API_CERTS" >/dev/null
   "$IOGATE_TEST_APISERVER" --cert-dir "$API_CERTS" --token "$API_TOKEN" --port 0 \
     >"$SCRATCH/apiserver.out" 2>"$SCRATCH/apiserver.err" &
   local pid=$!
+  API_PID=$pid
   on_exit "kill $pid"
   for _ in $(seq 100); do
     API_URL=$(sed -n 's/^listening on //p' "$SCRATCH/apiserver.out")

@@ -40,3 +40,16 @@ quick_probe() {
   local path=$1; shift
   "$IOGATE" probe "$path" --size 64m --runtime 2s --ramp 500ms --output-format json "$@"
 }
+
+# expect_usage WANT ARGS...: `iogate ARGS...` must exit 2 with one line on stderr that matches WANT
+# (grep), and leave no test file under $USAGE_DIR (default: the scratch directory).
+expect_usage() {
+  local want=$1; shift
+  local code=0
+  "$IOGATE" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || code=$?
+  [[ $code -eq 2 ]] || fail "iogate $*: exit $code, want 2 ($(cat "$SCRATCH/err"))"
+  [[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "iogate $*: want one line, got: $(cat "$SCRATCH/err")"
+  grep -q -- "$want" "$SCRATCH/err" || fail "iogate $*: error does not name $want: $(cat "$SCRATCH/err")"
+  pass "iogate $* -> $(cat "$SCRATCH/err")"
+  assert_no_test_files "${USAGE_DIR:-$SCRATCH}"
+}

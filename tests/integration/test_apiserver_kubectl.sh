@@ -4,22 +4,9 @@
 # kubeconfig. Every write is read back through kubectl and through the server's /_test/ store.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || skip "kubectl is not installed"
-command -v curl >/dev/null || skip "curl is not installed"
-: "${IOGATE_TEST_APISERVER:?IOGATE_TEST_APISERVER must point at iogate-test-apiserver (ctest sets it)}"
-
-certs="$SCRATCH/certs"
-bash "$TESTS_DIR/apiserver/make_certs.sh" "$certs"
-TOKEN="it-token-$RANDOM$RANDOM"
-"$IOGATE_TEST_APISERVER" --cert-dir "$certs" --token "$TOKEN" --port 0 >"$SCRATCH/server.out" 2>"$SCRATCH/server.err" &
-server_pid=$!
-on_exit "kill $server_pid"
-for _ in $(seq 100); do
-  grep -q '^listening on ' "$SCRATCH/server.out" && break
-  sleep 0.1
-done
-URL=$(sed -n 's/^listening on //p' "$SCRATCH/server.out")
-[[ $URL == https://127.0.0.1:* ]] || fail "no 'listening on' line: $(cat "$SCRATCH/server.out" "$SCRATCH/server.err")"
-pass "server listening on $URL"
+source "$(dirname "$0")/apiserver_lib.sh"
+start_apiserver
+certs=$API_CERTS TOKEN=$API_TOKEN URL=$API_URL server_pid=$API_PID
 
 # ctl METHOD PATH [BODY]: the control API (and raw API calls) with the token.
 ctl() {

@@ -1,15 +1,5 @@
 # Bad input: one clear line naming the flag, exit 2; a missing path is a usage error too.
 source "$(dirname "$0")/lib.sh"
-expect_usage() {
-  local want=$1; shift
-  local code=0
-  "$IOGATE" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || code=$?
-  [[ $code -eq 2 ]] || fail "iogate $*: exit $code, want 2 ($(cat "$SCRATCH/err"))"
-  [[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "iogate $*: want one line, got: $(cat "$SCRATCH/err")"
-  grep -q -- "$want" "$SCRATCH/err" || fail "iogate $*: error does not name $want: $(cat "$SCRATCH/err")"
-  pass "iogate $* -> $(cat "$SCRATCH/err")"
-  assert_no_test_files "$SCRATCH"
-}
 expect_usage "--bs" probe "$SCRATCH" --bs 4q
 expect_usage "--bs" probe "$SCRATCH" --bs 1000 --size 16m --runtime 1s
 expect_usage "--iodepth" probe "$SCRATCH" --iodepth 0

@@ -5,6 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 DATA="$SCRATCH/data"
 mkdir -p "$DATA"
+USAGE_DIR=$DATA
 export HOME="$SCRATCH/home" KUBECONFIG="" # no cluster here, whatever the machine has
 unset KUBERNETES_SERVICE_HOST
 
@@ -16,16 +17,6 @@ good=$(write_policy good 'workload: {rw: randread, bs: 4k, iodepth: 8, runtime: 
 rules:
   - {name: floor, min_iops: 10}')
 
-expect_usage() {
-  local want=$1; shift
-  local code=0
-  "$IOGATE" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || code=$?
-  [[ $code -eq 2 ]] || fail "iogate $*: exit $code, want 2 ($(cat "$SCRATCH/err"))"
-  [[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "iogate $*: want one line, got: $(cat "$SCRATCH/err")"
-  grep -q -- "$want" "$SCRATCH/err" || fail "iogate $*: error does not name $want: $(cat "$SCRATCH/err")"
-  pass "iogate $* -> $(cat "$SCRATCH/err")"
-  assert_no_test_files "$DATA"
-}
 expect_usage "--policy" preflight "$DATA"
 expect_usage "PATH" preflight --policy "$good"
 expect_usage "--gpus" preflight "$DATA" --policy "$good" --gpus many
