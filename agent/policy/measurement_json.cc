@@ -1,5 +1,7 @@
 #include "policy/measurement_json.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "base/units.h"
@@ -19,7 +21,7 @@ nlohmann::json measurement_to_json(const Measurement& m) {
       {"fs_type", m.fs_type},
       {"rw", std::string(rw_mode_name(m.rw))},
       {"bs_bytes", m.block_size},
-      {"measured_s", m.measured_s},
+      {"measured_ns", static_cast<uint64_t>(std::llround(m.measured_s * 1e9))},
       {"page_cache", m.page_cache},
       {"direct", m.direct},
       {"read_only", m.read_only},
@@ -68,7 +70,9 @@ std::optional<Measurement> measurement_from_json(const nlohmann::json& j) {
   text("path", m.path);
   text("fs_type", m.fs_type);
   count("bs_bytes", m.block_size);
-  number("measured_s", m.measured_s);
+  double measured_ns = 0;
+  number("measured_ns", measured_ns);
+  m.measured_s = measured_ns / 1e9;
   boolean("page_cache", m.page_cache);
   boolean("direct", m.direct);
   boolean("read_only", m.read_only);

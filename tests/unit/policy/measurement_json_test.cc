@@ -36,7 +36,7 @@ TEST_CASE("a measurement survives its JSON record, field by field") {
   CHECK(back->fs_type == "xfs");
   CHECK(back->rw == RwMode::kRead);
   CHECK(back->block_size == m.block_size);
-  CHECK(back->measured_s == m.measured_s);
+  CHECK(back->measured_s == doctest::Approx(m.measured_s));
   CHECK(back->page_cache);
   CHECK_FALSE(back->direct);
   CHECK(back->read_only);
