@@ -187,6 +187,32 @@ pvc_json | jq -e '.metadata.annotations["iogate.io/probe-lock"] | fromjson | .po
 pass "stuck lock: the other pod's lock left alone"
 reset_pvc_share
 
+# --- many pods, one volume: four pods start at once, one probes, the others reuse its result ---
+reset_pvc_share
+clear_requests
+for i in 1 2 3 4; do
+  pod_json | jq -c --arg n "train-w$i" '.metadata = {name: $n, namespace: "ml", uid: ("uid-" + $n)}' >"$SCRATCH/w$i.pod"
+  seed "$(cat "$SCRATCH/w$i.pod")"
+done
+pids=()
+for i in 1 2 3 4; do
+  KUBECONFIG="$KUBECONFIG_FILE" POD_NAME=train-w$i POD_NAMESPACE=$NS NODE_NAME=$NODE \
+    "$IOGATE" preflight "$DATA" --policy "$pass_policy" --output-format json >"$SCRATCH/w$i.json" 2>"$SCRATCH/w$i.log" &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || fail "a racing pod failed: $(tail -3 "$SCRATCH"/w*.log)"; done
+jq -s '[.[].results[0].source] | sort' "$SCRATCH"/w[1-4].json >"$SCRATCH/sources.json"
+assert_jq "$SCRATCH/sources.json" '. == ["probe", "shared", "shared", "shared"]' "4 racing pods: exactly one probed, three reused its result"
+api GET /_test/requests >"$SCRATCH/req.json"
+assert_jq "$SCRATCH/req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/imagenet")) and (.body | test("probe-lock")) and .status == 200)] | length == 2' \
+  "the lock was taken once and released once (in the result's patch)"
+for i in 1 2 3 4; do
+  api GET "/_test/objects/pods/$NS/train-w$i" | jq -e '.metadata.annotations["iogate.io/verdict"] == "pass"' >/dev/null ||
+    fail "train-w$i has no verdict annotation"
+done
+pass "every racing pod got its own verdict annotations"
+assert_no_test_files "$DATA"
+
 # --- API faults: transient ones are retried ---
 preflight "$SCRATCH/seed.json" "$pass_policy"  # records a fresh shared result: the next runs are quick
 clear_requests
