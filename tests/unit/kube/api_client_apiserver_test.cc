@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "kube/operations.h"
-#include "kube_temp_dir.h"
+#include "service_account_dir.h"
 #include "test_cluster.h"
 
 namespace iogate {
@@ -103,7 +103,7 @@ TEST_CASE("deadline: a slow server; the attempt is cut at the deadline and the e
 TEST_CASE("token rotation: the server rejects the old token, the ..data swap is read after one 401") {
   TestCluster c;
   c.seed(node());
-  testing::KubeTempDir dir;
+  testing::TempTree dir;
   testing::ServiceAccountDir sa(dir);
   sa.publish(testing::kClusterToken, c.config.ca_pem, "default");
   KubeEnvironment env;
@@ -164,7 +164,7 @@ TEST_CASE("TLS: system CAs are not trusted in place of the configured one") {
 TEST_CASE("kubeconfig with a client certificate authenticates over mutual TLS") {
   TestCluster c;
   c.seed(node());
-  testing::KubeTempDir dir;
+  testing::TempTree dir;
   const std::string& pki = testing::cert_dir();
   dir.write("pki/ca.crt", testing::pki_file(pki, "ca.crt"));
   dir.write("pki/client.crt", testing::pki_file(pki, "client.crt"));

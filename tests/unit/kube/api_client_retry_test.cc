@@ -5,7 +5,7 @@
 #include <deque>
 
 #include "kube/api_client.h"
-#include "kube_temp_dir.h"
+#include "service_account_dir.h"
 
 namespace iogate {
 namespace {
@@ -182,7 +182,7 @@ TEST_CASE("deadline: already passed → no request at all") {
 }
 
 TEST_CASE("401: the token file is re-read and the request retried once, without sleeping") {
-  testing::KubeTempDir dir;
+  testing::TempTree dir;
   testing::ServiceAccountDir sa(dir);
   sa.publish("old-token", "ca", "ns");
   KubeConfig config;

@@ -1,12 +1,12 @@
 #include <doctest/doctest.h>
 
 #include "kube/kube_config.h"
-#include "kube_temp_dir.h"
+#include "service_account_dir.h"
 
 namespace iogate {
 namespace {
 
-using testing::KubeTempDir;
+using testing::TempTree;
 using testing::ServiceAccountDir;
 
 const char* kCa = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
@@ -28,7 +28,7 @@ std::string kubeconfig(const std::string& cluster_body, const std::string& user_
 const std::string kServer = "    server: https://10.0.0.1:6443\n";
 
 TEST_CASE("kubeconfig: certificate-authority-data and token") {
-  KubeTempDir dir;
+  TempTree dir;
   std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
                                                     "    token: sekret\n", "ctx", "    namespace: ml\n"));
   auto c = load_kubeconfig(path);
@@ -45,7 +45,7 @@ TEST_CASE("kubeconfig: certificate-authority-data and token") {
 }
 
 TEST_CASE("kubeconfig: file fields resolve against the kubeconfig's directory") {
-  KubeTempDir dir;
+  TempTree dir;
   dir.write("kube/pki/ca.crt", kCa);
   dir.write("kube/pki/client.crt", "CERT PEM");
   dir.write("kube/pki/client.key", "KEY PEM");
@@ -62,7 +62,7 @@ TEST_CASE("kubeconfig: file fields resolve against the kubeconfig's directory") 
 }
 
 TEST_CASE("kubeconfig: -data wins over the file field, as in client-go") {
-  KubeTempDir dir;
+  TempTree dir;
   std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority: /nonexistent/ca.crt\n"
                                                     "    certificate-authority-data: " + ca_data() + "\n",
                                                     "    token: t\n"));
@@ -72,7 +72,7 @@ TEST_CASE("kubeconfig: -data wins over the file field, as in client-go") {
 }
 
 TEST_CASE("kubeconfig: tokenFile is kept as a path, relative to the kubeconfig") {
-  KubeTempDir dir;
+  TempTree dir;
   dir.write("token", "abc\n");
   std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
                                                     "    tokenFile: token\n"));
@@ -83,7 +83,7 @@ TEST_CASE("kubeconfig: tokenFile is kept as a path, relative to the kubeconfig")
 }
 
 TEST_CASE("kubeconfig: an explicit context overrides current-context") {
-  KubeTempDir dir;
+  TempTree dir;
   std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
                                                     "    token: t\n"));
   auto c = load_kubeconfig(path, "other");
@@ -93,7 +93,7 @@ TEST_CASE("kubeconfig: an explicit context overrides current-context") {
 }
 
 TEST_CASE("kubeconfig: errors name the file and the field") {
-  KubeTempDir dir;
+  TempTree dir;
   std::string ca = "    certificate-authority-data: " + ca_data() + "\n";
   struct Case {
     std::string text;
@@ -131,14 +131,14 @@ TEST_CASE("kubeconfig: errors name the file and the field") {
 }
 
 TEST_CASE("kubeconfig: insecure-skip-tls-verify false is harmless") {
-  KubeTempDir dir;
+  TempTree dir;
   std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() +
                                                     "\n    insecure-skip-tls-verify: false\n", "    token: t\n"));
   CHECK(load_kubeconfig(path).ok());
 }
 
 TEST_CASE("in-cluster: the kubelet's ..data layout") {
-  KubeTempDir dir;
+  TempTree dir;
   ServiceAccountDir sa(dir);
   sa.publish("token-1\n", kCa, "ml-jobs");
   KubeEnvironment env;
@@ -158,7 +158,7 @@ TEST_CASE("in-cluster: the kubelet's ..data layout") {
 }
 
 TEST_CASE("in-cluster: IPv6 host, missing namespace, missing token") {
-  KubeTempDir dir;
+  TempTree dir;
   ServiceAccountDir sa(dir);
   sa.publish("t", kCa, "");
   KubeEnvironment env;
@@ -182,7 +182,7 @@ TEST_CASE("in-cluster: IPv6 host, missing namespace, missing token") {
 }
 
 TEST_CASE("discovery: in-cluster first, then KUBECONFIG's first existing file, then ~/.kube/config") {
-  KubeTempDir dir;
+  TempTree dir;
   std::string text = kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n", "    token: t\n");
   std::string home_config = dir.write("home/.kube/config", text);
   std::string env_config = dir.write("env/config", text);
@@ -213,7 +213,7 @@ TEST_CASE("discovery: in-cluster first, then KUBECONFIG's first existing file, t
 }
 
 TEST_CASE("discovery: nothing configured is not an error") {
-  KubeTempDir dir;
+  TempTree dir;
   KubeEnvironment env;
   env.home = dir.path("nohome");
   auto none = discover_kube_config(env);
@@ -226,7 +226,7 @@ TEST_CASE("discovery: nothing configured is not an error") {
 }
 
 TEST_CASE("discovery: a broken kubeconfig is an error, not silence") {
-  KubeTempDir dir;
+  TempTree dir;
   KubeEnvironment env;
   env.kubeconfig_env = dir.write("config", "current-context: x\n");
   auto r = discover_kube_config(env);

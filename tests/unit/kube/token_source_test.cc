@@ -1,12 +1,12 @@
 #include <doctest/doctest.h>
 
 #include "kube/token_source.h"
-#include "kube_temp_dir.h"
+#include "service_account_dir.h"
 
 namespace iogate {
 namespace {
 
-using testing::KubeTempDir;
+using testing::TempTree;
 using testing::ServiceAccountDir;
 using Clock = std::chrono::steady_clock;
 
@@ -19,7 +19,7 @@ TEST_CASE("token source: a static token") {
 }
 
 TEST_CASE("token source: the kubelet's ..data swap is seen after a minute or after invalidate()") {
-  KubeTempDir dir;
+  TempTree dir;
   ServiceAccountDir sa(dir);
   sa.publish("token-1\n", "ca", "ns");
   TokenSource s("", dir.path("token"));
@@ -37,7 +37,7 @@ TEST_CASE("token source: the kubelet's ..data swap is seen after a minute or aft
 }
 
 TEST_CASE("token source: an unreadable or empty file keeps the previous token") {
-  KubeTempDir dir;
+  TempTree dir;
   dir.write("token", "good");
   TokenSource s("", dir.path("token"));
   Clock::time_point t0{};
@@ -52,7 +52,7 @@ TEST_CASE("token source: an unreadable or empty file keeps the previous token") 
 }
 
 TEST_CASE("token source: the file wins over a static token once readable") {
-  KubeTempDir dir;
+  TempTree dir;
   TokenSource s("fallback", dir.path("token"));
   CHECK(s.token(Clock::time_point{}) == "fallback");
   dir.write("token", "from-file");

@@ -1,47 +1,22 @@
-// A scratch directory for kubeconfigs and service-account layouts, removed when the test ends.
+// The kubelet's service-account layout in a scratch tree, for config and token-rotation tests.
 #pragma once
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
 #include <string>
 
+#include "temp_tree.h"
+
 namespace iogate::testing {
-
-struct KubeTempDir {
-  std::filesystem::path root;
-  KubeTempDir() {
-    char tmpl[] = "/tmp/iogate-kube-XXXXXX";
-    if (char* p = mkdtemp(tmpl)) root = p;
-  }
-  ~KubeTempDir() {
-    std::error_code ec;
-    if (!root.empty()) std::filesystem::remove_all(root, ec);
-  }
-  KubeTempDir(const KubeTempDir&) = delete;
-  KubeTempDir& operator=(const KubeTempDir&) = delete;
-
-  std::string path(const std::string& rel) const { return (root / rel).string(); }
-
-  std::string write(const std::string& rel, const std::string& text) const {
-    std::filesystem::path p = root / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-};
 
 // The kubelet's projected-volume layout for a service account:
 //   DIR/..2024_01_01_00_00_00.1/{token,ca.crt,namespace}   the payload of one generation
 //   DIR/..data -> ..2024_...1                                swapped atomically (rename) on update
 //   DIR/token -> ..data/token, DIR/ca.crt -> ..data/ca.crt, DIR/namespace -> ..data/namespace
 struct ServiceAccountDir {
-  const KubeTempDir& dir;
+  const TempTree& dir;
   int generation = 0;
 
-  explicit ServiceAccountDir(const KubeTempDir& d) : dir(d) {}
+  explicit ServiceAccountDir(const TempTree& d) : dir(d) {}
 
   // Writes a new generation and swaps ..data to it, as the kubelet's AtomicWriter does.
   void publish(const std::string& token, const std::string& ca, const std::string& ns) {
