@@ -39,7 +39,7 @@ constexpr nanoseconds kRecordReserve = std::chrono::seconds(3);
 constexpr nanoseconds kPrepareAllowance = std::chrono::seconds(3);
 constexpr nanoseconds kMinProbeRuntime = std::chrono::seconds(1);
 
-std::string seconds_text(nanoseconds d) { return format_duration_ns(double(d.count())); }
+std::string seconds_text(nanoseconds d) { return format_duration_compact(d.count()); }
 
 // Raises `out` when a signal arrives or `until` passes, so the probe, which watches one flag,
 // stops for either; `deadline_hit` tells which.
@@ -118,6 +118,7 @@ Status connect_api(Run& run) {
   if (s.pod_namespace.empty()) s.pod_namespace = kc.namespace_name;
   if (s.pod_name.empty()) {
     s.api = "skipped: POD_NAME is not set (set it from the downward API: fieldRef metadata.name)";
+    spdlog::warn("{}: the verdict gates the pod but is recorded nowhere", s.api);
     return ok_status();
   }
   spdlog::info("api: {}", kc.description);
@@ -221,6 +222,7 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
                                                          probe_time + std::chrono::seconds(30))};
     // Wait for another pod's probe only while our own would still fit before the deadline.
     share.wait_until = run.deadline - kRecordReserve - probe_time;
+    share.stop = &run.stop;
     auto decision = claim_or_reuse(*run.api, share);
     if (!decision.ok()) {
       // Sharing saves work; it is not what the pod is judged on. Without PVC access (RBAC), probe.
@@ -358,7 +360,7 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   auto log_policy = [&] {
     spdlog::info("policy {} (mode {}, on_error {}, deadline {})", run.policy.source,
                  policy_mode_name(run.policy.mode), on_error_name(run.policy.on_error),
-                 format_duration_compact(run.policy.deadline.count()));
+                 seconds_text(run.policy.deadline));
   };
   if (run.policy.mode == PolicyMode::kOff) {
     log_policy();

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "kube/api_client.h"
 
 namespace iogate {
@@ -93,10 +94,5 @@ int pod_gpu_count(const nlohmann::json& pod);
 // when no mount holds the path.
 std::optional<std::string> pvc_for_path(const nlohmann::json& pod, const std::string& path,
                                         const std::string& container_hint = "");
-
-// RFC 3339 UTC with microseconds, as events.k8s.io wants eventTime: "2026-01-02T03:04:05.123456Z".
-std::string rfc3339_micro(std::chrono::system_clock::time_point t);
-// RFC 3339 UTC with seconds, as conditions and core/v1 events carry their times.
-std::string rfc3339_seconds(std::chrono::system_clock::time_point t);
 
 }  // namespace iogate

@@ -1,12 +1,11 @@
 #include "kube/shared_result.h"
 
-#include <cstdio>
-#include <ctime>
 #include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/clock.h"
 #include "kube/json_fields.h"
 #include "kube/operations.h"
 
@@ -17,27 +16,6 @@ using std::chrono::system_clock;
 
 std::string pvc_path(const PvcRef& pvc) {
   return "/api/v1/namespaces/" + pvc.ns + "/persistentvolumeclaims/" + pvc.name;
-}
-
-// "2026-12-02T14:11:50Z" or with a fraction; nullopt for anything else.
-std::optional<system_clock::time_point> parse_rfc3339_utc(const std::string& text) {
-  std::tm tm{};
-  int consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
-    return std::nullopt;
-  }
-  std::string rest = text.substr(size_t(consumed));
-  if (!rest.empty() && rest[0] == '.') {
-    size_t end = rest.find_first_not_of("0123456789", 1);
-    rest = end == std::string::npos ? "" : rest.substr(end);
-  }
-  if (rest != "Z") return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  std::time_t t = timegm(&tm);
-  if (t == -1) return std::nullopt;
-  return system_clock::from_time_t(t);
 }
 
 std::optional<nlohmann::json> annotation_json(const nlohmann::json& object, const char* key) {
@@ -133,6 +111,12 @@ ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req)
       if (!taken.error().conflict()) return taken.error();
       spdlog::debug("PVC {}: another pod wrote first (409), reading it again", req.pvc.name);
       continue;
+    }
+    if (req.stop && req.stop->load()) {
+      ShareDecision d;
+      d.action = ShareAction::kProbeAlone;
+      d.why = fmt::format("PVC {}: stopped waiting for pod {}: interrupted", req.pvc.name, lock->pod);
+      return d;
     }
     if (std::chrono::steady_clock::now() + req.poll_interval >= req.wait_until) {
       ShareDecision d;

@@ -12,6 +12,7 @@
 // GPU count and labels.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -71,6 +72,7 @@ struct ShareRequest {
   ProbeLock lock;  // ours: pod, node and how long our probe may take at most
   std::chrono::steady_clock::time_point wait_until;  // stop waiting for another pod's probe then
   std::chrono::milliseconds poll_interval{1000};
+  const std::atomic<bool>* stop = nullptr;  // SIGTERM: stop waiting at once (kProbeAlone; the probe then stops too)
 };
 
 // Reuses a fresh result, or takes the lock, or waits (polling the PVC) while another pod holds

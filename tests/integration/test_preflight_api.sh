@@ -185,6 +185,22 @@ assert_jq "$SCRATCH/h.json" '.results[0].source == "probe"' "stuck lock: probed 
 pvc_json | jq -e '.metadata.annotations["iogate.io/probe-lock"] | fromjson | .pod == "ml/train-7"' >/dev/null ||
   fail "stuck lock: another pod's lock was overwritten"
 pass "stuck lock: the other pod's lock left alone"
+
+# SIGTERM while waiting for another pod's probe: stop waiting, exit 3, nothing left behind.
+KUBECONFIG="$KUBECONFIG_FILE" POD_NAME=$POD POD_NAMESPACE=$NS NODE_NAME=$NODE \
+  "$IOGATE" preflight "$DATA" --policy "$pass_policy" --output-format json >"$SCRATCH/t.json" 2>"$SCRATCH/t.log" &
+pid=$!
+for _ in $(seq 100); do
+  grep -q "is probing it; waiting" "$SCRATCH/t.log" && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+code=0
+wait "$pid" || code=$?
+[[ $code -eq 3 ]] || fail "SIGTERM while waiting: exit $code, want 3"
+grep -q "stopped waiting for pod ml/train-7: interrupted" "$SCRATCH/t.log" || fail "SIGTERM while waiting: $(tail -3 "$SCRATCH/t.log")"
+assert_jq "$SCRATCH/t.json" '.outcome == "error" and (.error | test("interrupted"))' "SIGTERM while waiting for another pod's probe: exit 3"
+assert_no_test_files "$DATA"
 reset_pvc_share
 
 # --- many pods, one volume: four pods start at once, one probes, the others reuse its result ---
