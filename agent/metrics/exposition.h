@@ -1,0 +1,48 @@
+// The Prometheus text exposition format, version 0.0.4 (what /metrics serves and promtool checks):
+// one "# HELP" and one "# TYPE" line per family, then its samples, label values escaped
+// (backslash, double quote, newline), values as Go's strconv prints them (shortest round trip,
+// "NaN", "+Inf", "-Inf").
+//
+// Families are plain data so each exporter builds them from its own state under its own lock and
+// renders outside it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace iogate {
+
+enum class MetricType { kGauge, kCounter };
+std::string_view metric_type_name(MetricType t);  // "gauge", "counter"
+
+using MetricLabels = std::vector<std::pair<std::string, std::string>>;  // in output order
+
+struct MetricSample {
+  MetricLabels labels;
+  double value = 0;
+};
+
+struct MetricFamily {
+  std::string name;  // [a-zA-Z_:][a-zA-Z0-9_:]*; counters end in _total
+  std::string help;  // one line
+  MetricType type = MetricType::kGauge;
+  std::vector<MetricSample> samples;  // a family without samples still prints HELP and TYPE
+};
+
+// The content type /metrics answers with.
+inline constexpr const char* kExpositionContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+// Renders the families in order. Names are not checked here (see valid_metric_name): families are
+// built by code, not from input.
+std::string render_exposition(const std::vector<MetricFamily>& families);
+
+std::string escape_label_value(std::string_view v);  // \ → \\, " → \", newline → \n
+std::string escape_help(std::string_view v);         // \ → \\, newline → \n
+std::string format_sample_value(double v);           // 1, 0.5, 1e+06, NaN, +Inf, -Inf
+
+bool valid_metric_name(std::string_view name);
+bool valid_label_name(std::string_view name);  // [a-zA-Z_][a-zA-Z0-9_]*, not starting with __
+
+}  // namespace iogate
