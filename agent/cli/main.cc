@@ -7,6 +7,7 @@
 #include "base/version.h"
 #include "cli/detect_command.h"
 #include "cli/exit_codes.h"
+#include "cli/node_command.h"
 #include "cli/policy_command.h"
 #include "cli/preflight_command.h"
 #include "cli/probe_command.h"
@@ -20,6 +21,7 @@ constexpr const char kUsage[] =
     "  probe PATH     benchmark the storage under PATH (libaio, 4k randread by default)\n"
     "  detect PATH    tell what storage PATH is on: mount, device stack, class\n"
     "  preflight PATH... --policy F     gate a pod on its dataset volume (the initContainer)\n"
+    "  node --policy F --path P...     the DaemonSet agent: label, taint and monitor this node's data disks\n"
     "  policy check FILE|profile:NAME   validate a storage policy; policy profiles lists the built-ins\n"
     "  version        print the version\n"
     "\n"
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   if (command == "detect") return iogate::run_detect_command(args);
   if (command == "policy") return iogate::run_policy_command(args);
   if (command == "preflight") return iogate::run_preflight_command(args);
+  if (command == "node") return iogate::run_node_command(args);
   std::fprintf(stderr, "iogate: unknown command \"%s\" (iogate --help lists the commands)\n", command.c_str());
   return iogate::kExitUsage;
 }

@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "bench/probe.h"
 #include "cli/exit_codes.h"
+#include "cli/policy_probe.h"
 #include "cli/preflight_records.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
@@ -170,19 +171,13 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
                  seconds_text(w.runtime), seconds_text(room), seconds_text(p.deadline));
     w.runtime = room;
   }
-  ProbeRequest req{path, w, run.options.root};
-  req.early_stop.enabled = p.early_stop;
-  req.early_stop.tolerance = p.stop_tolerance;
-  req.early_stop.confidence = p.stop_confidence;
   // The class is known before the probe (detect is cheap), so the early stop knows which floor
   // applies to this volume.
   auto stack = detect_storage_stack(path, DetectOptions{run.options.root});
   DeviceClass cls = stack.ok() ? stack->device_class : DeviceClass::kUnknown;
-  req.early_stop.threshold_iops = iops_floor(p, ctx, cls);
-  spdlog::info("{}: probing {} {} QD{}×{} (limit {}, early stop {}{})", path, rw_mode_name(w.rw),
-               format_size_compact(w.block_size), w.iodepth, w.numjobs, seconds_text(w.runtime),
-               p.early_stop ? fmt::format("±{:.1f}%", p.stop_tolerance * 100) : "off",
-               req.early_stop.threshold_iops ? fmt::format(", floor {:.0f} IOPS", *req.early_stop.threshold_iops) : "");
+  ProbeRequest req = policy_probe_request(p, path, run.options.root, ctx, cls);
+  req.workload = w;
+  spdlog::info("{}: probing {}", path, describe_probe_request(p, req));
   DeadlineWatch watch(run.stop, run.deadline - kRecordReserve);
   auto result = run_probe(req, watch.flag(), nullptr);
   if (watch.deadline_hit()) {

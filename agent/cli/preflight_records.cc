@@ -13,13 +13,6 @@
 namespace iogate {
 namespace {
 
-// One line of figures: "randread 4k: 52,300 IOPS, p99 1.20 ms, 204 MiB/s on nvme".
-std::string figures(const Measurement& m) {
-  return fmt::format("{} {}: {} IOPS, p99 {}, {} on {}", rw_mode_name(m.rw), format_size_compact(m.block_size),
-                     format_thousands(m.iops), format_duration_ns(m.p99_latency_ns),
-                     format_rate_bytes(m.bandwidth_bytes_per_s), device_class_name(m.device_class));
-}
-
 std::string how_measured(const PathResult& r) {
   if (r.source == "shared") return "shared result of " + r.shared_from;
   const Measurement& m = r.measurement;
@@ -134,7 +127,7 @@ PodEventText pod_event_text(const PreflightSummary& s) {
   std::string gpus = fmt::format("{} GPU{}", s.gpus, s.gpus == 1 ? "" : "s");
   if (const RuleCheck* c = r->verdict.first_failure()) {
     return {"Warning", "StorageBelowPolicy",
-            fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where, figures(r->measurement),
+            fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where, measurement_figures(r->measurement),
                         policy, gpus, c->rule, c->check, c->measured, c->threshold,
                         s.outcome == "warn" ? " (mode warn: the pod starts anyway)" : "")};
   }
@@ -143,7 +136,7 @@ PodEventText pod_event_text(const PreflightSummary& s) {
     if (rules.find(c.rule) == std::string::npos) rules += (rules.empty() ? "" : ", ") + c.rule;
   }
   return {"Normal", "StoragePolicyMet",
-          fmt::format("{} {} meets policy {} for {}{}", where, figures(r->measurement), policy, gpus,
+          fmt::format("{} {} meets policy {} for {}{}", where, measurement_figures(r->measurement), policy, gpus,
                       rules.empty() ? "" : " (rules " + rules + ")")};
 }
 
@@ -189,7 +182,7 @@ std::string render_preflight_human(const PreflightSummary& s) {
                      s.policy ? s.policy->source : "-", pod, s.node_name.empty() ? "-" : s.node_name, s.gpus,
                      s.gpus == 1 ? "" : "s", s.gpus_from);
   for (const PathResult& r : s.results) {
-    out += fmt::format("\n{}  {}\n  {}\n", r.path, figures(r.measurement), how_measured(r));
+    out += fmt::format("\n{}  {}\n  {}\n", r.path, measurement_figures(r.measurement), how_measured(r));
     if (!r.pvc.empty()) out += fmt::format("  pvc {}\n", r.pvc);
     std::string table = render_verdict_human(r.verdict);
     size_t start = 0;

@@ -107,7 +107,9 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
     return e;
   };
 
+  auto stopped = [&] { return stop_ && stop_->load(); };
   for (;;) {
+    if (stopped()) return ApiError{request_name, 0, "Stopped", "stopped by a signal before the request was sent"};
     Clock::time_point now = clock_.now();
     if (now >= deadline_) return deadline_error(attempt > 0 ? &last : nullptr);
     milliseconds timeout = retry_.request_timeout;
@@ -165,7 +167,13 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
     spdlog::warn("kube: {}; retry {} of {} in {} ms{}", last.summary(), attempt, retry_.max_attempts - 1, delay.count(),
                  retry_after ? " (Retry-After)" : "");
     ++stats_.retries;
-    clock_.sleep(delay);
+    if (!stop_) {
+      clock_.sleep(delay);
+      continue;
+    }
+    for (milliseconds slept{0}; slept < delay && !stopped(); slept += milliseconds(50)) {
+      clock_.sleep(std::min(milliseconds(50), delay - slept));
+    }
   }
 }
 

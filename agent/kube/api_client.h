@@ -14,6 +14,7 @@
 // One client per process; thread-compatible (one request at a time).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -61,6 +62,10 @@ class ApiClient {
   // Every request and retry sleep ends by `deadline`; the default is none.
   void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
 
+  // A long-running agent's SIGTERM: once `stop` rises no new attempt starts and a retry sleep
+  // ends early; the request fails with reason "Stopped". Null (the default) for none.
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
+
   const KubeConfig& config() const { return config_; }
 
   // Paths are the API's ("/api/v1/namespaces/ns/pods/p"), already escaped. The answer's JSON, or
@@ -89,6 +94,7 @@ class ApiClient {
   FastRng rng_;
   TokenSource tokens_;
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  const std::atomic<bool>* stop_ = nullptr;
   Stats stats_;
 };
 

@@ -87,6 +87,15 @@ ApiStatus create_event(ApiClient& api, const EventSpec& event);
 // cannot be overcommitted, so the two are equal when both are set).
 int pod_gpu_count(const nlohmann::json& pod);
 
+// The GPUs a node has: status.capacity nvidia.com/gpu + amd.com/gpu (what the device plugins
+// advertise; allocatable when capacity lacks them), else GPU Feature Discovery's label
+// nvidia.com/gpu.count (set before the device plugin runs, or where it does not). `from` says which.
+struct NodeGpus {
+  int count = 0;
+  std::string from;  // "status.capacity", "status.allocatable", "label nvidia.com/gpu.count", "none"
+};
+NodeGpus node_gpu_count(const nlohmann::json& node);
+
 // The PersistentVolumeClaim behind `path` inside the pod: the volumeMount whose mountPath is the
 // longest path-component prefix of `path` (in container `container_hint` when the pod has one of
 // that name, else in any container or init container) and whose volume is a

@@ -1,4 +1,4 @@
-// Reading what a pod asks for: its GPUs and the volume behind a path.
+// Reading what a pod asks for (its GPUs, the volume behind a path) and what a node has (its GPUs).
 #include <algorithm>
 #include <charconv>
 #include <vector>
@@ -103,6 +103,27 @@ std::optional<std::string> pvc_for_path(const nlohmann::json& pod, const std::st
     return claim;
   }
   return std::nullopt;
+}
+
+NodeGpus node_gpu_count(const nlohmann::json& node) {
+  const nlohmann::json& status = object_at(node, "status");
+  for (const char* field : {"capacity", "allocatable"}) {
+    const nlohmann::json& resources = object_at(status, field);
+    int total = 0;
+    bool any = false;
+    for (const char* name : kGpuResources) {
+      if (auto it = resources.find(name); it != resources.end()) {
+        any = true;
+        total += whole_quantity(*it);
+      }
+    }
+    if (any) return {total, std::string("status.") + field};
+  }
+  const nlohmann::json& labels = object_at(object_at(node, "metadata"), "labels");
+  if (auto it = labels.find("nvidia.com/gpu.count"); it != labels.end()) {
+    return {whole_quantity(*it), "label nvidia.com/gpu.count"};
+  }
+  return {0, "none"};
 }
 
 }  // namespace iogate

@@ -56,6 +56,34 @@ struct Rule {
 // to write quickly in an initContainer, large enough to spread reads beyond a disk's cache.
 Workload default_policy_workload();
 
+// What the node agent (iogate node) needs beyond the rules: which data paths to probe, how often
+// and how gently, what makes a node "fast", and what to do to a node below policy. Flags of
+// `iogate node` override each field.
+struct NodePath {
+  std::string path;  // absolute
+  // Optional; a DNS label of at most 40 characters. Named paths get their own node labels
+  // (iogate.io/disk-class.NAME, iogate.io/randread-iops.NAME) besides the node-wide ones.
+  std::string name;
+};
+
+struct NodeSettings {
+  std::vector<NodePath> paths;
+  std::chrono::nanoseconds interval = std::chrono::hours(6);
+  // Each wait is interval × (1 ± jitter), drawn per node, so a DaemonSet's nodes drift apart
+  // instead of probing shared infrastructure (a SAN, a cloud zone) all at once.
+  double jitter = 0.1;
+  // Skip the probe (and retry after busy_retry) when a device under the path is busier than this.
+  double busy_util_percent = 50;
+  std::chrono::nanoseconds busy_retry = std::chrono::minutes(10);
+  // The taint's effect on a node below policy (enforce mode): NoSchedule, PreferNoSchedule,
+  // NoExecute; "" for no taint (label and condition only).
+  std::string taint_effect = "NoSchedule";
+  // iogate.io/tier=fast needs IOPS of at least max(fast_min_iops, fast_min_iops_per_gpu × GPUs)
+  // when either is set; otherwise every rate check at fast_factor × its threshold.
+  std::optional<uint64_t> fast_min_iops, fast_min_iops_per_gpu;
+  double fast_factor = 4;
+};
+
 struct Policy {
   std::string source;  // the file's path, or "profile:<name>"
   std::string name;    // metadata.name, or the profile's name
@@ -72,6 +100,7 @@ struct Policy {
   // How long a result recorded on a PVC may be reused by the next pod; 0: always probe.
   std::chrono::nanoseconds result_ttl = std::chrono::hours(1);
   std::vector<Rule> rules;
+  NodeSettings node;
 };
 
 // Parses and validates a policy written in YAML or JSON (JSON is YAML). `source` is recorded in the

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -208,7 +209,8 @@ Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, cons
 }
 
 const Keys kTopKeys = {"apiVersion", "kind",     "metadata", "profile",    "mode",  "on_error",
-                       "deadline",   "workload", "early_stop", "result_ttl", "rules"};
+                       "deadline",   "workload", "early_stop", "result_ttl", "rules",
+                       "node"};
 const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
 const Keys kWorkloadKeys = {"rw", "rwmixread", "bs", "iodepth", "numjobs", "runtime", "ramp", "size", "direct"};
 const Keys kEarlyStopKeys = {"enabled", "tolerance", "confidence"};
@@ -216,6 +218,10 @@ const Keys kRuleKeys = {"name",         "description",     "selector",          
                         "min_iops_per_gpu", "max_p99_latency", "min_bandwidth", "min_bandwidth_per_gpu",
                         "allowed_classes", "forbidden_classes"};
 const Keys kSelectorKeys = {"device_classes", "paths", "pod_labels"};
+const Keys kNodeKeys = {"paths",        "interval",      "jitter",        "busy_util",
+                        "busy_retry",   "taint_effect",  "fast_min_iops", "fast_min_iops_per_gpu",
+                        "fast_factor"};
+const Keys kNodePathKeys = {"path", "name"};
 
 Status read_workload(const YAML::Node& n, Workload& w) {
   const std::string path = "workload";
@@ -440,6 +446,120 @@ Status read_metadata(const YAML::Node& n, Policy& p) {
   return ok_status();
 }
 
+// A DNS label (RFC 1123) short enough that "disk-class." + name stays within a label key's 63.
+bool valid_node_path_name(const std::string& s) {
+  if (s.empty() || s.size() > 40) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return s.front() != '-' && s.back() != '-';
+}
+
+Result<NodePath> read_node_path(const YAML::Node& n, const std::string& path) {
+  NodePath out;
+  if (n.IsScalar()) {
+    out.path = n.Scalar();
+  } else if (n.IsMap()) {
+    if (Status s = check_map(n, path, kNodePathKeys); !s.ok()) return s.error();
+    const YAML::Node p = n["path"];
+    if (!p) return usage_error(child(path, "path") + ": missing");
+    if (!p.IsScalar()) return expected(child(path, "path"), "an absolute path", p);
+    out.path = p.Scalar();
+    if (const YAML::Node v = n["name"]) {
+      if (!v.IsScalar() || !valid_node_path_name(v.Scalar())) {
+        return expected(child(path, "name"), "a lower-case DNS label of at most 40 characters (it becomes part of a node label key)", v);
+      }
+      out.name = v.Scalar();
+    }
+  } else {
+    return expected(path, "an absolute path, or {path, name}", n);
+  }
+  if (out.path.empty() || out.path[0] != '/') {
+    return usage_error(fmt::format("{}: expected an absolute path, got \"{}\"", n.IsMap() ? child(path, "path") : path, out.path));
+  }
+  return out;
+}
+
+Result<double> read_percentage(const YAML::Node& n, const std::string& path, double min, double max) {
+  if (!n.IsScalar()) return expected(path, "a percentage like 10%", n);
+  auto x = parse_fraction(n.Scalar(), path);
+  if (!x.ok()) return x.error();
+  if (*x < min || *x > max) {
+    return usage_error(fmt::format("{}: must be within [{:g}%, {:g}%], got \"{}\"", path, min * 100, max * 100, n.Scalar()));
+  }
+  return *x;
+}
+
+Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
+  const std::string path = "node";
+  if (Status s = check_map(n, path, kNodeKeys); !s.ok()) return s;
+  if (const YAML::Node v = n["paths"]) {
+    std::string field = child(path, "paths");
+    if (!v.IsSequence() || v.size() == 0) return expected(field, "a non-empty list of paths or {path, name}", v);
+    ns.paths.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      auto p = read_node_path(v[i], element(field, i));
+      if (!p.ok()) return p.error();
+      for (size_t j = 0; j < ns.paths.size(); ++j) {
+        if (ns.paths[j].path == p->path) return usage_error(fmt::format("{}: \"{}\" is already {}", element(field, i), p->path, element(field, j)));
+        if (!p->name.empty() && ns.paths[j].name == p->name) {
+          return usage_error(fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name, element(field, j)));
+        }
+      }
+      ns.paths.push_back(std::move(*p));
+    }
+  }
+  for (auto [key, field, min] : {std::tuple{"interval", &ns.interval, std::chrono::nanoseconds(std::chrono::seconds(10))},
+                                 std::tuple{"busy_retry", &ns.busy_retry, std::chrono::nanoseconds(std::chrono::seconds(1))}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_duration(v, child(path, key));
+      if (!x.ok()) return x.error();
+      if (*x < min || *x > std::chrono::hours(24 * 7)) {
+        return usage_error(fmt::format("{}: must be within [{}, 168h], got \"{}\"", child(path, key),
+                                       format_duration_compact(min.count()), v.Scalar()));
+      }
+      *field = *x;
+    }
+  }
+  if (const YAML::Node v = n["jitter"]) {
+    auto x = read_percentage(v, child(path, "jitter"), 0, 0.5);
+    if (!x.ok()) return x.error();
+    ns.jitter = *x;
+  }
+  if (const YAML::Node v = n["busy_util"]) {
+    auto x = read_percentage(v, child(path, "busy_util"), 0.01, 1.0);
+    if (!x.ok()) return x.error();
+    ns.busy_util_percent = *x * 100;
+  }
+  if (const YAML::Node v = n["taint_effect"]) {
+    auto x = parse_taint_effect(v.IsScalar() ? v.Scalar() : "", child(path, "taint_effect"));
+    if (!x.ok()) return expected(child(path, "taint_effect"), "NoSchedule, PreferNoSchedule, NoExecute or none", v);
+    ns.taint_effect = *x;
+  }
+  for (auto [key, field] : {std::pair{"fast_min_iops", &ns.fast_min_iops}, std::pair{"fast_min_iops_per_gpu", &ns.fast_min_iops_per_gpu}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = read_positive(v, child(path, key));
+      if (!x.ok()) return x.error();
+      *field = *x;
+    }
+  }
+  if (const YAML::Node v = n["fast_factor"]) {
+    std::string field = child(path, "fast_factor");
+    double f = 0;
+    if (!v.IsScalar()) return expected(field, "a number of at least 1, like 4", v);
+    try {
+      size_t used = 0;
+      f = std::stod(v.Scalar(), &used);
+      if (used != v.Scalar().size()) f = 0;
+    } catch (const std::exception&) {
+      f = 0;
+    }
+    if (!(f >= 1 && f <= 1000)) return expected(field, "a number within [1, 1000], like 4", v);
+    ns.fast_factor = f;
+  }
+  return ok_status();
+}
+
 Status require_exact(const YAML::Node& root, const char* key, std::string_view want) {
   const YAML::Node v = root[key];
   if (!v) return usage_error(fmt::format("{}: missing (expected \"{}\")", key, want));
@@ -508,6 +628,9 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
     p.rules = std::move(*x);
   } else if (p.profile.empty()) {
     return usage_error("rules: missing; a policy needs at least one rule (or a profile to take them from)");
+  }
+  if (const YAML::Node v = root["node"]) {
+    if (Status s = read_node_settings(v, p.node); !s.ok()) return s.error();
   }
   auto probe_time = p.workload.ramp + p.workload.runtime;
   if (p.deadline < probe_time) {

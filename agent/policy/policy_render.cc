@@ -77,7 +77,23 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
           {"early_stop", {{"enabled", p.early_stop}, {"tolerance", p.stop_tolerance}, {"confidence", p.stop_confidence}}},
           {"result_ttl_ns", p.result_ttl.count()},
           {"gpus", gpus ? nlohmann::json(*gpus) : nlohmann::json(nullptr)},
-          {"rules", rules}};
+          {"rules", rules},
+          {"node", node_settings_json(p.node)}};
+}
+
+nlohmann::json node_settings_json(const NodeSettings& n) {
+  nlohmann::json paths = nlohmann::json::array();
+  for (const NodePath& p : n.paths) paths.push_back({{"path", p.path}, {"name", p.name}});
+  nlohmann::json j = {{"paths", paths},
+                      {"interval_ns", n.interval.count()},
+                      {"jitter", n.jitter},
+                      {"busy_util_percent", n.busy_util_percent},
+                      {"busy_retry_ns", n.busy_retry.count()},
+                      {"taint_effect", n.taint_effect},
+                      {"fast_factor", n.fast_factor}};
+  j["fast_min_iops"] = n.fast_min_iops ? nlohmann::json(*n.fast_min_iops) : nlohmann::json(nullptr);
+  j["fast_min_iops_per_gpu"] = n.fast_min_iops_per_gpu ? nlohmann::json(*n.fast_min_iops_per_gpu) : nlohmann::json(nullptr);
+  return j;
 }
 
 std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
@@ -103,6 +119,18 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
                                    : "off: runs the whole runtime");
   field("result ttl", p.result_ttl.count() ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
                                            : "0 (always probe)");
+  const NodeSettings& n = p.node;
+  std::string node_paths;
+  for (const NodePath& np : n.paths) node_paths += (node_paths.empty() ? "" : ", ") + np.path + (np.name.empty() ? "" : " (" + np.name + ")");
+  std::string fast = n.fast_min_iops || n.fast_min_iops_per_gpu
+                         ? fmt::format("tier fast from {} IOPS{}", format_thousands(double(n.fast_min_iops.value_or(0))),
+                                       n.fast_min_iops_per_gpu ? fmt::format(" or {}/GPU", format_thousands(double(*n.fast_min_iops_per_gpu))) : "")
+                         : fmt::format("tier fast at {:g}x every floor", n.fast_factor);
+  field("node", fmt::format("{}; every {} ±{}; skip above {:g}% util, retry in {}; taint {}; {}",
+                            node_paths.empty() ? "paths from --path" : node_paths,
+                            format_duration_compact(n.interval.count()), format_percent(n.jitter), n.busy_util_percent,
+                            format_duration_compact(n.busy_retry.count()),
+                            n.taint_effect.empty() ? "none" : n.taint_effect, fast));
   field("GPUs", gpus ? std::to_string(*gpus) : "not given (--gpus N resolves per-GPU floors)");
 
   std::vector<std::vector<std::string>> rows = {{"RULE", "APPLIES TO", "CHECK", "THRESHOLD"}};

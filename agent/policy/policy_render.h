@@ -14,6 +14,8 @@ namespace iogate {
 // `gpus`: resolve per-GPU floors for that many GPUs; without, floors are shown as formulas and
 // the JSON has "gpus": null and no effective_* keys.
 nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus);
+// The node section alone, as the node agent's report shows it.
+nlohmann::json node_settings_json(const NodeSettings& n);
 std::string render_policy_human(const Policy& p, std::optional<int> gpus);
 
 }  // namespace iogate

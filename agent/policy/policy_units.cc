@@ -134,4 +134,10 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+Result<std::string> parse_taint_effect(std::string_view text, std::string_view what) {
+  if (text == "NoSchedule" || text == "PreferNoSchedule" || text == "NoExecute") return std::string(text);
+  if (text == "none") return std::string();
+  return usage_error(fmt::format("{}: expected NoSchedule, PreferNoSchedule, NoExecute or none, got \"{}\"", what, text));
+}
+
 }  // namespace iogate

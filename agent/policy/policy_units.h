@@ -33,6 +33,9 @@ std::string format_duration_compact(int64_t ns);
 // "3%", "2.5%".
 std::string format_percent(double fraction);
 
+// "NoSchedule", "PreferNoSchedule", "NoExecute" as given (the API's spelling), or "none" → "".
+Result<std::string> parse_taint_effect(std::string_view text, std::string_view what);
+
 // The Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 

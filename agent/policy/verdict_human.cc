@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "base/units.h"
 #include "policy/evaluate.h"
+#include "policy/policy_units.h"
 #include "report/text_layout.h"
 
 namespace iogate {
@@ -37,6 +39,12 @@ std::string render_verdict_human(const Verdict& v) {
     }
   }
   return out;
+}
+
+std::string measurement_figures(const Measurement& m) {
+  return fmt::format("{} {}: {} IOPS, p99 {}, {} on {}", rw_mode_name(m.rw), format_size_compact(m.block_size),
+                     format_thousands(m.iops), format_duration_ns(m.p99_latency_ns),
+                     format_rate_bytes(m.bandwidth_bytes_per_s), device_class_name(m.device_class));
 }
 
 }  // namespace iogate

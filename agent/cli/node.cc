@@ -1,0 +1,466 @@
+#include "cli/node.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/rng.h"
+#include "base/units.h"
+#include "bench/probe.h"
+#include "cli/exit_codes.h"
+#include "cli/node_http.h"
+#include "cli/node_records.h"
+#include "cli/node_sync.h"
+#include "cli/policy_probe.h"
+#include "device/device_busy.h"
+#include "device/storage_stack.h"
+#include "kube/api_client.h"
+#include "kube/kube_config.h"
+#include "kube/operations.h"
+#include "metrics/exposition.h"
+#include "policy/policy_units.h"
+
+namespace iogate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using SystemClock = std::chrono::system_clock;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+// API writes after a failure: 2 s, doubling, at most a minute apart (± 20% jitter), so a node
+// catches up soon after an outage without a DaemonSet's worth of agents hammering a recovering
+// API server in step.
+constexpr milliseconds kSyncRetryFirst{2000};
+constexpr milliseconds kSyncRetryMax{60000};
+// One sync (a GET and a handful of writes, each retried by the client) must end by then, so the
+// loop gets back to probing and to SIGTERM.
+constexpr seconds kSyncDeadline{20};
+// --once: how long to keep trying to write the result before giving up (exit 3).
+constexpr seconds kOnceSyncBudget{60};
+// /healthz fails when the loop has not come round for this long beyond the longest probe.
+constexpr seconds kLoopStallAllowance{120};
+
+std::string duration_text(nanoseconds d) { return format_duration_compact(d.count()); }
+
+// What the HTTP threads read; the loop replaces it whole after every change.
+struct Published {
+  std::mutex mu;
+  bool ready = false;
+  std::string metrics;
+  std::string report;
+  Clock::time_point heartbeat = Clock::now();
+};
+
+struct Agent {
+  Agent(const NodeOptions& o, const std::atomic<bool>& s, Policy p) : options(o), stop(s), policy(std::move(p)) {}
+  const NodeOptions& options;
+  const std::atomic<bool>& stop;
+  Policy policy;
+  std::string node;
+  std::vector<PathOutcome> outcomes;
+  std::vector<Clock::time_point> due;
+  std::unique_ptr<ApiClient> api;
+  ApiSyncState api_state;
+  int gpus = 0;
+  std::string gpus_from = "unknown";
+  NodeJudgement judgement;
+  FastRng rng{0};
+  Published published;
+  bool dirty = false;  // the API has not seen the latest measurements
+  Clock::time_point next_sync{};
+  milliseconds sync_backoff = kSyncRetryFirst;
+  nanoseconds longest_probe{};
+
+  double unit_random() { return double(rng.next() >> 11) / double(1ULL << 53); }
+};
+
+// The latency quantiles of the direction the measurement's p99 is of.
+void set_quantiles(PathOutcome& o, const ProbeResult& r) {
+  JobResult agg = r.aggregate();
+  auto q = [&](double p) {
+    uint64_t v = 0;
+    if (agg.read.total_ios > 0) v = std::max(v, agg.read.clat.percentile(p));
+    if (agg.write.total_ios > 0) v = std::max(v, agg.write.clat.percentile(p));
+    return double(v);
+  };
+  o.p50_ns = q(50);
+  o.p90_ns = q(90);
+  o.p999_ns = q(99.9);
+}
+
+std::string io_priority_note(const NodeOptions& o, const StorageStack& stack) {
+  std::string name = io_priority_name(o.io_priority);
+  if (o.io_priority.cls == IoPriorityClass::kNone) return name;
+  std::vector<std::string> ignoring;
+  std::function<void(const std::vector<StackNode>&)> walk = [&](const std::vector<StackNode>& nodes) {
+    for (const StackNode& n : nodes) {
+      if (!n.scheduler.empty() && !scheduler_honours_io_priority(n.scheduler) &&
+          std::find(ignoring.begin(), ignoring.end(), n.scheduler) == ignoring.end()) {
+        ignoring.push_back(n.scheduler);
+      }
+      walk(n.children);
+    }
+  };
+  walk(stack.stack);
+  if (ignoring.empty()) return name;
+  std::string list;
+  for (const std::string& s : ignoring) list += (list.empty() ? "" : ", ") + s;
+  return fmt::format("{} (ignored by scheduler {})", name, list);
+}
+
+void publish(Agent& a) {
+  a.judgement = judge_node(a.policy, a.outcomes, a.gpus, a.gpus_from);
+  std::string metrics = render_exposition(node_metric_families(node_metrics(a.node, a.judgement, a.outcomes, a.api_state)));
+  std::string report = node_report_json(a.node, a.policy, a.judgement, a.outcomes, a.api_state).dump(2) + "\n";
+  std::lock_guard<std::mutex> lock(a.published.mu);
+  a.published.metrics = std::move(metrics);
+  a.published.report = std::move(report);
+  a.published.heartbeat = Clock::now();
+}
+
+void heartbeat(Agent& a) {
+  std::lock_guard<std::mutex> lock(a.published.mu);
+  a.published.heartbeat = Clock::now();
+}
+
+// One path, once: detect, the busy check, the probe. Updates the outcome and its next due time.
+void attempt(Agent& a, size_t i) {
+  PathOutcome& o = a.outcomes[i];
+  const NodeSettings& ns = a.policy.node;
+  const std::string& path = o.config.path;
+  o.attempted_at = SystemClock::now();
+  auto retry_later = [&](const std::string& state, const std::string& detail) {
+    o.state = state;
+    o.detail = detail;
+    nanoseconds wait = jittered(ns.busy_retry, ns.jitter, a.unit_random());
+    a.due[i] = Clock::now() + wait;
+    spdlog::log(state == "busy" ? spdlog::level::info : spdlog::level::warn, "{}: {}; next try in {}", path, detail,
+                duration_text(wait));
+  };
+
+  auto stack = detect_storage_stack(path, DetectOptions{a.options.root});
+  if (!stack.ok()) {
+    ++o.errors;
+    retry_later("error", "detect: " + stack.error().message);
+    return;
+  }
+  o.stack = *stack;
+
+  auto busy = sample_device_busy(*stack, a.options.busy_window, ProbeRequest{path, {}, a.options.root}.proc_root(), a.stop);
+  if (a.stop.load()) return;
+  if (!busy.ok()) {
+    spdlog::warn("{}: cannot tell whether the device is busy ({}); probing anyway", path, busy.error().message);
+  } else if (!busy->measurable) {
+    spdlog::debug("{}: no busy check: {}", path, busy->why_not);
+  } else if (busy->util_percent > ns.busy_util_percent) {
+    ++o.busy_skips;
+    retry_later("busy", fmt::format("device {} busy: {:.0f}% util over {:.1f} s (skip above {:g}%)", busy->busiest_device,
+                                    busy->util_percent, busy->window_s, ns.busy_util_percent));
+    return;
+  }
+
+  EvaluationContext ctx{a.gpus, path, {}};
+  ProbeRequest req = policy_probe_request(a.policy, path, a.options.root, ctx, stack->device_class);
+  o.io_priority = io_priority_note(a.options, *stack);
+  spdlog::info("{}: probing {} at I/O priority {}", path, describe_probe_request(a.policy, req), o.io_priority);
+  const Clock::time_point started = Clock::now();
+  auto result = run_probe(req, a.stop, nullptr);
+  const nanoseconds took = Clock::now() - started;
+  a.longest_probe = std::max(a.longest_probe, took);
+  if (a.stop.load() || (result.ok() && result->stop_reason == "signal")) {
+    o.state = "stopped";
+    o.detail = "interrupted by a signal";
+    return;
+  }
+  if (!result.ok()) {
+    ++o.errors;
+    retry_later("error", result.error().message);
+    return;
+  }
+  o.measurement = measurement_from_probe(*result);
+  set_quantiles(o, *result);
+  o.probe_wall_s = std::chrono::duration<double>(took).count();
+  o.measured_at = SystemClock::now();
+  o.state = "measured";
+  o.detail.clear();
+  ++o.probes;
+  nanoseconds wait = jittered(ns.interval, ns.jitter, a.unit_random());
+  a.due[i] = Clock::now() + wait;
+  spdlog::info("{}: {} in {:.1f} s ({}); next probe in {}", path, measurement_figures(*o.measurement), o.probe_wall_s,
+               o.measurement->stop_reason, duration_text(wait));
+  a.dirty = true;
+}
+
+// Writes the state to the Node; on failure schedules a retry with backoff.
+bool sync(Agent& a) {
+  if (!a.api) return true;
+  a.api->set_deadline(Clock::now() + kSyncDeadline);
+  NodeSyncRequest req{a.node, &a.policy, &a.outcomes, a.options.gpus};
+  auto synced = sync_node(*a.api, req);
+  if (!synced.ok()) {
+    ++a.api_state.sync_errors;
+    a.api_state.state = "pending";
+    a.api_state.last_error = synced.error().message;
+    auto jitter = milliseconds(static_cast<int64_t>(a.sync_backoff.count() * (0.8 + 0.4 * a.unit_random())));
+    a.next_sync = Clock::now() + jitter;
+    spdlog::warn("node {}: could not write the state ({}); retrying in {}", a.node, synced.error().message,
+                 duration_text(jitter));
+    a.sync_backoff = std::min(kSyncRetryMax, a.sync_backoff * 2);
+    return false;
+  }
+  a.gpus = synced->judgement.gpus;
+  a.gpus_from = synced->judgement.gpus_from;
+  a.api_state.state = "ok";
+  a.api_state.last_error.clear();
+  a.api_state.last_sync = SystemClock::now();
+  a.sync_backoff = kSyncRetryFirst;
+  a.dirty = false;
+  const NodeJudgement& j = synced->judgement;
+  if (j.best) {
+    spdlog::info("node {}: verdict {} ({} GPUs from {}), labels changed {}, taint {}{}", a.node, j.outcome, j.gpus,
+                 j.gpus_from, synced->labels_changed, synced->taint,
+                 synced->event ? fmt::format(", Event {} (condition {} → {})", synced->event->reason,
+                                             synced->previous_status.empty() ? "absent" : synced->previous_status,
+                                             j.below_policy() ? "True" : "False")
+                               : "");
+  }
+  return true;
+}
+
+// Connects when there is a cluster to talk to; configuration errors of a kubeconfig the user named
+// are usage errors. Without a node name nothing can be written: say so and go on (metrics only).
+Status connect(Agent& a) {
+  const NodeOptions& o = a.options;
+  if (o.no_api) {
+    a.api_state.state = "skipped: --no-api";
+    return ok_status();
+  }
+  std::optional<KubeConfig> config;
+  if (!o.kubeconfig.empty()) {
+    auto loaded = load_kubeconfig(o.kubeconfig);
+    if (!loaded.ok()) return loaded.error();
+    config = std::move(*loaded);
+  } else {
+    auto found = discover_kube_config(KubeEnvironment::from_process());
+    if (!found.ok()) return found.error();
+    config = std::move(*found);
+  }
+  if (!config) {
+    a.api_state.state = "skipped: not in a cluster (no service account, no kubeconfig)";
+    spdlog::warn("{}: labels, taints and conditions are not written", a.api_state.state);
+    return ok_status();
+  }
+  if (a.node.empty()) {
+    a.api_state.state = "skipped: the node name is unknown (--node-name or NODE_NAME from the downward API: spec.nodeName)";
+    spdlog::warn("{}", a.api_state.state);
+    return ok_status();
+  }
+  spdlog::info("api: {}", config->description);
+  a.api = std::make_unique<ApiClient>(std::move(*config));
+  if (Status ready = a.api->ready(); !ready.ok()) return ready.error();
+  a.api->set_stop(&a.stop);
+  a.api_state.state = "pending";
+  return ok_status();
+}
+
+NodeHttpHandlers http_handlers(Agent& a) {
+  NodeHttpHandlers h;
+  Published& p = a.published;
+  h.metrics = [&p] {
+    std::lock_guard<std::mutex> lock(p.mu);
+    return HttpAnswer{200, kExpositionContentType, p.metrics};
+  };
+  h.report = [&p] {
+    std::lock_guard<std::mutex> lock(p.mu);
+    if (!p.ready) return HttpAnswer{503, "application/json", "{\"error\":\"no report yet: the first round of probes is running\"}\n"};
+    return HttpAnswer{200, "application/json", p.report};
+  };
+  h.readyz = [&p] {
+    std::lock_guard<std::mutex> lock(p.mu);
+    if (!p.ready) return HttpAnswer{503, "text/plain; charset=utf-8", "not ready: the first round of probes is running\n"};
+    return HttpAnswer{200, "text/plain; charset=utf-8", "ok\n"};
+  };
+  h.healthz = [&a, &p] {
+    std::lock_guard<std::mutex> lock(p.mu);
+    auto stalled = Clock::now() - p.heartbeat;
+    auto allowed = a.policy.workload.ramp + a.policy.workload.runtime + std::max(a.longest_probe, nanoseconds(0)) +
+                   kSyncDeadline + kLoopStallAllowance;
+    if (stalled > allowed) {
+      return HttpAnswer{500, "text/plain; charset=utf-8",
+                        fmt::format("the agent's loop has not come round for {}\n", duration_text(stalled))};
+    }
+    return HttpAnswer{200, "text/plain; charset=utf-8", "ok\n"};
+  };
+  return h;
+}
+
+int once_exit_code(const Agent& a, bool written) {
+  for (const PathOutcome& o : a.outcomes) {
+    if (o.state != "measured") return kExitRuntime;
+  }
+  if (!written) return kExitRuntime;
+  if (a.policy.mode == PolicyMode::kEnforce && a.judgement.outcome == "fail") return kExitBelowPolicy;
+  return kExitOk;
+}
+
+void print_once(const Agent& a) {
+  if (a.options.json) {
+    std::cout << node_report_json(a.node, a.policy, a.judgement, a.outcomes, a.api_state).dump(2) << "\n";
+  } else {
+    std::cout << render_node_human(a.node, a.policy, a.judgement, a.outcomes, a.api_state);
+  }
+  std::cout.flush();
+}
+
+}  // namespace
+
+std::chrono::nanoseconds jittered(std::chrono::nanoseconds interval, double jitter, double unit_random) {
+  double factor = 1 + jitter * (2 * unit_random - 1);
+  return nanoseconds(static_cast<int64_t>(double(interval.count()) * factor));
+}
+
+Result<NodeSettings> effective_node_settings(const Policy& p, const NodeOptions& o) {
+  NodeSettings s = p.node;
+  if (!o.paths.empty()) s.paths = o.paths;
+  if (o.interval) s.interval = *o.interval;
+  if (o.busy_retry) s.busy_retry = *o.busy_retry;
+  if (o.jitter) s.jitter = *o.jitter;
+  if (o.busy_util_percent) s.busy_util_percent = *o.busy_util_percent;
+  if (o.taint_effect) s.taint_effect = *o.taint_effect;
+  if (s.paths.empty()) {
+    return usage_error("--path: missing; give the data paths to probe (--path /mnt/nvme, or node.paths in the policy)");
+  }
+  for (const NodePath& np : s.paths) {
+    struct stat st{};
+    if (stat(np.path.c_str(), &st) != 0) return usage_error(fmt::format("--path: {}: {}", np.path, std::strerror(errno)));
+    if (!S_ISDIR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+      return usage_error(fmt::format("--path: {}: not a directory or block device", np.path));
+    }
+  }
+  return s;
+}
+
+int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
+  auto usage = [](const std::string& message) {
+    std::fprintf(stderr, "iogate node: %s\n", message.c_str());
+    return kExitUsage;
+  };
+  auto policy = resolve_policy(options.policy);
+  if (!policy.ok()) return usage("--policy: " + policy.error().message);
+  auto settings = effective_node_settings(*policy, options);
+  if (!settings.ok()) return usage(settings.error().message);
+  policy->node = std::move(*settings);
+
+  Agent a(options, stop, std::move(*policy));
+  a.node = options.node_name;
+  std::random_device entropy;
+  // Seeded by the node name too, so that nodes started in the same second still spread.
+  a.rng = FastRng(mix_seed((uint64_t(entropy()) << 32) ^ entropy(), std::hash<std::string>{}(a.node)));
+  if (options.gpus) {
+    a.gpus = *options.gpus;
+    a.gpus_from = "--gpus";
+  }
+  for (const NodePath& np : a.policy.node.paths) a.outcomes.push_back(PathOutcome{np});
+  a.due.assign(a.outcomes.size(), Clock::now());
+
+  if (Status connected = connect(a); !connected.ok()) {
+    if (connected.error().kind == ErrorKind::kUsage) return usage(connected.error().message);
+    spdlog::error("api: {}; going on without it", connected.error().message);
+    a.api.reset();
+    a.api_state.state = "skipped: " + connected.error().message;
+  }
+  if (a.api && !options.gpus) {
+    // The early stop's floor scales with the GPUs: know them before the first probe.
+    a.api->set_deadline(Clock::now() + kSyncDeadline);
+    if (auto node = get_node(*a.api, a.node); node.ok()) {
+      NodeGpus gpus = node_gpu_count(*node);
+      a.gpus = gpus.count;
+      a.gpus_from = gpus.from;
+    } else {
+      spdlog::warn("node {}: not read ({}); GPUs unknown until the API answers", a.node, node.error().summary());
+    }
+  }
+  const NodeSettings& ns = a.policy.node;
+  spdlog::info("node {}: policy {} (mode {}), {} path{}, every {} ±{}, skip above {:g}% util, taint {}",
+               a.node.empty() ? "?" : a.node, a.policy.source, policy_mode_name(a.policy.mode), ns.paths.size(),
+               ns.paths.size() == 1 ? "" : "s", duration_text(ns.interval), format_percent(ns.jitter),
+               ns.busy_util_percent, ns.taint_effect.empty() ? "none" : ns.taint_effect);
+  publish(a);
+
+  std::unique_ptr<NodeHttpServer> http;
+  if (!options.listen.empty() && options.listen != "none") {
+    auto started = NodeHttpServer::start(options.listen, http_handlers(a));
+    if (!started.ok()) return usage(started.error().message);
+    http = std::move(*started);
+    spdlog::info("serving /metrics /healthz /readyz /report on {}", http->address());
+  }
+  // After the HTTP threads exist, so that only the probe inherits the idle class.
+  if (options.io_priority.cls != IoPriorityClass::kNone) {
+    if (Status s = set_thread_io_priority(options.io_priority); !s.ok()) {
+      spdlog::warn("I/O priority {} not set: {}", io_priority_name(options.io_priority), s.error().message);
+      for (PathOutcome& o : a.outcomes) o.io_priority = "default (could not set " + io_priority_name(options.io_priority) + ")";
+    }
+  }
+
+  // The first round: every path once, so that /readyz and --once have a whole picture.
+  for (size_t i = 0; i < a.outcomes.size() && !stop.load(); ++i) {
+    attempt(a, i);
+    publish(a);
+  }
+  if (stop.load()) {
+    spdlog::info("stopped by a signal during the first round");
+    return options.once ? kExitRuntime : kExitOk;
+  }
+  bool written = sync(a);
+  publish(a);
+  {
+    std::lock_guard<std::mutex> lock(a.published.mu);
+    a.published.ready = true;
+  }
+
+  if (options.once) {
+    const Clock::time_point give_up = Clock::now() + kOnceSyncBudget;
+    while (!written && a.api && !stop.load() && Clock::now() < give_up) {
+      while (Clock::now() < a.next_sync && !stop.load()) std::this_thread::sleep_for(milliseconds(50));
+      written = sync(a);
+    }
+    publish(a);
+    print_once(a);
+    return once_exit_code(a, written || !a.api);
+  }
+
+  while (!stop.load()) {
+    heartbeat(a);
+    Clock::time_point now = Clock::now();
+    size_t next = std::min_element(a.due.begin(), a.due.end()) - a.due.begin();
+    if (a.due[next] <= now) {
+      attempt(a, next);
+      if (a.dirty && !stop.load()) sync(a);
+      publish(a);
+      continue;
+    }
+    if (a.dirty && a.api && a.next_sync <= now) {
+      sync(a);
+      publish(a);
+      continue;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  spdlog::info("stopped by a signal");
+  return kExitOk;
+}
+
+}  // namespace iogate

@@ -1,0 +1,208 @@
+#include "cli/node_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "cli/command_line.h"
+#include "cli/exit_codes.h"
+#include "cli/logging.h"
+#include "cli/signals.h"
+#include "policy/policy_units.h"
+
+namespace iogate {
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description node_flags() {
+  po::options_description d("node options");
+  d.add_options()
+      ("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME")
+      ("path", po::value<std::vector<std::string>>()->composing(),
+       "a data path to probe, [NAME=]PATH, repeatable (default: the policy's node.paths)")
+      ("listen", po::value<std::string>()->default_value(":9560"), "HTTP address for /metrics /healthz /readyz /report; none: no server")
+      ("interval", po::value<std::string>(), "time between probes of a path (default: node.interval, 6h)")
+      ("jitter", po::value<std::string>(), "spread each wait by ±this fraction (default: node.jitter, 10%)")
+      ("busy-util", po::value<std::string>(), "skip the probe when a device under the path is busier than this (default: node.busy_util, 50%)")
+      ("busy-retry", po::value<std::string>(), "retry a skipped or failed probe after this long (default: node.busy_retry, 10m)")
+      ("busy-window", po::value<std::string>()->default_value("1s"), "how long to watch /proc/diskstats for the busy check")
+      ("taint-effect", po::value<std::string>(), "NoSchedule | PreferNoSchedule | NoExecute | none (default: node.taint_effect)")
+      ("io-priority", po::value<std::string>()->default_value("idle"), "the probe's I/O class: idle | best-effort[/N] | none")
+      ("once", po::bool_switch(), "probe every path once, write the results, print the report and exit")
+      ("node-name", po::value<std::string>(), "this node's name (default: $NODE_NAME)")
+      ("gpus", po::value<std::string>(), "GPUs to scale per-GPU thresholds by (default: the node's nvidia.com/gpu + amd.com/gpu capacity)")
+      ("kubeconfig", po::value<std::string>(), "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
+      ("no-api", po::bool_switch(), "never call the Kubernetes API: probe and serve metrics only")
+      ("root", po::value<std::string>(), "read ROOT/proc and ROOT/sys (the host's, mounted into the container)")
+      ("proc-root", po::value<std::string>(), "the host's /proc; must be ROOT/proc (with --sysfs-root ROOT/sys)")
+      ("sysfs-root", po::value<std::string>(), "the host's /sys; must be ROOT/sys (with --proc-root ROOT/proc)")
+      ("output-format", po::value<std::string>()->default_value("human"), "--once output: human | json")
+      ("log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")
+      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
+      ("help,h", "this help");
+  return d;
+}
+
+std::string env_or(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+Result<NodePath> parse_path_flag(const std::string& text) {
+  NodePath p;
+  size_t eq = text.find('=');
+  if (!text.empty() && text[0] != '/' && eq != std::string::npos) {
+    p.name = text.substr(0, eq);
+    p.path = text.substr(eq + 1);
+    bool ok = !p.name.empty() && p.name.size() <= 40 && p.name.front() != '-' && p.name.back() != '-';
+    for (char c : p.name) ok &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    if (!ok) {
+      return usage_error(fmt::format("--path: name \"{}\" must be a lower-case DNS label of at most 40 characters", p.name));
+    }
+  } else {
+    p.path = text;
+  }
+  if (p.path.empty() || p.path[0] != '/') return usage_error(fmt::format("--path: expected an absolute path, got \"{}\"", text));
+  return p;
+}
+
+std::string strip_trailing_slash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// lsblk and the probe read both trees under one root; two unrelated roots cannot be honoured.
+Result<std::string> root_from_flags(const po::variables_map& vm) {
+  std::string root = vm.count("root") ? vm["root"].as<std::string>() : "";
+  for (auto [flag, leaf] : {std::pair{"proc-root", "/proc"}, std::pair{"sysfs-root", "/sys"}}) {
+    if (!vm.count(flag)) continue;
+    std::string given = strip_trailing_slash(vm[flag].as<std::string>());
+    if (given.size() < std::string(leaf).size() || given.compare(given.size() - std::string(leaf).size(), std::string::npos, leaf) != 0) {
+      return usage_error(fmt::format("--{}: expected ROOT{} (the host's root mounted at ROOT), got \"{}\"", flag, leaf, given));
+    }
+    std::string implied = given.substr(0, given.size() - std::string(leaf).size());
+    if (implied.empty()) implied = "/";
+    if (!root.empty() && strip_trailing_slash(root) != implied) {
+      return usage_error(fmt::format("--{}: {} is not under the root {} that the other flags give", flag, given, root));
+    }
+    root = implied;
+  }
+  return root.empty() ? std::string("/") : root;
+}
+
+}  // namespace
+
+Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::string* help_text) {
+  po::options_description flags = node_flags();
+  auto parsed = parse_command_line(args, flags);
+  if (!parsed.ok()) return parsed.error();
+  const po::variables_map& vm = parsed->flags;
+  NodeOptions o;
+  if (vm.count("help")) {
+    std::ostringstream out;
+    out << "usage: iogate node --policy FILE|profile:NAME --path [NAME=]PATH... [options]\n\n"
+           "The DaemonSet agent: probes this node's data paths on start and then every interval (at idle\n"
+           "I/O priority, skipping busy devices), labels the node (iogate.io/disk-class, randread-iops,\n"
+           "tier, mixed-media), taints it iogate.io/storage-below-policy and sets the StorageBelowPolicy\n"
+           "condition when its best path is below policy, posts an Event when the verdict changes, and\n"
+           "serves Prometheus metrics.\n\n"
+        << flags
+        << "\nexit codes: 0 stopped by SIGTERM/SIGINT (--once: pass or warn), 1 --once below policy,\n"
+           "2 usage or configuration, 3 --once: a path not measured or the result not written\n";
+    *help_text = out.str();
+    return o;
+  }
+  if (!parsed->paths.empty()) {
+    return usage_error(fmt::format("unexpected argument \"{}\"; data paths are given with --path", parsed->paths[0]));
+  }
+  if (!vm.count("policy")) return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  o.policy = str("policy");
+  if (vm.count("path")) {
+    for (const std::string& text : vm["path"].as<std::vector<std::string>>()) {
+      auto p = parse_path_flag(text);
+      if (!p.ok()) return p.error();
+      for (const NodePath& q : o.paths) {
+        if (q.path == p->path) return usage_error(fmt::format("--path: {} given twice", p->path));
+        if (!p->name.empty() && q.name == p->name) return usage_error(fmt::format("--path: name {} given twice", p->name));
+      }
+      o.paths.push_back(*p);
+    }
+  }
+  o.listen = str("listen");
+  for (auto [flag, field] : {std::pair{"interval", &o.interval}, std::pair{"busy-retry", &o.busy_retry}}) {
+    if (!vm.count(flag)) continue;
+    auto d = parse_duration(str(flag), std::string("--") + flag);
+    if (!d.ok()) return d.error();
+    if (d->count() <= 0) return usage_error(fmt::format("--{}: must be more than 0", flag));
+    *field = *d;
+  }
+  auto window = parse_duration(str("busy-window"), "--busy-window");
+  if (!window.ok()) return window.error();
+  if (*window < std::chrono::milliseconds(100) || *window > std::chrono::seconds(60)) {
+    return usage_error("--busy-window: must be within [100ms, 60s]");
+  }
+  o.busy_window = std::chrono::duration_cast<std::chrono::milliseconds>(*window);
+  if (vm.count("jitter")) {
+    auto j = parse_fraction(str("jitter"), "--jitter");
+    if (!j.ok()) return j.error();
+    if (*j < 0 || *j > 0.5) return usage_error("--jitter: must be within [0%, 50%]");
+    o.jitter = *j;
+  }
+  if (vm.count("busy-util")) {
+    auto u = parse_fraction(str("busy-util"), "--busy-util");
+    if (!u.ok()) return u.error();
+    if (*u <= 0 || *u > 1) return usage_error("--busy-util: must be above 0% and at most 100%");
+    o.busy_util_percent = *u * 100;
+  }
+  if (vm.count("taint-effect")) {
+    auto e = parse_taint_effect(str("taint-effect"), "--taint-effect");
+    if (!e.ok()) return e.error();
+    o.taint_effect = *e;
+  }
+  auto prio = parse_io_priority(str("io-priority"), "--io-priority");
+  if (!prio.ok()) return prio.error();
+  o.io_priority = *prio;
+  o.once = vm["once"].as<bool>();
+  o.node_name = vm.count("node-name") ? str("node-name") : env_or("NODE_NAME");
+  if (vm.count("gpus")) {
+    auto gpus = parse_integer(str("gpus"), "--gpus", 0, 4096);
+    if (!gpus.ok()) return gpus.error();
+    o.gpus = static_cast<int>(*gpus);
+  }
+  if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
+  o.no_api = vm["no-api"].as<bool>();
+  auto root = root_from_flags(vm);
+  if (!root.ok()) return root.error();
+  o.root = *root;
+  std::string format = str("output-format");
+  if (format != "human" && format != "json") {
+    return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", format));
+  }
+  o.json = format == "json";
+  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
+  return o;
+}
+
+int run_node_command(const std::vector<std::string>& args) {
+  std::string help;
+  auto options = parse_node_args(args, &help);
+  if (!options.ok()) {
+    std::fprintf(stderr, "iogate node: %s\n", options.error().message.c_str());
+    return exit_code_for(options.error());
+  }
+  if (!help.empty()) {
+    std::fputs(help.c_str(), stdout);
+    return kExitOk;
+  }
+  StopSignals signals;
+  return run_node_agent(*options, signals.stop());
+}
+
+}  // namespace iogate

@@ -1,0 +1,16 @@
+// `iogate node`: flags → NodeOptions → run_node_agent (cli/node.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "cli/node.h"
+
+namespace iogate {
+
+// Parses the flags; `help_text` is filled (and the options empty) for --help.
+Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::string* help_text);
+int run_node_command(const std::vector<std::string>& args);
+
+}  // namespace iogate

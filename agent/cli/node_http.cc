@@ -1,0 +1,71 @@
+#include "cli/node_http.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+namespace iogate {
+
+Result<std::pair<std::string, int>> parse_listen_address(std::string_view text) {
+  auto bad = [&] {
+    return usage_error(fmt::format("--listen: expected HOST:PORT, :PORT or [IPv6]:PORT, got \"{}\"", text));
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return bad();
+  std::string host(text.substr(0, colon));
+  std::string_view port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  else if (host.find(':') != std::string::npos) return bad();
+  if (host.empty()) host = "0.0.0.0";
+  int port = -1;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
+    return bad();
+  }
+  return std::pair{host, port};
+}
+
+Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string& listen, NodeHttpHandlers handlers) {
+  auto address = parse_listen_address(listen);
+  if (!address.ok()) return address.error();
+  auto [host, port] = *address;
+  std::unique_ptr<NodeHttpServer> s(new NodeHttpServer());
+  s->server_ = std::make_unique<httplib::Server>();
+  httplib::Server& server = *s->server_;
+  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
+  server.set_read_timeout(5, 0);
+  server.set_write_timeout(5, 0);
+  auto route = [&server](const char* path, std::function<HttpAnswer()> handler) {
+    server.Get(path, [handler](const httplib::Request&, httplib::Response& res) {
+      HttpAnswer a = handler();
+      res.status = a.status;
+      res.set_content(a.body, a.content_type.c_str());
+    });
+  };
+  route("/metrics", handlers.metrics);
+  route("/healthz", handlers.healthz);
+  route("/readyz", handlers.readyz);
+  route("/report", handlers.report);
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("iogate node: /metrics /healthz /readyz /report\n", "text/plain; charset=utf-8");
+  });
+  int bound = port;
+  if (port == 0) {
+    bound = server.bind_to_any_port(host);
+    if (bound < 0) return usage_error(fmt::format("--listen: cannot bind {}: no free port", listen));
+  } else if (!server.bind_to_port(host, port)) {
+    return usage_error(fmt::format("--listen: cannot bind {}:{} (in use, or not an address of this host)", host, port));
+  }
+  s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
+  s->thread_ = std::thread([&server] { server.listen_after_bind(); });
+  return s;
+}
+
+NodeHttpServer::~NodeHttpServer() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace iogate

@@ -1,0 +1,55 @@
+// The node agent's HTTP endpoints, on --listen (default :9560):
+//   /metrics  Prometheus text format 0.0.4
+//   /healthz  200 while the agent's loop is alive
+//   /readyz   503 until the first round of probes is done, then 200
+//   /report   the last JSON report (schema iogate.node/v1); 503 before the first round
+// Plain HTTP: the endpoints carry no secrets, and Prometheus scrapes DaemonSets this way. A few
+// worker threads: scrapes and probes are rare, and a slow client must not hold the agent.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include "base/result.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace iogate {
+
+struct HttpAnswer {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+struct NodeHttpHandlers {
+  std::function<HttpAnswer()> metrics, healthz, readyz, report;
+};
+
+// ":9560" → {"0.0.0.0", 9560}; "127.0.0.1:0" (any free port); "[::1]:9560". Errors name --listen.
+Result<std::pair<std::string, int>> parse_listen_address(std::string_view text);
+
+class NodeHttpServer {
+ public:
+  // Binds (an address in use is an error now, not later) and serves on a thread of its own.
+  static Result<std::unique_ptr<NodeHttpServer>> start(const std::string& listen, NodeHttpHandlers handlers);
+  ~NodeHttpServer();  // stops serving and joins
+  NodeHttpServer(const NodeHttpServer&) = delete;
+  NodeHttpServer& operator=(const NodeHttpServer&) = delete;
+
+  std::string address() const { return address_; }  // "127.0.0.1:9560", the port as bound
+
+ private:
+  NodeHttpServer() = default;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::string address_;
+};
+
+}  // namespace iogate

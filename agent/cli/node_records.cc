@@ -1,0 +1,366 @@
+#include "cli/node_records.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "base/units.h"
+#include "base/version.h"
+#include "policy/measurement_json.h"
+#include "policy/policy_render.h"
+#include "policy/policy_units.h"
+
+namespace iogate {
+namespace {
+
+bool passes(const Verdict& v) { return v.first_failure() == nullptr; }
+
+std::string label_key(const std::string& family, const std::string& name) {
+  return std::string(kNodeLabelPrefix) + family + (name.empty() ? "" : "." + name);
+}
+
+// The label families this agent owns; any other iogate.io/ key is someone else's (a webhook, a user).
+bool owned_label(const std::string& key) {
+  const std::string prefix = kNodeLabelPrefix;
+  if (key.rfind(prefix, 0) != 0) return false;
+  std::string rest = key.substr(prefix.size());
+  for (const char* family : {"disk-class", "randread-iops"}) {
+    std::string f = family;
+    if (rest == f || rest.rfind(f + ".", 0) == 0) return true;
+  }
+  return rest == "tier" || rest == "mixed-media";
+}
+
+bool is_mixed(const Measurement& m) { return m.device_class == DeviceClass::kMixed || m.leaf_classes.size() > 1; }
+
+std::string gpus_text(int gpus) { return fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s"); }
+
+std::string check_text(const RuleCheck& c) {
+  return fmt::format("rule {} {}: {} against {}", c.rule, c.check, c.measured, c.threshold);
+}
+
+// The leaf the volume's pace is set by: slowest_leaf by name, else the first leaf.
+const StackNode* pace_leaf(const std::vector<StackNode>& nodes, const std::string& name) {
+  for (const StackNode& n : nodes) {
+    if (!name.empty() && n.name == name) return &n;
+    if (const StackNode* c = pace_leaf(n.children, name)) return c;
+  }
+  if (name.empty()) {
+    for (const StackNode& n : nodes) {
+      if (n.children.empty()) return &n;
+      if (const StackNode* c = pace_leaf(n.children, "")) return c;
+    }
+  }
+  return nullptr;
+}
+
+nlohmann::json storage_json(const PathOutcome& o) {
+  if (!o.stack) return nlohmann::json::object();
+  const StorageStack& s = *o.stack;
+  const StackNode* leaf = pace_leaf(s.stack, s.slowest_leaf);
+  return {{"device_class", std::string(device_class_name(s.device_class))},
+          {"reason", s.reason},
+          {"mount_point", s.mount.mount_point},
+          {"fs_type", s.mount.fs_type},
+          {"source", s.mount.source},
+          {"device", leaf ? leaf->name : s.slowest_leaf},
+          {"model", leaf ? leaf->model : ""},
+          {"transport", leaf ? leaf->transport : ""},
+          {"scheduler", leaf ? leaf->scheduler : ""}};
+}
+
+std::string time_or_empty(std::chrono::system_clock::time_point t) {
+  return t == std::chrono::system_clock::time_point{} ? "" : rfc3339_seconds(t);
+}
+
+const PathJudgement* judgement_for(const NodeJudgement& j, size_t outcome_index) {
+  for (const PathJudgement& p : j.paths) {
+    if (p.index == outcome_index) return &p;
+  }
+  return nullptr;
+}
+
+nlohmann::json compact_checks(const Verdict& v) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const RuleCheck& c : v.checks) checks.push_back({c.rule, c.check, c.measured, c.threshold, c.passed});
+  return checks;
+}
+
+}  // namespace
+
+NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcomes, int gpus, std::string gpus_from) {
+  NodeJudgement j;
+  j.gpus = gpus;
+  j.gpus_from = std::move(gpus_from);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const PathOutcome& o = outcomes[i];
+    if (!o.measurement) continue;
+    PathJudgement pj;
+    pj.index = i;
+    EvaluationContext ctx{gpus, o.config.path, {}};
+    pj.verdict = evaluate_policy(p, *o.measurement, ctx);
+    pj.tier = node_tier(p.node, pj.verdict, *o.measurement, gpus);
+    for (const RuleCheck& c : pj.verdict.checks) {
+      if (c.check == "min_iops") pj.min_iops = std::max(pj.min_iops, c.threshold_value);
+    }
+    pj.fast_min_iops = fast_iops_threshold(p.node, pj.verdict, gpus);
+    j.paths.push_back(std::move(pj));
+  }
+  for (size_t k = 0; k < j.paths.size(); ++k) {
+    if (!j.best) {
+      j.best = k;
+      continue;
+    }
+    const PathJudgement& a = j.paths[k];
+    const PathJudgement& b = j.paths[*j.best];
+    bool a_pass = passes(a.verdict), b_pass = passes(b.verdict);
+    double a_iops = outcomes[a.index].measurement->iops, b_iops = outcomes[b.index].measurement->iops;
+    if (a_pass != b_pass ? a_pass : a_iops > b_iops) j.best = k;
+  }
+  if (j.best) j.outcome = std::string(verdict_outcome_name(j.paths[*j.best].verdict.outcome));
+  return j;
+}
+
+MetadataChanges node_labels(const NodeJudgement& j, const std::vector<PathOutcome>& outcomes,
+                            const nlohmann::json& current) {
+  MetadataChanges labels;
+  if (!j.best) return labels;  // nothing measured yet: leave what a previous run wrote
+  const PathJudgement& best = j.paths[*j.best];
+  const Measurement& bm = *outcomes[best.index].measurement;
+  labels[label_key("disk-class", "")] = std::string(device_class_name(bm.device_class));
+  labels[label_key("tier", "")] = std::string(node_tier_name(best.tier));
+  if (bm.rw == RwMode::kRandRead) labels[label_key("randread-iops", "")] = std::to_string(std::llround(bm.iops));
+  bool mixed = false;
+  for (const PathJudgement& pj : j.paths) {
+    const PathOutcome& o = outcomes[pj.index];
+    mixed |= is_mixed(*o.measurement);
+    if (o.config.name.empty()) continue;
+    labels[label_key("disk-class", o.config.name)] = std::string(device_class_name(o.measurement->device_class));
+    if (o.measurement->rw == RwMode::kRandRead) {
+      labels[label_key("randread-iops", o.config.name)] = std::to_string(std::llround(o.measurement->iops));
+    }
+  }
+  if (mixed) labels[label_key("mixed-media", "")] = "true";
+  if (current.is_object()) {
+    for (const auto& [key, value] : current.items()) {
+      if (owned_label(key) && !labels.count(key)) labels[key] = std::nullopt;
+    }
+  }
+  return labels;
+}
+
+MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes) {
+  MetadataChanges a;
+  if (!j.best) return a;
+  std::chrono::system_clock::time_point latest{};
+  for (const PathOutcome& o : outcomes) latest = std::max(latest, o.measured_at);
+  auto build = [&](bool with_checks) {
+    nlohmann::json paths = nlohmann::json::array();
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      const PathOutcome& o = outcomes[i];
+      nlohmann::json e = {{"path", o.config.path}, {"name", o.config.name}, {"state", o.state}};
+      if (const PathJudgement* pj = judgement_for(j, i)) {
+        const Measurement& m = *o.measurement;
+        e["class"] = std::string(device_class_name(m.device_class));
+        e["workload"] = workload_key(p.workload);
+        e["iops"] = std::llround(m.iops);
+        e["p99_latency_us"] = std::llround(m.p99_latency_ns / 1000);
+        e["bandwidth_bytes_per_s"] = std::llround(m.bandwidth_bytes_per_s);
+        e["outcome"] = std::string(verdict_outcome_name(pj->verdict.outcome));
+        e["tier"] = std::string(node_tier_name(pj->tier));
+        e["measured_at"] = time_or_empty(o.measured_at);
+        if (with_checks || !passes(pj->verdict)) e["checks"] = compact_checks(pj->verdict);
+      }
+      if (!o.detail.empty()) e["detail"] = o.detail.substr(0, 300);
+      paths.push_back(std::move(e));
+    }
+    return nlohmann::json{{"v", 1},
+                          {"outcome", j.outcome},
+                          {"policy", p.source},
+                          {"mode", std::string(policy_mode_name(p.mode))},
+                          {"gpus", j.gpus},
+                          {"best", outcomes[j.paths[*j.best].index].config.path},
+                          {"paths", paths}};
+  };
+  std::string text = build(true).dump();
+  if (text.size() > kNodeReportAnnotationMaxBytes) {
+    nlohmann::json small = build(false);
+    small["truncated"] = true;
+    while (small["paths"].size() > 1 && small.dump().size() > kNodeReportAnnotationMaxBytes) {
+      small["paths"].erase(small["paths"].size() - 1);
+    }
+    text = small.dump();
+  }
+  a["iogate.io/report"] = text;
+  a["iogate.io/last-probe"] = rfc3339_seconds(latest);
+  return a;
+}
+
+std::optional<Taint> wanted_taint(const NodeJudgement& j, const Policy& p, const std::string& effect) {
+  if (effect.empty() || p.mode != PolicyMode::kEnforce || j.outcome != "fail") return std::nullopt;
+  return Taint{kBelowPolicyTaintKey, "true", effect};
+}
+
+std::optional<NodeCondition> node_condition(const NodeJudgement& j, const Policy& p,
+                                            const std::vector<PathOutcome>& outcomes) {
+  if (!j.best || p.mode == PolicyMode::kOff) return std::nullopt;
+  const PathJudgement& best = j.paths[*j.best];
+  const PathOutcome& o = outcomes[best.index];
+  std::string figures = fmt::format("{} {}", o.config.path, measurement_figures(*o.measurement));
+  if (j.below_policy()) {
+    const RuleCheck* c = best.verdict.first_failure();
+    return NodeCondition{kBelowPolicyCondition, "True", "StorageBelowPolicy",
+                         fmt::format("no data path meets policy {} for {}; best: {}; {}{}", p.source, gpus_text(j.gpus),
+                                     figures, c ? check_text(*c) : "",
+                                     p.mode == PolicyMode::kWarn ? " (mode warn: not tainted)" : "")};
+  }
+  return NodeCondition{kBelowPolicyCondition, "False", "StorageMeetsPolicy",
+                       fmt::format("{} meets policy {} for {} (tier {})", figures, p.source, gpus_text(j.gpus),
+                                   node_tier_name(best.tier))};
+}
+
+NodeEventText node_event_text(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes) {
+  auto condition = node_condition(j, p, outcomes);
+  std::string message = condition ? condition->message : "no measurement";
+  if (j.below_policy()) return {"Warning", "StorageBelowPolicy", message};
+  return {"Normal", "StoragePolicyMet", message};
+}
+
+nlohmann::json node_report_json(const std::string& node, const Policy& p, const NodeJudgement& j,
+                                const std::vector<PathOutcome>& outcomes, const ApiSyncState& api) {
+  nlohmann::json paths = nlohmann::json::array();
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const PathOutcome& o = outcomes[i];
+    const PathJudgement* pj = judgement_for(j, i);
+    nlohmann::json e = {{"path", o.config.path},
+                        {"name", o.config.name},
+                        {"state", o.state},
+                        {"detail", o.detail},
+                        {"attempted_at", time_or_empty(o.attempted_at)},
+                        {"measured_at", time_or_empty(o.measured_at)},
+                        {"probes", o.probes},
+                        {"errors", o.errors},
+                        {"busy_skips", o.busy_skips},
+                        {"io_priority", o.io_priority},
+                        {"probe_wall_ns", std::llround(o.probe_wall_s * 1e9)},
+                        {"storage", storage_json(o)},
+                        {"measurement", o.measurement ? measurement_to_json(*o.measurement) : nlohmann::json(nullptr)},
+                        {"latency_ns", o.measurement ? nlohmann::json{{"p50", std::llround(o.p50_ns)},
+                                                                      {"p90", std::llround(o.p90_ns)},
+                                                                      {"p99", std::llround(o.measurement->p99_latency_ns)},
+                                                                      {"p99.9", std::llround(o.p999_ns)}}
+                                                     : nlohmann::json(nullptr)},
+                        {"verdict", pj ? verdict_to_json(pj->verdict) : nlohmann::json(nullptr)},
+                        {"tier", pj ? std::string(node_tier_name(pj->tier)) : ""},
+                        {"min_iops", pj ? pj->min_iops : 0.0},
+                        {"fast_min_iops", pj ? pj->fast_min_iops : 0.0}};
+    paths.push_back(std::move(e));
+  }
+  auto condition = node_condition(j, p, outcomes);
+  return {{"schema", kNodeSchema},
+          {"iogate_version", kVersion},
+          {"time", rfc3339_utc_now()},
+          {"mode", "node"},
+          {"node", node},
+          {"gpus", j.gpus},
+          {"gpus_from", j.gpus_from},
+          {"policy", {{"source", p.source}, {"name", p.name}, {"mode", std::string(policy_mode_name(p.mode))}}},
+          {"settings", node_settings_json(p.node)},
+          {"outcome", j.outcome},
+          {"below_policy", j.below_policy()},
+          {"best_path", j.best ? outcomes[j.paths[*j.best].index].config.path : ""},
+          {"tier", j.best ? std::string(node_tier_name(j.paths[*j.best].tier)) : ""},
+          {"condition", condition ? nlohmann::json{{"type", condition->type},
+                                                   {"status", condition->status},
+                                                   {"reason", condition->reason},
+                                                   {"message", condition->message}}
+                                  : nlohmann::json(nullptr)},
+          {"paths", paths},
+          {"api",
+           {{"state", api.state},
+            {"last_error", api.last_error},
+            {"last_sync", api.last_sync ? rfc3339_seconds(*api.last_sync) : ""},
+            {"sync_errors", api.sync_errors}}}};
+}
+
+std::string render_node_human(const std::string& node, const Policy& p, const NodeJudgement& j,
+                              const std::vector<PathOutcome>& outcomes, const ApiSyncState& api) {
+  std::string out = fmt::format("iogate node  {}  policy {} ({})  {} ({})\n", node.empty() ? "-" : node, p.source,
+                                policy_mode_name(p.mode), gpus_text(j.gpus), j.gpus_from);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const PathOutcome& o = outcomes[i];
+    std::string name = o.config.name.empty() ? "" : " (" + o.config.name + ")";
+    const PathJudgement* pj = judgement_for(j, i);
+    if (!pj) {
+      out += fmt::format("\n{}{}  {}{}\n", o.config.path, name, o.state, o.detail.empty() ? "" : ": " + o.detail);
+      continue;
+    }
+    out += fmt::format("\n{}{}  {}\n  tier {}, io priority {}{}\n", o.config.path, name,
+                       measurement_figures(*o.measurement), node_tier_name(pj->tier), o.io_priority,
+                       o.state == "measured" ? "" : fmt::format("; last attempt {}: {}", o.state, o.detail));
+    std::string table = render_verdict_human(pj->verdict);
+    size_t start = 0;
+    while (start < table.size()) {
+      size_t end = table.find('\n', start);
+      if (end == std::string::npos) end = table.size();
+      out += "  " + table.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+  }
+  out += fmt::format("\nnode verdict  {}", j.outcome);
+  if (j.best) out += fmt::format(" (best path {})", outcomes[j.paths[*j.best].index].config.path);
+  out += fmt::format("\napi           {}{}\n", api.state, api.last_error.empty() ? "" : " (" + api.last_error + ")");
+  return out;
+}
+
+NodeMetrics node_metrics(const std::string& node, const NodeJudgement& j, const std::vector<PathOutcome>& outcomes,
+                         const ApiSyncState& api) {
+  NodeMetrics m;
+  m.node = node;
+  m.version = kVersion;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const PathOutcome& o = outcomes[i];
+    PathMetrics pm;
+    pm.path = o.config.path;
+    pm.name = o.config.name;
+    nlohmann::json storage = storage_json(o);
+    if (!storage.empty()) {
+      pm.device = storage["device"];
+      pm.device_class = storage["device_class"];
+      pm.model = storage["model"];
+      pm.transport = storage["transport"];
+      pm.fs_type = storage["fs_type"];
+    }
+    pm.probes_total = o.probes;
+    pm.errors_total = o.errors;
+    pm.busy_skips_total = o.busy_skips;
+    if (o.measurement) {
+      const Measurement& me = *o.measurement;
+      pm.measured = true;
+      pm.rw = std::string(rw_mode_name(me.rw));
+      pm.bs = format_size_compact(me.block_size);
+      pm.iops = me.iops;
+      pm.bandwidth_bytes_per_s = me.bandwidth_bytes_per_s;
+      pm.p50_s = o.p50_ns / 1e9;
+      pm.p90_s = o.p90_ns / 1e9;
+      pm.p99_s = me.p99_latency_ns / 1e9;
+      pm.p999_s = o.p999_ns / 1e9;
+      pm.probe_duration_s = o.probe_wall_s;
+      pm.last_success_unix_s = std::chrono::duration<double>(o.measured_at.time_since_epoch()).count();
+    }
+    if (const PathJudgement* pj = judgement_for(j, i)) {
+      pm.verdict = std::string(verdict_outcome_name(pj->verdict.outcome));
+      pm.min_iops = pj->min_iops;
+    }
+    m.paths.push_back(std::move(pm));
+  }
+  if (j.best) m.below_policy = j.below_policy();
+  m.api_sync_errors_total = api.sync_errors;
+  m.api_sync_pending = api.state == "pending";
+  if (api.last_sync) m.api_last_sync_unix_s = std::chrono::duration<double>(api.last_sync->time_since_epoch()).count();
+  return m;
+}
+
+}  // namespace iogate

@@ -1,0 +1,22 @@
+// The probe a policy asks for on one path, shared by preflight and node: the policy's workload,
+// its early stop, and the IOPS floor that lets the early stop end a run that is clearly above or
+// below it. The floor depends on the volume's class (rules select by class), which detect tells
+// cheaply before the probe.
+#pragma once
+
+#include <string>
+
+#include "bench/probe.h"
+#include "device/device_class.h"
+#include "policy/evaluate.h"
+#include "policy/policy.h"
+
+namespace iogate {
+
+ProbeRequest policy_probe_request(const Policy& p, const std::string& path, const std::string& root,
+                                  const EvaluationContext& ctx, DeviceClass device_class);
+
+// "randread 4k QD32x1 (limit 10s, early stop ±3.0%, floor 10000 IOPS)", for logs.
+std::string describe_probe_request(const Policy& p, const ProbeRequest& r);
+
+}  // namespace iogate

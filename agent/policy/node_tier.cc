@@ -1,0 +1,48 @@
+#include "policy/node_tier.h"
+
+#include <algorithm>
+
+namespace iogate {
+namespace {
+
+bool is_rate_check(const RuleCheck& c) { return c.check == "min_iops" || c.check == "min_bandwidth"; }
+
+bool explicit_fast_iops(const NodeSettings& s) { return s.fast_min_iops || s.fast_min_iops_per_gpu; }
+
+}  // namespace
+
+std::string_view node_tier_name(NodeTier t) {
+  switch (t) {
+    case NodeTier::kFast: return "fast";
+    case NodeTier::kOk: return "ok";
+    case NodeTier::kSlow: return "slow";
+  }
+  return "ok";
+}
+
+double fast_iops_threshold(const NodeSettings& s, const Verdict& v, int gpus) {
+  if (explicit_fast_iops(s)) {
+    return std::max(double(s.fast_min_iops.value_or(0)), double(s.fast_min_iops_per_gpu.value_or(0)) * gpus);
+  }
+  double floor = 0;
+  for (const RuleCheck& c : v.checks) {
+    if (c.check == "min_iops") floor = std::max(floor, c.threshold_value);
+  }
+  return floor * s.fast_factor;
+}
+
+NodeTier node_tier(const NodeSettings& s, const Verdict& v, const Measurement& m, int gpus) {
+  for (const RuleCheck& c : v.checks) {
+    if (!c.passed) return NodeTier::kSlow;
+  }
+  if (explicit_fast_iops(s)) return m.iops >= fast_iops_threshold(s, v, gpus) ? NodeTier::kFast : NodeTier::kOk;
+  bool any_rate = false;
+  for (const RuleCheck& c : v.checks) {
+    if (!is_rate_check(c)) continue;
+    any_rate = true;
+    if (c.measured_value < c.threshold_value * s.fast_factor) return NodeTier::kOk;
+  }
+  return any_rate ? NodeTier::kFast : NodeTier::kOk;
+}
+
+}  // namespace iogate
