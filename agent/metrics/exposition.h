@@ -14,8 +14,11 @@
 
 namespace iogate {
 
-enum class MetricType { kGauge, kCounter };
-std::string_view metric_type_name(MetricType t);  // "gauge", "counter"
+// kSummary is for quantiles someone else computed (a probe's latency percentiles): its samples
+// carry a "quantile" label, which promtool rejects on any other type, and may go without _sum and
+// _count, which the text format and OpenMetrics both allow.
+enum class MetricType { kGauge, kCounter, kSummary };
+std::string_view metric_type_name(MetricType t);  // "gauge", "counter", "summary"
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;  // in output order
 

@@ -9,7 +9,8 @@
 //   iogate_build_info{version}                                   1
 //   iogate_probe_iops{node,path,name,rw,bs}                      gauge, last successful probe
 //   iogate_probe_bandwidth_bytes_per_second{node,path,name,rw,bs}
-//   iogate_probe_latency_seconds{node,path,name,rw,bs,quantile}  0.5, 0.9, 0.99, 0.999
+//   iogate_probe_latency_seconds{node,path,name,rw,bs,quantile}  summary (quantiles only): 0.5, 0.9,
+//                                                                0.99, 0.999 of the last successful probe
 //   iogate_probe_duration_seconds{node,path,name}                wall time of the last successful probe
 //   iogate_probe_last_success_timestamp_seconds{node,path,name}  Unix time
 //   iogate_probes_total{node,path,name}                          counter, successful probes
@@ -25,7 +26,10 @@
 //   iogate_api_last_sync_timestamp_seconds{node}                 Unix time; absent before the first
 //
 // Series of a path that has no successful probe yet are absent (not 0): absent and zero IOPS
-// mean different things to an alert.
+// mean different things to an alert. That covers the iogate_probe_* gauges, the latency summary
+// and iogate_policy_*; the counters and iogate_device_info are there for every configured path, since
+// errors of a path that never succeeded are what an alert most needs. Every family prints its
+// HELP and TYPE even while it has no sample.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +55,8 @@ struct PathMetrics {
   double p50_s = 0, p90_s = 0, p99_s = 0, p999_s = 0;
   double probe_duration_s = 0;
   double last_success_unix_s = 0;
-  std::string verdict;  // "pass", "fail", "warn", "off"; "" when not evaluated
+  std::string verdict;  // "pass", "fail", "warn", "off"; "" when not evaluated: no
+                        // verdict samples then, nor for a word not among these four
   double min_iops = 0;  // the effective IOPS floor for this node's GPUs; 0 when no rule sets one
   uint64_t probes_total = 0, errors_total = 0, busy_skips_total = 0;
 };
