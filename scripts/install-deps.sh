@@ -10,7 +10,7 @@ build_packages=(
   libboost-program-options-dev doctest-dev libssl-dev libyaml-cpp-dev dpkg-dev xz-utils
 )
 # Real peers and tools the integration tests and benchmarks drive.
-test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl)
+test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl prometheus)
 
 want=("${build_packages[@]}")
 if [[ "${1:-}" != "--build-only" ]]; then

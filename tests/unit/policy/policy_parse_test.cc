@@ -356,3 +356,52 @@ TEST_CASE("resolve_policy: profile:NAME, a bare profile name, or a file") {
   REQUIRE(e.ok());
   CHECK(e->source == file);
 }
+
+TEST_CASE("the node section: paths with names, intervals, busy threshold, taint effect, fast tier") {
+  auto p = parse_policy(R"(apiVersion: iogate.io/v1
+kind: StoragePolicy
+profile: image-classification
+node:
+  paths: [/mnt/nvme, {path: /var/lib/kubelet, name: kubelet}]
+  interval: 2h
+  jitter: 20%
+  busy_util: 30%
+  busy_retry: 5m
+  taint_effect: none
+  fast_min_iops: 50000
+)",
+                        "p.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  REQUIRE(p->node.paths.size() == 2);
+  CHECK(p->node.paths[0].path == "/mnt/nvme");
+  CHECK(p->node.paths[0].name == "");
+  CHECK(p->node.paths[1].name == "kubelet");
+  CHECK(p->node.interval == std::chrono::hours(2));
+  CHECK(p->node.jitter == doctest::Approx(0.2));
+  CHECK(p->node.busy_util_percent == doctest::Approx(30));
+  CHECK(p->node.busy_retry == std::chrono::minutes(5));
+  CHECK(p->node.taint_effect == "");
+  CHECK(*p->node.fast_min_iops == 50000);
+
+  auto defaults = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\n", "d.yaml");
+  REQUIRE(defaults.ok());
+  CHECK(defaults->node.interval == std::chrono::hours(6));
+  CHECK(defaults->node.taint_effect == "NoSchedule");
+  CHECK(defaults->node.busy_util_percent == 50);
+}
+
+TEST_CASE("the node section's errors name the field") {
+  auto err = [](const std::string& node) {
+    auto p = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nnode:\n" + node, "p.yaml");
+    REQUIRE_FALSE(p.ok());
+    return p.error().message;
+  };
+  CHECK(err("  paths: [data]\n").rfind("node.paths[0]: expected an absolute path", 0) == 0);
+  CHECK(err("  paths: [{path: /a, name: Bad_Name}]\n").rfind("node.paths[0].name:", 0) == 0);
+  CHECK(err("  paths: [/a, /a]\n").rfind("node.paths[1]: \"/a\" is already node.paths[0]", 0) == 0);
+  CHECK(err("  taint_effect: NoWay\n").rfind("node.taint_effect:", 0) == 0);
+  CHECK(err("  interval: 1s\n").rfind("node.interval: must be within [10s, 168h]", 0) == 0);
+  CHECK(err("  jitter: 90%\n").rfind("node.jitter:", 0) == 0);
+  CHECK(err("  fast_factor: fast\n").rfind("node.fast_factor:", 0) == 0);
+  CHECK(err("  intervall: 1h\n").find("did you mean interval") != std::string::npos);
+}
