@@ -99,12 +99,22 @@ ApiResponse ApiHandler::handle(const ApiRequest& r) {
     response = error_response(internal_error("injected fault"));
     record.fault = "500";
   } else {
-    if (fault) record.fault = "delay";
+    if (fault && fault->kind == FaultKind::kWrite) record.fault = race_write(*fault, r.path);
+    else if (fault) record.fault = "delay";
     response = serve_api(r);
   }
   record.status = response.drop_connection ? 0 : response.status;
   log_.push_back(std::move(record));
   return response;
+}
+
+std::string ApiHandler::race_write(const Fault& fault, const std::string& path) {
+  auto target = parse_resource_path(path);
+  if (!target) return "write: " + path + " names no object";
+  auto written = concurrent_write(store_, *target, fault.patch);
+  // The log says when the race did not happen, so a test that expected a 409 can tell why.
+  if (!written.ok()) return "write: " + written.error().message;
+  return "write";
 }
 
 ApiResponse ApiHandler::serve_api(const ApiRequest& r) {

@@ -47,6 +47,8 @@ class ApiHandler {
   Auth authenticate(const ApiRequest& request) const;  // under mu_
   ApiResponse serve_control(const ApiRequest& request);
   ApiResponse serve_api(const ApiRequest& request);  // under mu_
+  // Applies a write fault's patch to the object `path` names; the request log's fault entry.
+  std::string race_write(const Fault& fault, const std::string& path);  // under mu_
   static std::string redacted_auth(const ApiRequest& request);
 
   mutable std::mutex mu_;

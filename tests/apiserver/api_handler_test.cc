@@ -268,6 +268,102 @@ TEST_CASE("faults: 429 with Retry-After in plain text, 500 Status, drop, delay; 
   CHECK(fault_from_json(json::parse(R"({"kind":"drop"})")).value().count == -1);
 }
 
+TEST_CASE("a write fault is a concurrent writer: a PATCH with the resourceVersion it read gets 409, a re-read succeeds") {
+  ApiHandler api{kToken};
+  REQUIRE(api.seed(json::parse(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"gpu-1"},
+      "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]}})")).ok());
+  // As POSTed to /_test/faults. A merge patch replaces spec.taints whole: the other writer lists
+  // the taint that was there and adds its own.
+  auto fault = api.handle(req("POST", "/_test/faults", R"({"method":"PATCH","path_regex":"/api/v1/nodes/gpu-1",
+      "kind":"write","count":1,"patch":{"spec":{"taints":[
+        {"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"},
+        {"key":"other.io/x","value":"1","effect":"NoSchedule"}]}}})"));
+  REQUIRE(fault.status == 201);
+  CHECK(body_of(fault)["kind"] == "write");
+  CHECK(body_of(fault)["patch"]["spec"]["taints"].size() == 2);
+
+  // Read, modify, write with the resourceVersion read: the other writer slipped in between.
+  json node = body_of(api.handle(req("GET", "/api/v1/nodes/gpu-1")));
+  const std::string rv0 = node["metadata"]["resourceVersion"];
+  json taints = node["spec"]["taints"];
+  taints.push_back({{"key", "iogate.io/storage-below-policy"}, {"effect", "NoSchedule"}});
+  json patch = {{"metadata", {{"resourceVersion", rv0}}}, {"spec", {{"taints", taints}}}};
+  auto raced = api.handle(merge("/api/v1/nodes/gpu-1", patch.dump()));
+  REQUIRE(raced.status == 409);
+  CHECK(body_of(raced)["reason"] == "Conflict");
+  json stored = api.object("nodes", "", "gpu-1").value();
+  CHECK(std::stoull(stored["metadata"]["resourceVersion"].get<std::string>()) > std::stoull(rv0));
+  REQUIRE(stored["spec"]["taints"].size() == 2);
+  CHECK(stored["spec"]["taints"][1]["key"] == "other.io/x");
+  CHECK(stored["spec"]["taints"][1]["value"] == "1");
+  CHECK(stored["metadata"]["uid"] == node["metadata"]["uid"]);
+  auto log = api.requests();
+  CHECK(log.back().fault == "write");
+  CHECK(log.back().status == 409);
+
+  // Read again and retry: the count is spent, the foreign taint survives.
+  node = body_of(api.handle(req("GET", "/api/v1/nodes/gpu-1")));
+  taints = node["spec"]["taints"];
+  taints.push_back({{"key", "iogate.io/storage-below-policy"}, {"effect", "NoSchedule"}});
+  patch = {{"metadata", {{"resourceVersion", node["metadata"]["resourceVersion"]}}}, {"spec", {{"taints", taints}}}};
+  auto retried = api.handle(merge("/api/v1/nodes/gpu-1", patch.dump()));
+  REQUIRE(retried.status == 200);
+  CHECK(api.requests().back().fault.empty());
+  stored = api.object("nodes", "", "gpu-1").value();
+  REQUIRE(stored["spec"]["taints"].size() == 3);
+  CHECK(stored["spec"]["taints"][0]["key"] == "nvidia.com/gpu");
+  CHECK(stored["spec"]["taints"][1]["key"] == "other.io/x");
+  CHECK(stored["spec"]["taints"][2]["key"] == "iogate.io/storage-below-policy");
+}
+
+TEST_CASE("a write fault on a /status path writes the main object; one that cannot write says why in the log") {
+  Cluster c;
+  const std::string rv0 = c.rv("nodes", "", "n1");
+  c.api.add_fault({"PATCH", ".*/status", FaultKind::kWrite, 0, 1, 1,
+                   json::parse(R"({"metadata":{"labels":{"other":"yes"}},"status":{"capacity":{"cpu":"8"}}})")});
+  auto raced = c.api.handle(req("PATCH", "/api/v1/nodes/n1/status",
+                                R"({"metadata":{"resourceVersion":")" + rv0 +
+                                    R"("},"status":{"conditions":[{"type":"StorageBelowPolicy","status":"True"}]}})",
+                                "application/strategic-merge-patch+json"));
+  CHECK(raced.status == 409);
+  json n1 = c.api.object("nodes", "", "n1").value();
+  CHECK(n1["metadata"]["labels"]["other"] == "yes");
+  CHECK(n1["status"]["capacity"]["cpu"] == "8");
+  CHECK(n1["status"]["conditions"].size() == 1);
+  // Nothing to write: the request proceeds as if there were no fault, and the log says why.
+  c.api.add_fault({"GET", "/api/v1/nodes/nope", FaultKind::kWrite, 0, 1, 1, json::parse(R"({"spec":{}})")});
+  CHECK(c.api.handle(req("GET", "/api/v1/nodes/nope")).status == 404);
+  CHECK(c.api.requests().back().fault == R"(write: nodes "nope" not found)");
+  // A write the server would refuse is not stored either.
+  const std::string rv1 = c.rv("nodes", "", "n1");
+  c.api.add_fault({"GET", "/api/v1/nodes/n1", FaultKind::kWrite, 0, 1, 1,
+                   json::parse(R"({"spec":{"taints":[{"key":"k","effect":"Sometimes"}]}})")});
+  CHECK(c.api.handle(req("GET", "/api/v1/nodes/n1")).status == 200);
+  CHECK(c.api.requests().back().fault.rfind("write: Node \"n1\" is invalid", 0) == 0);
+  CHECK(c.rv("nodes", "", "n1") == rv1);
+}
+
+TEST_CASE("write fault specs: the patch must be an object, and it round-trips") {
+  auto missing = fault_from_json(json::parse(R"({"kind":"write","path_regex":"/api/v1/nodes/n1"})"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("fault.patch") != std::string::npos);
+  auto not_object = fault_from_json(json::parse(R"({"kind":"write","patch":[{"op":"add"}]})"));
+  REQUIRE_FALSE(not_object.ok());
+  CHECK(not_object.error().code == 400);
+  CHECK(not_object.error().message.find("fault.patch") != std::string::npos);
+  auto ok = fault_from_json(json::parse(R"({"kind":"write","patch":{"metadata":{"labels":{"a":null}}},"count":2})"));
+  REQUIRE(ok.ok());
+  CHECK(ok.value().kind == FaultKind::kWrite);
+  json j = fault_to_json(ok.value());
+  CHECK(j["kind"] == "write");
+  CHECK(j["patch"] == json::parse(R"({"metadata":{"labels":{"a":null}}})"));
+  auto again = fault_from_json(j);
+  REQUIRE(again.ok());
+  CHECK(again.value().patch == ok.value().patch);
+  CHECK(again.value().count == 2);
+  CHECK_FALSE(fault_to_json(Fault{}).contains("patch"));
+}
+
 TEST_CASE("the request log: method, path, query, content type, status, redacted auth; /_test/ not logged") {
   Cluster c;
   auto r = merge("/api/v1/nodes/n1", R"({"metadata":{"labels":{"b":"2"}}})");

@@ -45,7 +45,8 @@ struct RequestRecord {
   std::string auth;
   std::string body;
   int status = 0;  // 0 when the connection was dropped
-  std::string fault;  // the fault injected ("429", "drop", ...), empty if none
+  std::string fault;  // the fault injected ("429", "drop", "write", ...), empty if none; a write
+                      // fault that wrote nothing says why: "write: nodes \"x\" not found"
 };
 
 nlohmann::json to_json(const RequestRecord& r);

@@ -15,10 +15,19 @@ ApiResult<Fault> fault_from_json(const json& j) {
     else if (kind == "429") f.kind = FaultKind::kTooManyRequests;
     else if (kind == "500") f.kind = FaultKind::kInternalError;
     else if (kind == "drop") f.kind = FaultKind::kDrop;
-    else return bad_request("fault.kind: expected delay, 429, 500 or drop, got " + kind);
+    else if (kind == "write") f.kind = FaultKind::kWrite;
+    else return bad_request("fault.kind: expected delay, 429, 500, drop or write, got " + kind);
     f.delay_ms = j.value("delay_ms", 0);
     f.retry_after_s = j.value("retry_after_s", 1);
     f.count = j.value("count", -1);
+    if (f.kind == FaultKind::kWrite) {
+      // A merge patch that is not an object would replace the whole object, never what a
+      // concurrent writer does.
+      if (!j.contains("patch") || !j.at("patch").is_object()) {
+        return bad_request("fault.patch: a write fault needs a JSON merge patch object");
+      }
+      f.patch = j.at("patch");
+    }
   } catch (const json::exception& e) {
     return bad_request(std::string("fault: ") + e.what());
   }
@@ -30,10 +39,16 @@ ApiResult<Fault> fault_from_json(const json& j) {
   return f;
 }
 
+std::string fault_kind_name(FaultKind kind) {
+  static const char* names[] = {"delay", "429", "500", "drop", "write"};
+  return names[static_cast<int>(kind)];
+}
+
 json fault_to_json(const Fault& f) {
-  static const char* names[] = {"delay", "429", "500", "drop"};
-  return {{"method", f.method},     {"path_regex", f.path_regex},       {"kind", names[static_cast<int>(f.kind)]},
-          {"delay_ms", f.delay_ms}, {"retry_after_s", f.retry_after_s}, {"count", f.count}};
+  json j = {{"method", f.method},     {"path_regex", f.path_regex},       {"kind", fault_kind_name(f.kind)},
+            {"delay_ms", f.delay_ms}, {"retry_after_s", f.retry_after_s}, {"count", f.count}};
+  if (f.kind == FaultKind::kWrite) j["patch"] = f.patch;
+  return j;
 }
 
 void FaultSet::add(Fault fault) {

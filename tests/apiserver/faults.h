@@ -1,7 +1,8 @@
 // Fault injection: rules that make matching requests slow, rejected (429 as priority-and-fairness
-// sends it, or 500) or cut (the connection closes without a response). A rule matches by method
-// (empty: any) and a regular expression over the whole path, and fires for the next `count`
-// matching requests (count < 0: for every one) until cleared.
+// sends it, or 500), cut (the connection closes without a response) or raced (another client
+// writes the object first, so a read-modify-write that carries the resourceVersion it read meets
+// 409 Conflict). A rule matches by method (empty: any) and a regular expression over the whole
+// path, and fires for the next `count` matching requests (count < 0: for every one) until cleared.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,7 +16,7 @@
 
 namespace iogate::apiserver {
 
-enum class FaultKind { kDelay, kTooManyRequests, kInternalError, kDrop };
+enum class FaultKind { kDelay, kTooManyRequests, kInternalError, kDrop, kWrite };
 
 struct Fault {
   std::string method;      // "PATCH"; empty matches any method
@@ -24,11 +25,16 @@ struct Fault {
   int delay_ms = 0;        // kDelay: then the request proceeds
   int retry_after_s = 1;   // kTooManyRequests: the Retry-After header
   int count = -1;          // how many matching requests it fires for; < 0: always
+  // kWrite: a JSON merge patch (an object) applied to the object the request's path names (for a
+  // /status path, the main object) just before the request is served; then the request proceeds.
+  nlohmann::json patch;
 };
 
-// {method, path_regex, kind: delay|429|500|drop, delay_ms, retry_after_s, count}
+// {method, path_regex, kind: delay|429|500|drop|write, delay_ms, retry_after_s, count, patch}
 ApiResult<Fault> fault_from_json(const nlohmann::json& j);
 nlohmann::json fault_to_json(const Fault& f);
+// "delay", "429", "500", "drop", "write": as in the JSON and the request log.
+std::string fault_kind_name(FaultKind kind);
 
 class FaultSet {
  public:

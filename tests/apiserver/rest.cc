@@ -324,6 +324,27 @@ std::optional<RestTarget> parse_resource_path(const std::string& path) {
   return t;
 }
 
+ApiResult<json> concurrent_write(ObjectStore& store, const RestTarget& t, const json& patch) {
+  if (t.name.empty()) return bad_request("a concurrent write needs a path that names one object");
+  auto current = store.get(t.type.resource, t.ns, t.name);
+  if (!current) return not_found(t.type.resource, t.type.group, t.name);
+  json proposed = unview(t.type, merge_patch(view(t.type, *current), patch));
+  if (!proposed.is_object()) return bad_request("the object must be a JSON object");
+  if (!proposed.contains("metadata") || !proposed["metadata"].is_object()) proposed["metadata"] = json::object();
+  // A writer that renamed the object would make a second one rather than race this one.
+  const json& current_meta = current->at("metadata");
+  json& meta = proposed["metadata"];
+  for (const char* field : {"name", "namespace", "uid", "creationTimestamp", "resourceVersion"}) {
+    if (current_meta.contains(field)) meta[field] = current_meta.at(field);
+    else meta.erase(field);
+  }
+  proposed["kind"] = current->at("kind");
+  proposed["apiVersion"] = current->at("apiVersion");
+  auto errs = validate(t.type, proposed, /*creating=*/false, is_events_v1(t.type));
+  if (!errs.empty()) return invalid(t.type.kind, t.type.group, t.name, errs);
+  return store.put(t.type.resource, proposed);
+}
+
 ApiResponse serve_rest(ObjectStore& store, const RestTarget& t, const ApiRequest& r) {
   const std::string& m = r.method;
   if (!t.subresource.empty() && (t.subresource != "status" || !t.type.has_status)) {

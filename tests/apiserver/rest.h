@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "api_result.h"
 #include "api_status.h"
 #include "api_types.h"
 #include "object_store.h"
@@ -26,6 +27,14 @@ std::optional<RestTarget> parse_resource_path(const std::string& path);
 
 // Serves one authenticated request on a resource path.
 ApiResponse serve_rest(ObjectStore& store, const RestTarget& target, const ApiRequest& request);
+
+// What another client's write does to the object `target` names (its subresource ignored: the
+// whole object, spec and status): `merge_patch` (RFC 7386) applied to the object as a GET of the
+// path shows it, identity (name, namespace, uid, creationTimestamp, kind) kept, validated as an
+// update, stored with a new resourceVersion unless it changes nothing. Returns what it stored;
+// NotFound, or Invalid when the result would not pass validation (nothing is written then).
+ApiResult<nlohmann::json> concurrent_write(ObjectStore& store, const RestTarget& target,
+                                           const nlohmann::json& merge_patch);
 
 // Seeds the namespaces every cluster has (default, kube-system, kube-public, kube-node-lease).
 void seed_system_namespaces(ObjectStore& store);

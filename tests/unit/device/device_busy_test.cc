@@ -42,8 +42,7 @@ DiskStats line(uint32_t major, uint32_t minor, std::string name) {
 
 // A /proc/diskstats line (20 fields) with the given io_ticks and everything else fixed.
 std::string diskstats_line(uint32_t major, uint32_t minor, const std::string& name, uint64_t io_ticks_ms) {
-  return fmt::format("{:4} {:7} {} 100 0 800 50 200 0 1600 90 0 {} 140 0 0 0 0 0 0\n", major, minor, name,
-                     io_ticks_ms);
+  return fmt::format("{:4} {:7} {} 100 0 800 50 200 0 1600 90 0 {} 140 0 0 0 0 0 0\n", major, minor, name, io_ticks_ms);
 }
 
 // Replaces the file whole, as the kernel's view of it changes between two reads: a reader sees
@@ -62,8 +61,7 @@ TEST_CASE("devices_to_watch: a partition, then the disk under it") {
 }
 
 TEST_CASE("devices_to_watch: a dm device over two disks, each once") {
-  auto s = stack_on(253, 0, "xfs",
-                    {node("dm-0", "lvm", {node("vdb", "disk"), node("vdc", "disk")})});
+  auto s = stack_on(253, 0, "xfs", {node("dm-0", "lvm", {node("vdb", "disk"), node("vdc", "disk")})});
   std::vector<DiskStats> stats = {line(254, 16, "vdb"), line(254, 32, "vdc"), line(253, 0, "dm-0")};
   CHECK(devices_to_watch(s, stats) == std::vector<std::string>{"dm-0", "vdb", "vdc"});
 }
