@@ -82,7 +82,7 @@ ApiResponse ApiHandler::handle(const ApiRequest& r) {
   std::optional<Fault> fault;
   {
     std::lock_guard lock(mu_);
-    fault = faults_.take(r.method, r.path);
+    fault = faults_.take(r.method, r.path, r.body);
   }
   if (fault && fault->kind == FaultKind::kDelay) {
     std::this_thread::sleep_for(std::chrono::milliseconds(fault->delay_ms));

@@ -316,6 +316,18 @@ TEST_CASE("a write fault is a concurrent writer: a PATCH with the resourceVersio
   CHECK(stored["spec"]["taints"][2]["key"] == "iogate.io/storage-below-policy");
 }
 
+TEST_CASE("body_regex: a fault fires only for the request whose body matches") {
+  ApiHandler api{kToken};
+  REQUIRE(api.seed(json::parse(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"gpu-1"}})")).ok());
+  REQUIRE(api.handle(req("POST", "/_test/faults",
+                         R"({"method":"PATCH","path_regex":"/api/v1/nodes/gpu-1","body_regex":"taints","kind":"500","count":1})"))
+              .status == 201);
+  CHECK(api.handle(merge("/api/v1/nodes/gpu-1", R"({"metadata":{"labels":{"a":"b"}}})")).status == 200);
+  CHECK(api.handle(merge("/api/v1/nodes/gpu-1", R"({"spec":{"taints":[]}})")).status == 500);
+  CHECK(api.handle(merge("/api/v1/nodes/gpu-1", R"({"spec":{"taints":[]}})")).status == 200);  // count spent
+  CHECK(api.handle(req("POST", "/_test/faults", R"({"body_regex":"(","kind":"500"})")).status == 400);
+}
+
 TEST_CASE("a write fault on a /status path writes the main object; one that cannot write says why in the log") {
   Cluster c;
   const std::string rv0 = c.rv("nodes", "", "n1");

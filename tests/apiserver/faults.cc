@@ -10,6 +10,7 @@ ApiResult<Fault> fault_from_json(const json& j) {
   try {
     f.method = j.value("method", "");
     f.path_regex = j.value("path_regex", ".*");
+    f.body_regex = j.value("body_regex", "");
     std::string kind = j.at("kind").is_string() ? j.at("kind").get<std::string>() : j.at("kind").dump();
     if (kind == "delay") f.kind = FaultKind::kDelay;
     else if (kind == "429") f.kind = FaultKind::kTooManyRequests;
@@ -31,10 +32,12 @@ ApiResult<Fault> fault_from_json(const json& j) {
   } catch (const json::exception& e) {
     return bad_request(std::string("fault: ") + e.what());
   }
-  try {
-    std::regex check(f.path_regex);
-  } catch (const std::regex_error& e) {
-    return bad_request("fault.path_regex: " + std::string(e.what()));
+  for (auto [field, text] : {std::pair{"path_regex", &f.path_regex}, std::pair{"body_regex", &f.body_regex}}) {
+    try {
+      std::regex check(*text);
+    } catch (const std::regex_error& e) {
+      return bad_request(std::string("fault.") + field + ": " + e.what());
+    }
   }
   return f;
 }
@@ -45,7 +48,7 @@ std::string fault_kind_name(FaultKind kind) {
 }
 
 json fault_to_json(const Fault& f) {
-  json j = {{"method", f.method},     {"path_regex", f.path_regex},       {"kind", fault_kind_name(f.kind)},
+  json j = {{"method", f.method},     {"path_regex", f.path_regex}, {"body_regex", f.body_regex},       {"kind", fault_kind_name(f.kind)},
             {"delay_ms", f.delay_ms}, {"retry_after_s", f.retry_after_s}, {"count", f.count}};
   if (f.kind == FaultKind::kWrite) j["patch"] = f.patch;
   return j;
@@ -53,14 +56,16 @@ json fault_to_json(const Fault& f) {
 
 void FaultSet::add(Fault fault) {
   std::regex regex(fault.path_regex);
-  rules_.push_back({std::move(fault), std::move(regex)});
+  std::regex body_regex(fault.body_regex);
+  rules_.push_back({std::move(fault), std::move(regex), std::move(body_regex)});
 }
 
-std::optional<Fault> FaultSet::take(const std::string& method, const std::string& path) {
+std::optional<Fault> FaultSet::take(const std::string& method, const std::string& path, const std::string& body) {
   for (auto& rule : rules_) {
     if (rule.fault.count == 0) continue;
     if (!rule.fault.method.empty() && rule.fault.method != method) continue;
     if (!std::regex_match(path, rule.regex)) continue;
+    if (!rule.fault.body_regex.empty() && !std::regex_search(body, rule.body_regex)) continue;
     if (rule.fault.count > 0) --rule.fault.count;
     return rule.fault;
   }

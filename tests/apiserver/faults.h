@@ -28,9 +28,12 @@ struct Fault {
   // kWrite: a JSON merge patch (an object) applied to the object the request's path names (for a
   // /status path, the main object) just before the request is served; then the request proceeds.
   nlohmann::json patch;
+  // Searched for in the request body; empty matches any. Tells apart requests to one path, such
+  // as a label patch and a taint patch of the same node.
+  std::string body_regex;
 };
 
-// {method, path_regex, kind: delay|429|500|drop|write, delay_ms, retry_after_s, count, patch}
+// {method, path_regex, body_regex, kind: delay|429|500|drop|write, delay_ms, retry_after_s, count, patch}
 ApiResult<Fault> fault_from_json(const nlohmann::json& j);
 nlohmann::json fault_to_json(const Fault& f);
 // "delay", "429", "500", "drop", "write": as in the JSON and the request log.
@@ -41,13 +44,14 @@ class FaultSet {
   void add(Fault fault);  // path_regex already checked by fault_from_json or a caller
   void clear() { rules_.clear(); }
   // The first live rule matching the request, its count spent by one.
-  std::optional<Fault> take(const std::string& method, const std::string& path);
+  std::optional<Fault> take(const std::string& method, const std::string& path, const std::string& body = "");
   nlohmann::json to_json() const;
 
  private:
   struct Rule {
     Fault fault;
     std::regex regex;
+    std::regex body_regex;
   };
   std::vector<Rule> rules_;
 };

@@ -261,7 +261,7 @@ TEST_CASE("structure errors: unknown keys, missing and duplicate fields") {
   expect_error("mdoe: warn\nrules: [{name: a, min_iops: 1}]\n", "mdoe: unknown key (did you mean \"mode\"?)");
   expect_error("frobnicate: 1\nrules: [{name: a, min_iops: 1}]\n",
                "frobnicate: unknown key (known: apiVersion, kind, metadata, profile, mode, on_error, deadline, "
-               "workload, early_stop, result_ttl, rules)");
+               "workload, early_stop, result_ttl, rules, node)");
   expect_error("workload: {iodepht: 4}\nrules: [{name: a, min_iops: 1}]\n",
                "workload.iodepht: unknown key (did you mean \"iodepth\"?)");
   expect_error("rules: [{name: a, min_iops: 1, selector: {labels: {a: b}}}]\n",
@@ -403,5 +403,5 @@ TEST_CASE("the node section's errors name the field") {
   CHECK(err("  interval: 1s\n").rfind("node.interval: must be within [10s, 168h]", 0) == 0);
   CHECK(err("  jitter: 90%\n").rfind("node.jitter:", 0) == 0);
   CHECK(err("  fast_factor: fast\n").rfind("node.fast_factor:", 0) == 0);
-  CHECK(err("  intervall: 1h\n").find("did you mean interval") != std::string::npos);
+  CHECK(err("  intervall: 1h\n").find("did you mean \"interval\"") != std::string::npos);
 }
