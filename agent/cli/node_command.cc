@@ -12,6 +12,7 @@
 #include "cli/command_line.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
+#include "cli/node_http.h"
 #include "cli/signals.h"
 #include "policy/policy_units.h"
 
@@ -136,6 +137,9 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
     }
   }
   o.listen = str("listen");
+  if (!o.listen.empty() && o.listen != "none") {
+    if (auto a = parse_listen_address(o.listen); !a.ok()) return a.error();
+  }
   for (auto [flag, field] : {std::pair{"interval", &o.interval}, std::pair{"busy-retry", &o.busy_retry}}) {
     if (!vm.count(flag)) continue;
     auto d = parse_duration(str(flag), std::string("--") + flag);

@@ -76,7 +76,13 @@ assert_jq "$SCRATCH/q.json" '.data.result[0].metric | .node == "metrics-node" an
 jq -e --argjson want "$iops" '(.data.result[0].value[1] | tonumber) as $got | ($got - $want | fabs) <= 0.5' "$SCRATCH/q.json" >/dev/null ||
   fail "Prometheus has $(jq -r '.data.result[0].value[1]' "$SCRATCH/q.json") IOPS, /report says $iops"
 pass "Prometheus's IOPS equals /report's ($iops)"
-query 'up{job="iogate-node"}' | jq -e '.data.result[0].value[1] == "1"' >/dev/null || fail "up != 1"
+# Prometheus commits a scrape's own series (up, scrape_duration_seconds) just after its samples.
+for _ in $(seq 50); do
+  query 'up{job="iogate-node"}' >"$SCRATCH/up.json"
+  jq -e '(.data.result | length) == 1' "$SCRATCH/up.json" >/dev/null && break
+  sleep 0.2
+done
+jq -e '.data.result[0].value[1] == "1"' "$SCRATCH/up.json" >/dev/null || fail "up != 1: $(cat "$SCRATCH/up.json")"
 pass "target up"
 
 n=0
