@@ -1,5 +1,9 @@
 #include "cli/command_line.h"
 
+#include <cstdio>
+
+#include "cli/exit_codes.h"
+
 namespace iogate {
 namespace po = boost::program_options;
 
@@ -20,6 +24,22 @@ Result<ParsedCommandLine> parse_command_line(const std::vector<std::string>& arg
   }
   if (out.flags.count("positional-argument")) out.paths = out.flags["positional-argument"].as<std::vector<std::string>>();
   return out;
+}
+
+Result<bool> parse_output_format_json(const std::string& text) {
+  if (text == "human") return false;
+  if (text == "json") return true;
+  return usage_error("--output-format: expected human or json, got \"" + text + "\"");
+}
+
+int report_usage_failure(const char* command, const Error& e) {
+  std::fprintf(stderr, "iogate %s: %s\n", command, e.message.c_str());
+  return exit_code_for(e);
+}
+
+int print_help(const std::string& help) {
+  std::fputs(help.c_str(), stdout);
+  return kExitOk;
 }
 
 }  // namespace iogate

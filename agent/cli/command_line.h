@@ -1,6 +1,7 @@
 // What every subcommand's parsing shares: fio/kubectl-style flags plus PATH arguments.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,20 @@ struct ParsedCommandLine {
 // option, missing value) becomes a usage error with boost's one-line message.
 Result<ParsedCommandLine> parse_command_line(const std::vector<std::string>& args,
                                              const boost::program_options::options_description& flags);
+
+// "human" → false, "json" → true; anything else is a usage error naming --output-format.
+Result<bool> parse_output_format_json(const std::string& text);
+
+int report_usage_failure(const char* command, const Error& e);  // prints, returns the exit code
+int print_help(const std::string& help);                        // prints to stdout, returns 0
+
+// How every subcommand ends its parsing: an error is one line "iogate COMMAND: message" on stderr
+// and its exit code; --help prints `help` and exits 0. nullopt: go on and run.
+template <class T>
+std::optional<int> parsing_exit(const char* command, const Result<T>& parsed, const std::string& help) {
+  if (!parsed.ok()) return report_usage_failure(command, parsed.error());
+  if (!help.empty()) return print_help(help);
+  return std::nullopt;
+}
 
 }  // namespace iogate

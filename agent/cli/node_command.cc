@@ -185,11 +185,9 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
   auto root = root_from_flags(vm);
   if (!root.ok()) return root.error();
   o.root = *root;
-  std::string format = str("output-format");
-  if (format != "human" && format != "json") {
-    return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", format));
-  }
-  o.json = format == "json";
+  auto json = parse_output_format_json(str("output-format"));
+  if (!json.ok()) return json.error();
+  o.json = *json;
   if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
   return o;
 }
@@ -197,14 +195,7 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
 int run_node_command(const std::vector<std::string>& args) {
   std::string help;
   auto options = parse_node_args(args, &help);
-  if (!options.ok()) {
-    std::fprintf(stderr, "iogate node: %s\n", options.error().message.c_str());
-    return exit_code_for(options.error());
-  }
-  if (!help.empty()) {
-    std::fputs(help.c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = parsing_exit("node", options, help)) return *done;
   StopSignals signals;
   return run_node_agent(*options, signals.stop());
 }

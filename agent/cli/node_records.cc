@@ -11,6 +11,7 @@
 #include "policy/measurement_json.h"
 #include "policy/policy_render.h"
 #include "policy/policy_units.h"
+#include "report/text_layout.h"
 
 namespace iogate {
 namespace {
@@ -300,14 +301,7 @@ std::string render_node_human(const std::string& node, const Policy& p, const No
     out += fmt::format("\n{}{}  {}\n  tier {}, io priority {}{}\n", o.config.path, name,
                        measurement_figures(*o.measurement), node_tier_name(pj->tier), o.io_priority,
                        o.state == "measured" ? "" : fmt::format("; last attempt {}: {}", o.state, o.detail));
-    std::string table = render_verdict_human(pj->verdict);
-    size_t start = 0;
-    while (start < table.size()) {
-      size_t end = table.find('\n', start);
-      if (end == std::string::npos) end = table.size();
-      out += "  " + table.substr(start, end - start) + "\n";
-      start = end + 1;
-    }
+    out += indent_lines(render_verdict_human(pj->verdict), "  ");
   }
   out += fmt::format("\nnode verdict  {}", j.outcome);
   if (j.best) out += fmt::format(" (best path {})", outcomes[j.paths[*j.best].index].config.path);

@@ -92,11 +92,9 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
   if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
   o.no_api = vm["no-api"].as<bool>();
   o.root = str("root");
-  std::string format = str("output-format");
-  if (format != "human" && format != "json") {
-    return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", format));
-  }
-  o.json = format == "json";
+  auto json = parse_output_format_json(str("output-format"));
+  if (!json.ok()) return json.error();
+  o.json = *json;
   if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
   return o;
 }
@@ -104,14 +102,7 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
 int run_preflight_command(const std::vector<std::string>& args) {
   std::string help;
   auto options = parse_preflight_args(args, &help);
-  if (!options.ok()) {
-    std::fprintf(stderr, "iogate preflight: %s\n", options.error().message.c_str());
-    return exit_code_for(options.error());
-  }
-  if (!help.empty()) {
-    std::fputs(help.c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = parsing_exit("preflight", options, help)) return *done;
   StopSignals signals;
   PreflightOutcome outcome = run_preflight(*options, signals.stop());
   if (outcome.exit_code == kExitUsage) {

@@ -9,6 +9,7 @@
 #include "policy/measurement_json.h"
 #include "policy/policy_units.h"
 #include "report/report_json.h"
+#include "report/text_layout.h"
 
 namespace iogate {
 namespace {
@@ -184,14 +185,7 @@ std::string render_preflight_human(const PreflightSummary& s) {
   for (const PathResult& r : s.results) {
     out += fmt::format("\n{}  {}\n  {}\n", r.path, measurement_figures(r.measurement), how_measured(r));
     if (!r.pvc.empty()) out += fmt::format("  pvc {}\n", r.pvc);
-    std::string table = render_verdict_human(r.verdict);
-    size_t start = 0;
-    while (start < table.size()) {
-      size_t end = table.find('\n', start);
-      if (end == std::string::npos) end = table.size();
-      out += "  " + table.substr(start, end - start) + "\n";
-      start = end + 1;
-    }
+    out += indent_lines(render_verdict_human(r.verdict), "  ");
   }
   out += fmt::format("\nverdict  {}", s.outcome);
   if (!s.error.empty()) out += "  (" + s.error + ")";

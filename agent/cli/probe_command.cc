@@ -136,9 +136,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   }
   if (Status s = validate_early_stop(o.early_stop); !s.ok()) return s.error();
   o.output_format = str("output-format");
-  if (o.output_format != "human" && o.output_format != "json") {
-    return usage_error(fmt::format("--output-format: expected human or json, got \"{}\"", o.output_format));
-  }
+  if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
   if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
   o.root = str("root");
   if (Status s = validate_workload(w); !s.ok()) return s.error();
@@ -148,14 +146,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
 int run_probe_command(const std::vector<std::string>& args) {
   std::string help;
   auto options = parse_probe_args(args, &help);
-  if (!options.ok()) {
-    std::fprintf(stderr, "iogate probe: %s\n", options.error().message.c_str());
-    return exit_code_for(options.error());
-  }
-  if (!help.empty()) {
-    std::fputs(help.c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = parsing_exit("probe", options, help)) return *done;
   StopSignals signals;
   const bool tty = isatty(STDERR_FILENO);
   ProgressCallback progress;

@@ -114,4 +114,16 @@ std::vector<std::string> wrap_words(std::string_view head, std::string_view text
   return wrap_pieces(head, words, " ", width, indent);
 }
 
+std::string indent_lines(std::string_view text, std::string_view prefix) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out.append(prefix).append(text.substr(start, end - start)).append("\n");
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace iogate

@@ -31,6 +31,10 @@ std::string label_column(std::string_view name);
 std::vector<std::string> wrap_pieces(std::string_view head, const std::vector<std::string>& pieces,
                                      std::string_view separator, size_t width, size_t indent);
 
+// Every line of `text` (newline-separated, the last one terminated or not) prefixed with
+// `prefix`, each ending in a newline: a table nested under a heading.
+std::string indent_lines(std::string_view text, std::string_view prefix);
+
 // `text` split into words and wrapped like wrap_pieces with single spaces.
 std::vector<std::string> wrap_words(std::string_view head, std::string_view text, size_t width, size_t indent);
 

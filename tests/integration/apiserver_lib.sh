@@ -36,3 +36,22 @@ seed() { api POST /_test/objects "$1" >/dev/null; }
 fault() { api POST /_test/faults "$1" >/dev/null; }
 clear_faults() { api DELETE /_test/faults >/dev/null; }
 clear_requests() { api DELETE /_test/requests >/dev/null; }
+
+# write_kubeconfig FILE [NAMESPACE]: a kubeconfig for the test server with the test token (the CA
+# path relative to the file, as kubectl resolves it).
+write_kubeconfig() {
+  cat >"$1" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: "$API_URL", certificate-authority: certs/ca.crt}
+users:
+- name: tester
+  user: {token: "$API_TOKEN"}
+contexts:
+- name: test
+  context: {cluster: test, user: tester${2:+, namespace: $2}}
+current-context: test
+KC
+}

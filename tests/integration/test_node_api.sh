@@ -21,20 +21,7 @@ seed '{"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-1","uid":"0b0e000
                            "lastHeartbeatTime":"2026-12-01T00:00:00Z","lastTransitionTime":"2026-12-01T00:00:00Z"}]}}'
 
 KUBECONFIG_FILE="$SCRATCH/kubeconfig"
-cat >"$KUBECONFIG_FILE" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "$API_URL", certificate-authority: certs/ca.crt}
-users:
-- name: tester
-  user: {token: "$API_TOKEN"}
-contexts:
-- name: test
-  context: {cluster: test, user: tester}
-current-context: test
-KC
+write_kubeconfig "$KUBECONFIG_FILE"
 
 # policy NAME MIN_IOPS_PER_GPU [MODE]: 4 GPUs on the node, so the floor is 4 × the per-GPU figure.
 policy() {

@@ -30,20 +30,7 @@ seed_objects() {
 }
 
 KUBECONFIG_FILE="$SCRATCH/kubeconfig"
-cat >"$KUBECONFIG_FILE" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "$API_URL", certificate-authority: certs/ca.crt}
-users:
-- name: tester
-  user: {token: "$API_TOKEN"}
-contexts:
-- name: test
-  context: {cluster: test, user: tester, namespace: ml}
-current-context: test
-KC
+write_kubeconfig "$KUBECONFIG_FILE" ml
 
 # policy NAME MIN_IOPS [MODE] [ON_ERROR] [DEADLINE] [TTL]
 policy() {
