@@ -159,7 +159,8 @@ void attempt(Agent& a, size_t i) {
   }
   o.stack = *stack;
 
-  auto busy = sample_device_busy(*stack, a.options.busy_window, ProbeRequest{path, {}, a.options.root}.proc_root(), a.stop);
+  const std::string proc_root = a.options.root == "/" ? "/proc" : a.options.root + "/proc";
+  auto busy = sample_device_busy(*stack, a.options.busy_window, proc_root, a.stop);
   if (a.stop.load()) return;
   if (!busy.ok()) {
     spdlog::warn("{}: cannot tell whether the device is busy ({}); probing anyway", path, busy.error().message);

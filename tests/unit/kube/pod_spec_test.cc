@@ -107,3 +107,23 @@ TEST_CASE("RFC 3339 times") {
 
 }  // namespace
 }  // namespace iogate
+
+TEST_CASE("node_gpu_count: the device plugins' capacity, else GPU Feature Discovery's label") {
+  using nlohmann::json;
+  auto count = [](const char* text) { return node_gpu_count(json::parse(text)); };
+  NodeGpus both = count(R"({"status":{"capacity":{"cpu":"64","nvidia.com/gpu":"8","amd.com/gpu":2}}})");
+  CHECK(both.count == 10);
+  CHECK(both.from == "status.capacity");
+  NodeGpus alloc = count(R"({"status":{"allocatable":{"nvidia.com/gpu":"4"}}})");
+  CHECK(alloc.count == 4);
+  CHECK(alloc.from == "status.allocatable");
+  NodeGpus gfd = count(R"({"metadata":{"labels":{"nvidia.com/gpu.count":"8"}},"status":{"capacity":{"cpu":"64"}}})");
+  CHECK(gfd.count == 8);
+  CHECK(gfd.from == "label nvidia.com/gpu.count");
+  NodeGpus zero = count(R"({"status":{"capacity":{"nvidia.com/gpu":"0"}},"metadata":{"labels":{"nvidia.com/gpu.count":"8"}}})");
+  CHECK(zero.count == 0);  // the device plugin's word wins: no GPU is schedulable
+  NodeGpus none = count(R"({"metadata":{"name":"cpu-1"}})");
+  CHECK(none.count == 0);
+  CHECK(none.from == "none");
+  CHECK(count(R"({"status":{"capacity":{"nvidia.com/gpu":"lots"}}})").count == 0);
+}
