@@ -7,17 +7,28 @@ source "$(dirname "$0")/lib.sh"
 command -v fio >/dev/null || skip "fio is not installed"
 "$IOGATE" probe "$SCRATCH" --size 256m --keep-file --runtime 200ms --ramp 0 >/dev/null
 file=$(ls "$SCRATCH"/.iogate-probe-*.dat)
+# The disk under /var/tmp is a VM's, cached by its host, and the machine is shared: one pair of
+# runs can land 40% apart with nothing wrong. A pair is retried (up to three, back to back); a
+# real disagreement (another block size, the page cache, a wrong count) fails all three.
 for depth in 1 16; do
-  "$IOGATE" probe "$file" --iodepth $depth --runtime 3s --ramp 500ms --output-format json >"$SCRATCH/i.json"
-  batching=()
-  ((depth > 1)) && batching=(--iodepth_batch_submit=16 --iodepth_batch_complete_max=32 --userspace_reap=1)
-  fio --name=t --filename="$file" --rw=randread --bs=4k --iodepth=$depth --ioengine=libaio --direct=1 \
-    "${batching[@]}" --runtime=3 --time_based --ramp_time=500ms --invalidate=1 --output-format=json >"$SCRATCH/f.json" 2>/dev/null
-  gi=$(jq '.aggregate.read.iops' "$SCRATCH/i.json")
-  fi=$(jq '.jobs[0].read.iops' "$SCRATCH/f.json")
-  awk -v g="$gi" -v f="$fi" 'BEGIN { r = g / f; exit !(r > 0.6 && r < 1.6) }' ||
-    fail "QD$depth: iogate $gi IOPS vs fio $fi IOPS: outside [0.6, 1.6]"
-  pass "QD$depth: iogate $gi IOPS, fio $fi IOPS"
+  agreed=""
+  tries=()
+  for attempt in 1 2 3; do
+    "$IOGATE" probe "$file" --iodepth $depth --runtime 3s --ramp 500ms --output-format json >"$SCRATCH/i.json"
+    batching=()
+    ((depth > 1)) && batching=(--iodepth_batch_submit=16 --iodepth_batch_complete_max=32 --userspace_reap=1)
+    fio --name=t --filename="$file" --rw=randread --bs=4k --iodepth=$depth --ioengine=libaio --direct=1 \
+      "${batching[@]}" --runtime=3 --time_based --ramp_time=500ms --invalidate=1 --output-format=json >"$SCRATCH/f.json" 2>/dev/null
+    gi=$(jq '.aggregate.read.iops' "$SCRATCH/i.json")
+    fi=$(jq '.jobs[0].read.iops' "$SCRATCH/f.json")
+    tries+=("iogate $gi vs fio $fi")
+    if awk -v g="$gi" -v f="$fi" 'BEGIN { r = g / f; exit !(r > 0.6 && r < 1.6) }'; then
+      agreed=yes
+      break
+    fi
+  done
+  [[ -n $agreed ]] || fail "QD$depth: iogate and fio IOPS outside [0.6, 1.6] in every try: ${tries[*]}"
+  pass "QD$depth: iogate $gi IOPS, fio $fi IOPS (try $attempt${tries[1]:+; earlier: ${tries[0]}})"
   # Little's law: in-flight = IOPS × mean latency ≈ iodepth.
   assert_jq "$SCRATCH/i.json" '(.aggregate.read.iops * .aggregate.read.clat_ns.mean / 1e9) as $l | $l > '$depth' * 0.8 and $l < '$depth' * 1.1' "QD$depth: IOPS × mean latency ≈ $depth in flight"
 done
