@@ -14,6 +14,8 @@ int sextet(char c) {
   return -1;
 }
 
+const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 }  // namespace
 
 std::optional<std::string> decode_base64(std::string_view text) {
@@ -42,6 +44,25 @@ std::optional<std::string> decode_base64(std::string_view text) {
   // A final group of one sextet carries no whole byte: truncated input.
   if (digits % 4 == 1) return std::nullopt;
   if (padding > 2 || (padding > 0 && (digits + padding) % 4 != 0)) return std::nullopt;
+  return out;
+}
+
+std::string encode_base64(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8 | uint8_t(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out.push_back(kAlphabet[(v >> shift) & 63]);
+  }
+  size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | (rest == 2 ? uint32_t(uint8_t(bytes[i + 1])) << 8 : 0);
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
   return out;
 }
 

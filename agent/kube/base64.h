@@ -1,4 +1,5 @@
-// Standard base64 (RFC 4648 §4) decoding, for kubeconfig's *-data fields.
+// Standard base64 (RFC 4648 §4): decoding for kubeconfig's *-data fields, encoding for the
+// webhook's JSON patches (AdmissionReview's `patch` is base64 of the patch's bytes).
 #pragma once
 
 #include <optional>
@@ -11,5 +12,8 @@ namespace iogate {
 // character. Whitespace (line breaks in hand-wrapped files) is skipped; trailing '=' padding may
 // be present or not.
 std::optional<std::string> decode_base64(std::string_view text);
+
+// With '=' padding and no line breaks, as Go's base64.StdEncoding writes it.
+std::string encode_base64(std::string_view bytes);
 
 }  // namespace iogate

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -83,9 +84,11 @@ ApiStatus create_event(ApiClient& api, const EventSpec& event);
 // GPUs the pod holds while its main containers run, as the scheduler counts them: the larger of
 // (a) the sum over spec.containers plus restartable (sidecar) init containers and (b) for each
 // regular init container, its own count plus the sidecars started before it. Per container, the
-// limit of nvidia.com/gpu plus amd.com/gpu (requests when a limit is absent; extended resources
-// cannot be overcommitted, so the two are equal when both are set).
-int pod_gpu_count(const nlohmann::json& pod);
+// limit of nvidia.com/gpu plus amd.com/gpu plus each of `extra_resources` (a cluster's other GPU
+// resource names, e.g. "gpu.intel.com/i915"; requests when a limit is absent; extended resources
+// cannot be overcommitted, so the two are equal when both are set). Quantities are capped at
+// 1,000,000, so a garbage object cannot overflow the count.
+int pod_gpu_count(const nlohmann::json& pod, const std::vector<std::string>& extra_resources = {});
 
 // The GPUs a node has: status.capacity nvidia.com/gpu + amd.com/gpu (what the device plugins
 // advertise; allocatable when capacity lacks them), else GPU Feature Discovery's label

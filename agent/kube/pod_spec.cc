@@ -1,6 +1,8 @@
 // Reading what a pod asks for (its GPUs, the volume behind a path) and what a node has (its GPUs).
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kube/json_fields.h"
@@ -11,27 +13,37 @@ namespace {
 
 const char* const kGpuResources[] = {"nvidia.com/gpu", "amd.com/gpu"};
 
+// No node has this many; a larger count is garbage (a fuzzed or hostile object), and capping each
+// quantity keeps the sums below from overflowing.
+constexpr int64_t kMaxGpuQuantity = 1'000'000;
+
 // Extended resources are whole numbers: "2" or 2. Anything else counts as none.
-int whole_quantity(const nlohmann::json& q) {
-  if (q.is_number_integer()) return std::max(0, q.get<int>());
+int64_t whole_quantity(const nlohmann::json& q) {
+  if (q.is_number_unsigned()) return std::min<uint64_t>(q.get<uint64_t>(), kMaxGpuQuantity);
+  if (q.is_number_integer()) return std::clamp<int64_t>(q.get<int64_t>(), 0, kMaxGpuQuantity);
   if (!q.is_string()) return 0;
   const std::string& s = q.get_ref<const std::string&>();
-  int v = 0;
+  int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() && v > 0 ? v : 0;
+  if (ec == std::errc::result_out_of_range && end == s.data() + s.size() && s.front() != '-') return kMaxGpuQuantity;
+  return ec == std::errc() && end == s.data() + s.size() && v > 0 ? std::min(v, kMaxGpuQuantity) : 0;
 }
 
-int container_gpus(const nlohmann::json& container) {
+int64_t container_gpus(const nlohmann::json& container, const std::vector<std::string>& extra_resources) {
   const nlohmann::json& resources = object_at(container, "resources");
   const nlohmann::json& limits = object_at(resources, "limits");
   const nlohmann::json& requests = object_at(resources, "requests");
-  int total = 0;
-  for (const char* name : kGpuResources) {
+  int64_t total = 0;
+  auto add = [&](const std::string& name) {
     if (auto it = limits.find(name); it != limits.end()) {
       total += whole_quantity(*it);
     } else if (auto r = requests.find(name); r != requests.end()) {
       total += whole_quantity(*r);
     }
+  };
+  for (const char* name : kGpuResources) add(name);
+  for (const std::string& name : extra_resources) {
+    if (std::find(std::begin(kGpuResources), std::end(kGpuResources), name) == std::end(kGpuResources)) add(name);
   }
   return total;
 }
@@ -52,12 +64,12 @@ size_t mount_match_length(std::string mount, const std::string& path) {
 
 }  // namespace
 
-int pod_gpu_count(const nlohmann::json& pod) {
+int pod_gpu_count(const nlohmann::json& pod, const std::vector<std::string>& extra_resources) {
   const nlohmann::json& spec = object_at(pod, "spec");
-  int sidecars = 0;      // restartable init containers started so far (they keep running)
-  int init_peak = 0;     // the largest moment during the init phase
+  int64_t sidecars = 0;   // restartable init containers started so far (they keep running)
+  int64_t init_peak = 0;  // the largest moment during the init phase
   for (const nlohmann::json& c : array_at(spec, "initContainers")) {
-    int gpus = container_gpus(c);
+    int64_t gpus = container_gpus(c, extra_resources);
     if (is_sidecar(c)) {
       sidecars += gpus;
       init_peak = std::max(init_peak, sidecars);
@@ -65,9 +77,9 @@ int pod_gpu_count(const nlohmann::json& pod) {
       init_peak = std::max(init_peak, sidecars + gpus);
     }
   }
-  int running = sidecars;
-  for (const nlohmann::json& c : array_at(spec, "containers")) running += container_gpus(c);
-  return std::max(running, init_peak);
+  int64_t running = sidecars;
+  for (const nlohmann::json& c : array_at(spec, "containers")) running += container_gpus(c, extra_resources);
+  return static_cast<int>(std::min(std::max(running, init_peak), kMaxGpuQuantity));
 }
 
 std::optional<std::string> pvc_for_path(const nlohmann::json& pod, const std::string& path,
@@ -109,7 +121,7 @@ NodeGpus node_gpu_count(const nlohmann::json& node) {
   const nlohmann::json& status = object_at(node, "status");
   for (const char* field : {"capacity", "allocatable"}) {
     const nlohmann::json& resources = object_at(status, field);
-    int total = 0;
+    int64_t total = 0;
     bool any = false;
     for (const char* name : kGpuResources) {
       if (auto it = resources.find(name); it != resources.end()) {
@@ -117,11 +129,11 @@ NodeGpus node_gpu_count(const nlohmann::json& node) {
         total += whole_quantity(*it);
       }
     }
-    if (any) return {total, std::string("status.") + field};
+    if (any) return {static_cast<int>(total), std::string("status.") + field};
   }
   const nlohmann::json& labels = object_at(object_at(node, "metadata"), "labels");
   if (auto it = labels.find("nvidia.com/gpu.count"); it != labels.end()) {
-    return {whole_quantity(*it), "label nvidia.com/gpu.count"};
+    return {static_cast<int>(whole_quantity(*it)), "label nvidia.com/gpu.count"};
   }
   return {0, "none"};
 }

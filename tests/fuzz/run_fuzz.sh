@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target for the mountinfo parser with clang++ and runs it for a short,
-# bounded time on a copy of the seed corpus. ctest runs this as fuzz.mountinfo.
+# Builds a libFuzzer target with clang++ and runs it for a short, bounded time on a copy of its
+# seed corpus. ctest runs this as fuzz.mountinfo (the mountinfo parser) and fuzz.admission (the
+# webhook's admission decisions).
+#
+# Usage: run_fuzz.sh [TARGET]   TARGET: mountinfo (default) or admission
 #
 # Environment:
 #   IOGATE_SOURCE_DIR  repository root (ctest sets it; default: two levels above this script)
@@ -17,12 +20,46 @@ set -euo pipefail
 SRC_DIR=${IOGATE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 SRC_DIR=$(cd "$SRC_DIR" && pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-MAX_LEN=4096
+TARGET=${1:-mountinfo}
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-[[ -f "$SRC_DIR/agent/device/mountinfo.cc" ]] || fail "no agent/device/mountinfo.cc under $SRC_DIR (set IOGATE_SOURCE_DIR)"
+# Per target: its sources (the fuzz driver first), the longest input, libraries to link.
+LIBS=()
+case "$TARGET" in
+  mountinfo)
+    SOURCES=(tests/fuzz/mountinfo_fuzz.cc agent/device/mountinfo.cc agent/device/kernel_file.cc agent/base/units.cc)
+    MAX_LEN=4096
+    ;;
+  admission)
+    # The webhook and what its policy needs: parsing (yaml-cpp), evaluation, and the few bench/
+    # and device/ files the policy's types pull in.
+    SOURCES=(tests/fuzz/admission_fuzz.cc)
+    for f in "$SRC_DIR"/agent/webhook/*.cc "$SRC_DIR"/agent/policy/*.cc "$SRC_DIR"/agent/base/*.cc; do
+      SOURCES+=("${f#"$SRC_DIR"/}")
+    done
+    SOURCES+=(agent/kube/pod_spec.cc agent/kube/base64.cc agent/bench/workload.cc agent/bench/probe_result.cc
+              agent/bench/latency_histogram.cc agent/device/device_class.cc)
+    MAX_LEN=16384
+    ;;
+  *)
+    echo "usage: $0 [mountinfo|admission]" >&2
+    exit 1
+    ;;
+esac
+for f in "${SOURCES[@]}"; do
+  [[ -f "$SRC_DIR/$f" ]] || fail "no $f under $SRC_DIR (set IOGATE_SOURCE_DIR)"
+done
+if [[ "$TARGET" == admission ]]; then
+  YAML_LIB=""
+  for l in /usr/lib/x86_64-linux-gnu/libyaml-cpp.a /usr/lib/aarch64-linux-gnu/libyaml-cpp.a /usr/local/lib/libyaml-cpp.a \
+           /usr/lib/libyaml-cpp.a; do
+    if [[ -f "$l" ]]; then YAML_LIB=$l; break; fi
+  done
+  [[ -n "$YAML_LIB" ]] || skip "libyaml-cpp.a not found (install libyaml-cpp-dev)"
+  LIBS+=("$YAML_LIB")
+fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/iogate-fuzz.XXXXXX")
 cleanup() { rm -rf "$TMP"; }
@@ -55,35 +92,62 @@ else
   OUT_DIR=$TMP/bin
 fi
 mkdir -p "$OUT_DIR"
-FUZZER=$OUT_DIR/mountinfo_fuzz
+FUZZER=$OUT_DIR/${TARGET}_fuzz
 
-echo "building $FUZZER with $CXX ($("$CXX" --version | head -n 1))"
-"$CXX" -std=c++20 -O1 -g "${SAN_FLAGS[@]}" \
-  -I"$SRC_DIR/agent" -DFMT_HEADER_ONLY -DSPDLOG_HEADER_ONLY \
-  "$SRC_DIR/tests/fuzz/mountinfo_fuzz.cc" \
-  "$SRC_DIR/agent/device/mountinfo.cc" \
-  "$SRC_DIR/agent/device/kernel_file.cc" \
-  "$SRC_DIR/agent/base/units.cc" \
-  -o "$FUZZER" || fail "building the fuzzer failed"
+# One object per source, two compilers at a time (CI machines are small), through ccache when
+# there is one: the admission target has some 30 files, and a rerun should not rebuild them.
+LAUNCH=()
+if command -v ccache >/dev/null 2>&1; then LAUNCH=(ccache); fi
+OBJ_DIR=$TMP/obj
+mkdir -p "$OBJ_DIR"
+echo "building $FUZZER with $CXX ($("$CXX" --version | head -n 1)), ${#SOURCES[@]} sources"
+compile() {
+  local src=$1
+  local obj=$OBJ_DIR/$(echo "$src" | tr '/' '_').o
+  "${LAUNCH[@]}" "$CXX" -std=c++20 -O1 -g "${SAN_FLAGS[@]}" -I"$SRC_DIR/agent" -DFMT_HEADER_ONLY -DSPDLOG_HEADER_ONLY \
+    -c "$SRC_DIR/$src" -o "$obj" >"$obj.log" 2>&1 || { cat "$obj.log" >&2; return 1; }
+}
+pids=()
+objs=()
+status=0
+for src in "${SOURCES[@]}"; do
+  if [[ ${#pids[@]} -ge 2 ]]; then
+    wait "${pids[0]}" || status=1
+    pids=("${pids[@]:1}")
+  fi
+  compile "$src" &
+  pids+=($!)
+  objs+=("$OBJ_DIR/$(echo "$src" | tr '/' '_').o")
+done
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+[[ $status -eq 0 ]] || fail "building the fuzzer failed"
+# The driver, then the rest as an archive: only the objects it needs are linked (the policy's
+# renderers, say, are not, and neither is what they would pull in).
+rm -f "$OBJ_DIR/lib.a"
+ar rcs "$OBJ_DIR/lib.a" "${objs[@]:1}" || fail "ar failed"
+"$CXX" "${SAN_FLAGS[@]}" "${objs[0]}" "$OBJ_DIR/lib.a" "${LIBS[@]}" -o "$FUZZER" || fail "linking the fuzzer failed"
 
 # Run in the temp dir on a copy of the seeds: libFuzzer adds new inputs to the corpus directory and
 # writes crash-*/leak-*/timeout-* files to the artifact prefix (and the cwd), both under $TMP.
 WORK=$TMP/work
 mkdir -p "$WORK/corpus" "$WORK/artifacts"
-cp "$SRC_DIR"/tests/fuzz/corpus/mountinfo/* "$WORK/corpus/"
+cp "$SRC_DIR"/tests/fuzz/corpus/"$TARGET"/* "$WORK/corpus/"
 cd "$WORK"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# A target's dictionary, where it has one (tests/fuzz/TARGET.dict).
+DICT=()
+if [[ -f "$SRC_DIR/tests/fuzz/$TARGET.dict" ]]; then DICT=(-dict="$SRC_DIR/tests/fuzz/$TARGET.dict"); fi
 echo "fuzzing for ${FUZZ_SECONDS}s (max_len $MAX_LEN, $(ls "$WORK/corpus" | wc -l) seeds)"
 rc=0
 # Exit codes forced to 1: libFuzzer's default for a finding is 77, which ctest would read as SKIP.
-"$FUZZER" -max_total_time="$FUZZ_SECONDS" -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb=2048 \
+"$FUZZER" -max_total_time="$FUZZ_SECONDS" -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb=2048 "${DICT[@]}" \
   -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
   -artifact_prefix="$WORK/artifacts/" "$WORK/corpus" >"$WORK/fuzz.log" 2>&1 || rc=$?
 # The log without libFuzzer's per-input progress lines (#123 NEW ..., REDUCE, pulse).
-grep -avE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|RELOAD)' "$WORK/fuzz.log" | grep -av '# Uses: ' || true
+grep -avE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|RELOAD)' "$WORK/fuzz.log" | grep -avE '# Uses: |^[[:space:]]+NEW_FUNC' || true
 
 shopt -s nullglob
 found=("$WORK"/artifacts/* "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$WORK"/oom-*)

@@ -26,5 +26,19 @@ TEST_CASE("base64: malformed input") {
   CHECK_FALSE(decode_base64("Zm9=v"));
 }
 
+TEST_CASE("base64: encoding, RFC 4648 test vectors and a round trip of every byte") {
+  CHECK(encode_base64("") == "");
+  CHECK(encode_base64("f") == "Zg==");
+  CHECK(encode_base64("fo") == "Zm8=");
+  CHECK(encode_base64("foo") == "Zm9v");
+  CHECK(encode_base64("foob") == "Zm9vYg==");
+  CHECK(encode_base64("fooba") == "Zm9vYmE=");
+  CHECK(encode_base64("foobar") == "Zm9vYmFy");
+  CHECK(encode_base64(std::string("\xff\xef")) == "/+8=");
+  std::string all;
+  for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+  for (size_t n = 0; n <= all.size(); n += 37) CHECK(decode_base64(encode_base64(all.substr(0, n))) == all.substr(0, n));
+}
+
 }  // namespace
 }  // namespace iogate

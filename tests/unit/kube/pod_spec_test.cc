@@ -56,6 +56,24 @@ TEST_CASE("pod_gpu_count: the scheduler's effective count") {
   }
 }
 
+TEST_CASE("pod_gpu_count: extra resource names, and garbage quantities that must not overflow") {
+  json p = pod({container("a", {{"nvidia.com/gpu", "1"}, {"gpu.intel.com/i915", "2"}}),
+                container("b", json::object(), {{"gpu.intel.com/i915", 3}})});
+  CHECK(pod_gpu_count(p) == 1);
+  CHECK(pod_gpu_count(p, {"gpu.intel.com/i915"}) == 6);
+  // A name given twice, or one of the built-in ones, is still counted once.
+  CHECK(pod_gpu_count(p, {"gpu.intel.com/i915", "nvidia.com/gpu"}) == 6);
+
+  CHECK(pod_gpu_count(pod({container("a", {{"nvidia.com/gpu", "99999999999999999999999"}})})) == 1'000'000);
+  CHECK(pod_gpu_count(pod({container("a", {{"nvidia.com/gpu", -5}})})) == 0);
+  CHECK(pod_gpu_count(pod({container("a", {{"nvidia.com/gpu", "-5"}})})) == 0);
+  CHECK(pod_gpu_count(pod({container("a", {{"nvidia.com/gpu", 2.5}})})) == 0);
+  CHECK(pod_gpu_count(pod({container("a", {{"nvidia.com/gpu", ""}})})) == 0);
+  json many = json::array();
+  for (int i = 0; i < 3000; ++i) many.push_back(container("c", {{"nvidia.com/gpu", "2147483647"}}));
+  CHECK(pod_gpu_count(pod(many)) == 1'000'000);
+}
+
 json mount(const std::string& volume, const std::string& path) { return {{"name", volume}, {"mountPath", path}}; }
 
 TEST_CASE("pvc_for_path: the longest mountPath prefix, resolved through the volumes") {

@@ -1,0 +1,134 @@
+// `iogate webhook`'s decisions: one pure function per endpoint, from the AdmissionReview's bytes
+// (and, for /validate, a node lookup) to the HTTP answer. No sockets, no API calls of its own, no
+// state: the HTTPS server, the node cache and the CLI live elsewhere and call these.
+//
+// /mutate keeps GPU pods on nodes the node agent (iogate node) found fast enough, by adding a
+// required node affinity on the labels it writes (iogate.io/randread-iops, iogate.io/disk-class),
+// and on request injects the preflight initContainer. /validate refuses a GPU pod pinned to a node
+// (spec.nodeName, nodeSelector kubernetes.io/hostname, a DaemonSet's matchFields metadata.name)
+// whose labels say it is below policy or that carries the taint iogate.io/storage-below-policy:
+// such a pod bypasses the scheduler, so the affinity alone would only fail it on the kubelet.
+//
+// Which pods: those that request GPUs (nvidia.com/gpu, amd.com/gpu and
+// WebhookConfig::extra_gpu_resources) and those a policy rule selects by pod labels (the labels
+// the policy names); other pods pass unchanged. Only CREATE (and UPDATE for /validate) of pods
+// (group "", resource pods, no subresource) is acted on; anything else is allowed as it is.
+//
+// What the policy means before the pod runs (storage_demand.h has the details):
+// - The IOPS floor is preflight's: max(min_iops, min_iops_per_gpu × the pod's GPUs), bandwidth
+//   floors converted to IOPS at the workload's block size, the highest of the applicable rules.
+//   It becomes `iogate.io/randread-iops Gt <floor - 1>` (the label is an integer), and only for
+//   randread workloads: the node agent writes that label for no other.
+// - Rules whose selector names pod_labels apply as preflight applies them.
+// - Rules whose selector names paths: the dataset path is unknown at admission, so they count as
+//   applicable (strict), except when the pod asks for preflight injection, whose path is known.
+// - Rules whose selector names device_classes apply to nodes of those classes: the node's class is
+//   its disk-class label, so floors and allowed/forbidden classes are worked out per class, and a
+//   policy whose floors differ by class gives one nodeSelectorTerm per floor.
+//
+// Failure stance: fail open on what iogate cannot know. A node that is not found, a lookup error,
+// a node not labelled yet → allowed, with a warning in response.warnings. Requests that are not
+// AdmissionReviews, or reviews missing what a decision needs, are refused (see AdmissionOutcome);
+// the API server then applies the webhook configuration's failurePolicy.
+//
+// Side effects: none (the node lookup reads a cache the caller keeps), so dry-run requests
+// (request.dryRun) need no special handling and get the same answer as real ones.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "policy/policy.h"
+
+namespace iogate {
+
+// Pod annotations the webhook reads.
+inline constexpr const char* kInjectPreflightAnnotation = "iogate.io/inject-preflight";  // a volume name
+inline constexpr const char* kSkipAnnotation = "iogate.io/skip";                         // "true"
+
+// What the injected initContainer is called and where its policy is mounted.
+inline constexpr const char* kPreflightContainerName = "iogate-preflight";
+inline constexpr const char* kPolicyVolumeName = "iogate-policy";
+inline constexpr const char* kPolicyMountPath = "/etc/iogate";
+inline constexpr const char* kPolicyFileName = "policy.yaml";
+
+// The API server sends at most 3 MiB a request, but a review of an UPDATE carries the object and
+// the old object (each up to etcd's 1.5 MiB, larger as JSON than as protobuf). Larger bodies are
+// answered 413 without being parsed.
+inline constexpr size_t kMaxAdmissionBody = 6 * 1024 * 1024;
+// JSON nested deeper is refused before parsing (400): a pod is nested about 15 levels, and code
+// that walks JSON recursively (comparison, dump) must not meet 100,000.
+inline constexpr int kMaxAdmissionJsonDepth = 100;
+
+// What a lookup of a node by name gives. found false and error empty: no such node; error
+// non-empty: the lookup failed (the API is down, RBAC). The caller caches; a lookup may throw,
+// which counts as an error.
+struct NodeView {
+  bool found = false;
+  std::string name;
+  nlohmann::json node;  // the Node object: metadata.labels and spec.taints are read
+  std::string error;
+};
+using NodeLookup = std::function<NodeView(const std::string& node_name)>;
+
+struct WebhookConfig {
+  const Policy* policy = nullptr;  // required; its mode decides: enforce, warn (never deny), off
+  // Whether iogate.io/skip: "true" exempts a pod. Off by default: an annotation anyone who can
+  // create a pod may set would otherwise void the policy. When off, the annotation earns a warning.
+  bool allow_opt_out = false;
+  std::string preflight_image = "iogate:0.1.0";
+  // The ConfigMap holding the policy for the injected preflight, and its key.
+  std::string policy_configmap = "iogate-policy";
+  std::string policy_configmap_key = "policy.yaml";
+  // Resource names counted as GPUs besides nvidia.com/gpu and amd.com/gpu.
+  std::vector<std::string> extra_gpu_resources;
+};
+
+// The HTTP answer. 200 with an AdmissionReview (application/json) for every body that parses as
+// a JSON object, even one that is no valid review: then allowed false, status.code 400 and a
+// message, echoing request.uid where there is one. A body that is not JSON, not an object, or
+// nested deeper than kMaxAdmissionJsonDepth: 400 and a short text/plain reason; one larger than
+// kMaxAdmissionBody: 413. 500 (text/plain) only for a WebhookConfig without a policy or an
+// exception that should not happen. The response echoes request.uid and is always
+// apiVersion admission.k8s.io/v1, kind AdmissionReview.
+struct AdmissionOutcome {
+  int http_status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  // One line for the log (no newline, control characters escaped): endpoint, operation, pod,
+  // uid, dry-run, the decision and why.
+  std::string log_line;
+};
+
+// /mutate: allowed, with a JSON patch (RFC 6902, base64, patchType JSONPatch) when there is
+// something to add:
+// - enforce mode: the node requirements go into every nodeSelectorTerm of
+//   requiredDuringSchedulingIgnoredDuringExecution (terms are ORed, so each must carry them; a
+//   term with neither matchExpressions nor matchFields matches no node and stays as it is), or
+//   become its only term when the pod has none. Everything else the pod has is kept: other
+//   expressions, matchFields, preferred terms, pod (anti-)affinity.
+// - warn mode: the same requirements as a preferred term (weight 100): steer, never refuse.
+// - off: no affinity.
+// - iogate.io/inject-preflight: "<volume>": the preflight initContainer, first, reading that
+//   volume read-only at the mountPath the first container mounting it uses (else /data), with the
+//   policy from WebhookConfig::policy_configmap. An unknown volume is refused (allowed false): the
+//   pod asked to be checked and cannot be.
+// Idempotent: expressions, preferred terms and the initContainer already there are not added again
+// (reinvocationPolicy IfNeeded may call twice). A policy whose rules leave no disk class allowed
+// refuses GPU pods in enforce mode (no node could take them).
+AdmissionOutcome handle_mutate(std::string_view body, const WebhookConfig& config);
+
+// /validate: refuses (403, enforce mode) a pod pinned to a node whose iogate.io/randread-iops is
+// below the pod's floor, whose disk-class the policy does not allow, or that is tainted
+// iogate.io/storage-below-policy; the message names the node, the measured and the required IOPS
+// and the rule. Warn mode: allowed, the same text as warnings. Off: allowed without a lookup. An
+// UPDATE is judged only when it changes the node the pod is pinned to (a running pod's label or
+// finalizer update must not be refused because its node got slower).
+AdmissionOutcome handle_validate(std::string_view body, const WebhookConfig& config, const NodeLookup& lookup);
+
+}  // namespace iogate

@@ -1,0 +1,126 @@
+// /mutate: node affinity for pods that need fast storage, and the preflight initContainer on
+// request (admission.h has the contract).
+#include <exception>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kube/json_fields.h"
+#include "webhook/admission.h"
+#include "webhook/json_patch.h"
+#include "webhook/node_affinity.h"
+#include "webhook/node_requirements.h"
+#include "webhook/pod_review.h"
+#include "webhook/preflight_injection.h"
+#include "webhook/storage_demand.h"
+
+namespace iogate {
+namespace {
+
+// Why the requirements are what they are, for people reading the pod: the affinity alone says
+// "Gt 19999", not that 4 GPUs at 5,000 IOPS each make 20,000.
+inline constexpr const char* kRequirementsAnnotation = "iogate.io/node-requirements";
+// A preferred term's weight in warn mode: the most a preference can weigh.
+constexpr int kPreferredWeight = 100;
+
+std::string requirements_reason(const StorageDemand& d, const Policy& p, const std::string& requirements) {
+  std::set<std::string> floors;
+  for (const ClassDemand& c : d.classes) {
+    if (c.allowed && !c.floor_rule.empty() && d.iops_labelled) floors.insert("rule " + c.floor_rule + ": " + c.floor_text);
+  }
+  std::string why;
+  for (const std::string& f : floors) why += "; " + f;
+  return fmt::format("{} (policy {}, mode {}, {}{})", requirements, p.name.empty() ? p.source : p.name,
+                     policy_mode_name(p.mode), d.selected_by, why);
+}
+
+// Sets the annotation unless it already says this.
+Status add_annotation(const nlohmann::json& pod, const char* key, const std::string& value, nlohmann::json& ops) {
+  auto meta = pod.find("metadata");
+  if (meta == pod.end() || meta->is_null()) {
+    ops.push_back(patch_add(pointer({"metadata"}), {{"annotations", {{key, value}}}}));
+    return ok_status();
+  }
+  if (!meta->is_object()) return usage_error(fmt::format("metadata is a {}, not an object", meta->type_name()));
+  auto annotations = meta->find("annotations");
+  if (annotations == meta->end() || annotations->is_null()) {
+    ops.push_back(patch_add(pointer({"metadata", "annotations"}), {{key, value}}));
+    return ok_status();
+  }
+  if (!annotations->is_object()) {
+    return usage_error(fmt::format("metadata.annotations is a {}, not an object", annotations->type_name()));
+  }
+  if (string_at(*annotations, key) != value) ops.push_back(patch_add(pointer({"metadata", "annotations", key}), value));
+  return ok_status();
+}
+
+AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
+  PodReview review = review_pod("mutate", body, config, {"CREATE"});
+  if (review.answer) return std::move(*review.answer);
+  const Policy& policy = *config.policy;
+  const nlohmann::json& pod = review.request.object;
+
+  std::optional<std::string> inject = pod_annotation(review.request, kInjectPreflightAnnotation);
+  std::optional<std::string> dataset_path;
+  if (inject) dataset_path = preflight_dataset_path(pod, *inject);
+  StorageDemand demand = storage_demand(policy, pod, config.extra_gpu_resources, dataset_path);
+
+  AdmissionResponse response;
+  response.warnings = review.warnings;
+  response.patch = nlohmann::json::array();
+  std::vector<std::string> done;
+  if (!demand.selected) {
+    done.push_back("no GPUs and no rule selecting its labels");
+  } else if (policy.mode == PolicyMode::kOff) {
+    done.push_back(demand.selected_by + ", policy mode off: no affinity");
+  } else {
+    Result<std::vector<nlohmann::json>> alternatives = node_requirements(demand);
+    if (!alternatives) {
+      if (policy.mode == PolicyMode::kEnforce) return refusal(review, 403, alternatives.error().message);
+      response.warnings.push_back("iogate: " + alternatives.error().message);
+      done.push_back("no class allowed (warn mode)");
+    } else if (alternatives->empty()) {
+      done.push_back(demand.selected_by + ", nothing the node labels can express");
+    } else {
+      bool enforce = policy.mode == PolicyMode::kEnforce;
+      size_t before = response.patch.size();
+      Status s = enforce ? add_required_affinity(pod, *alternatives, response.patch)
+                         : add_preferred_affinity(pod, *alternatives, kPreferredWeight, response.patch);
+      if (!s) return refusal(review, 400, "the pod's node affinity cannot be extended: " + s.error().message);
+      std::string text = requirements_text(*alternatives);
+      done.push_back(fmt::format("{}, {} affinity {}{}", demand.selected_by, enforce ? "required" : "preferred", text,
+                                 response.patch.size() > before ? " added" : " already there"));
+      Status a = add_annotation(pod, kRequirementsAnnotation, requirements_reason(demand, policy, text), response.patch);
+      if (!a) return refusal(review, 400, "the pod's annotations cannot be extended: " + a.error().message);
+    }
+  }
+  if (inject) {
+    size_t before = response.patch.size();
+    Status s = add_preflight_container(pod, *inject, config, response.patch);
+    if (!s) return refusal(review, 400, s.error().message);
+    done.push_back(response.patch.size() > before
+                       ? fmt::format("preflight injected for volume {} at {}", *inject, dataset_path.value_or(""))
+                       : "preflight already there");
+  }
+  std::string summary;
+  for (const std::string& d : done) summary += "; " + d;
+  size_t ops = response.patch.size();
+  return review_outcome(review.request.uid, response,
+                        fmt::format("{}: allowed, {}{}", review.subject,
+                                    ops == 0 ? std::string("no patch") : fmt::format("{} patch operation{}", ops, ops == 1 ? "" : "s"),
+                                    summary));
+}
+
+}  // namespace
+
+AdmissionOutcome handle_mutate(std::string_view body, const WebhookConfig& config) {
+  try {
+    return mutate(body, config);
+  } catch (const std::exception& e) {
+    return plain_outcome(500, "internal error", std::string("mutate: internal error: ") + e.what());
+  } catch (...) {
+    return plain_outcome(500, "internal error", "mutate: internal error");
+  }
+}
+
+}  // namespace iogate

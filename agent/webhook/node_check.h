@@ -1,0 +1,28 @@
+// A node's labels and taints, as the node agent left them, against what a pod demands: the
+// judgement /validate makes for a pod pinned to that node.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "webhook/storage_demand.h"
+
+namespace iogate {
+
+inline constexpr const char* kBelowPolicyTaint = "iogate.io/storage-below-policy";
+
+struct NodeFindings {
+  // Reasons to refuse, one sentence each naming the node: IOPS below the floor (measured and
+  // required, and the rule), a class the policy refuses, the below-policy taint.
+  std::vector<std::string> problems;
+  // What could not be checked: labels missing (not measured yet) or unreadable.
+  std::vector<std::string> unchecked;
+};
+
+// A node without a readable iogate.io/disk-class is held to the highest floor of the allowed
+// classes; its class cannot be refused.
+NodeFindings check_node(const StorageDemand& d, const std::string& node_name, const nlohmann::json& node);
+
+}  // namespace iogate

@@ -1,0 +1,124 @@
+#include "webhook/storage_demand.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "kube/json_fields.h"
+#include "kube/operations.h"
+#include "policy/evaluate.h"
+#include "policy/policy_units.h"
+
+namespace iogate {
+namespace {
+
+bool contains(const std::vector<DeviceClass>& list, DeviceClass c) {
+  return std::find(list.begin(), list.end(), c) != list.end();
+}
+
+std::string class_names(const std::vector<DeviceClass>& list) {
+  std::string out;
+  for (DeviceClass c : list) out += (out.empty() ? "" : ", ") + std::string(device_class_name(c));
+  return "[" + out + "]";
+}
+
+std::map<std::string, std::string> pod_labels(const nlohmann::json& pod) {
+  std::map<std::string, std::string> labels;
+  for (const auto& [key, value] : object_at(object_at(pod, "metadata"), "labels").items()) {
+    if (value.is_string()) labels[key] = value.get<std::string>();
+  }
+  return labels;
+}
+
+// The rule's IOPS floor for these GPUs, bandwidth floors converted at the workload's block size
+// (as iops_floor() does for preflight's early stop), with the text saying where it comes from.
+std::pair<double, std::string> rule_floor(const Rule& r, const Policy& p, int gpus) {
+  double iops = effective_min_iops(r, gpus);
+  std::string text = iops > 0 ? min_iops_text(r, gpus) : "";
+  double bandwidth = effective_min_bandwidth(r, gpus);
+  if (bandwidth > 0 && p.workload.block_size > 0) {
+    double converted = bandwidth / double(p.workload.block_size);
+    if (converted > iops) {
+      iops = converted;
+      text = fmt::format("{}, {} IOPS of {}", min_bandwidth_text(r, gpus), format_thousands(std::ceil(converted)),
+                         format_size_compact(p.workload.block_size));
+    }
+  }
+  return {iops, text};
+}
+
+}  // namespace
+
+const ClassDemand& StorageDemand::for_class(DeviceClass c) const {
+  for (const ClassDemand& d : classes) {
+    if (d.device_class == c) return d;
+  }
+  static const ClassDemand none;
+  return none;
+}
+
+long long StorageDemand::required_iops(DeviceClass c) const {
+  // A label is an integer: a floor of 10,000.5 needs 10,001. Capped well inside int64 so that
+  // "floor - 1" and Kubernetes' parsing of Gt's value stay defined for absurd policies.
+  constexpr double kCap = 1e18;
+  double floor = for_class(c).min_iops;
+  if (!(floor > 0)) return 0;
+  return static_cast<long long>(std::min(std::ceil(floor), kCap));
+}
+
+StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod, const std::vector<std::string>& extra_gpu_resources,
+                             const std::optional<std::string>& dataset_path) {
+  StorageDemand d;
+  d.gpus = pod_gpu_count(pod, extra_gpu_resources);
+  d.iops_labelled = p.workload.rw == RwMode::kRandRead;
+  std::map<std::string, std::string> labels = pod_labels(pod);
+
+  if (d.gpus > 0) {
+    d.selected = true;
+    d.selected_by = fmt::format("{} GPU{}", d.gpus, d.gpus == 1 ? "" : "s");
+  } else {
+    for (const Rule& r : p.rules) {
+      if (r.selector.pod_labels.empty()) continue;
+      RuleSelector labels_only;
+      labels_only.pod_labels = r.selector.pod_labels;
+      if (!selector_mismatch(labels_only, DeviceClass::kUnknown, "", labels)) {
+        d.selected = true;
+        d.selected_by = "the pod labels of rule " + r.name;
+        break;
+      }
+    }
+  }
+
+  for (DeviceClass c : all_device_classes()) {
+    ClassDemand cd;
+    cd.device_class = c;
+    for (const Rule& r : p.rules) {
+      RuleSelector selector = r.selector;
+      if (!dataset_path) selector.paths.clear();
+      if (selector_mismatch(selector, c, dataset_path.value_or(""), labels)) continue;
+      if (!r.allowed_classes.empty()) {
+        d.allow_list = true;
+        if (!contains(r.allowed_classes, c) && c != DeviceClass::kMixed && cd.allowed) {
+          cd.allowed = false;
+          cd.refused_by = fmt::format("rule {} allows only {}", r.name, class_names(r.allowed_classes));
+        }
+      }
+      if (contains(r.forbidden_classes, c) && cd.allowed) {
+        cd.allowed = false;
+        cd.refused_by = fmt::format("rule {} forbids {}", r.name, device_class_name(c));
+      }
+      auto [iops, text] = rule_floor(r, p, d.gpus);
+      if (iops > cd.min_iops) {
+        cd.min_iops = iops;
+        cd.floor_rule = r.name;
+        cd.floor_text = text;
+      }
+    }
+    d.classes.push_back(std::move(cd));
+  }
+  return d;
+}
+
+}  // namespace iogate
