@@ -1,0 +1,165 @@
+#include "cli/webhook_server.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <signal.h>
+#include <strings.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace iogate {
+namespace {
+
+constexpr const char* kText = "text/plain; charset=utf-8";
+
+// TLS 1.2 suites: ECDHE with AEAD only (Mozilla's "intermediate"; all of them are in Go's
+// defaults, so the API server finds one). TLS 1.3 suites are OpenSSL's defaults, all AEAD.
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+// SSL_CTX_set_cert_cb: runs in every handshake after the ClientHello and before the cipher is
+// chosen, so the SSL_CTX itself holds no certificate and each connection gets the pair current at
+// its start. SSL_use_cert_and_key takes references of its own: a reload may drop the pair while
+// this connection still uses it.
+int install_current_pair(SSL* ssl, void* arg) {
+  std::shared_ptr<const ServingCertificate> pair = static_cast<CertificateReloader*>(arg)->current();
+  if (!pair) return 0;
+  if (SSL_use_cert_and_key(ssl, pair->leaf.get(), pair->key.get(), pair->chain.get(), 1) != 1) {
+    ERR_clear_error();
+    return 0;  // the handshake ends with an internal_error alert
+  }
+  return 1;
+}
+
+// "application/json", any case, with or without parameters ("; charset=utf-8").
+bool is_json(const std::string& content_type) {
+  std::string media = content_type.substr(0, content_type.find(';'));
+  size_t begin = media.find_first_not_of(" \t");
+  size_t end = media.find_last_not_of(" \t");
+  if (begin == std::string::npos) return false;
+  media = media.substr(begin, end - begin + 1);
+  return strcasecmp(media.c_str(), "application/json") == 0;
+}
+
+bool method_has_body(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "PRI";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& listen,
+                                                            std::shared_ptr<CertificateReloader> certificates,
+                                                            WebhookHandlers handlers, WebhookServerOptions options) {
+  auto address = parse_listen_address(listen);
+  if (!address.ok()) return address.error();
+  auto [host, port] = *address;
+  if (!certificates || !certificates->snapshot()) return runtime_error("webhook: no serving certificate loaded");
+  if (!handlers.mutate || !handlers.validate) return runtime_error("webhook: a handler for /mutate or /validate is missing");
+
+  // OpenSSL writes to the socket with write(2), not send(MSG_NOSIGNAL): a client that hangs up
+  // mid-answer must not end the process.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<WebhookServer> s(new WebhookServer());
+  s->certificates_ = std::move(certificates);
+  CertificateReloader* reloader = s->certificates_.get();
+  s->server_ = std::make_unique<httplib::SSLServer>([reloader](SSL_CTX& ctx) {
+    SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) return false;
+    if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1) return false;
+    SSL_CTX_set_cert_cb(&ctx, install_current_pair, reloader);
+    return true;
+  });
+  httplib::SSLServer& server = *s->server_;
+  if (!server.is_valid()) {
+    ERR_clear_error();
+    return runtime_error("webhook: cannot set up the TLS context");
+  }
+
+  int threads = options.threads;
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  server.set_read_timeout(options.read_timeout);
+  server.set_write_timeout(options.read_timeout);
+  server.set_payload_max_length(options.max_body_bytes);
+
+  // cpp-httplib checks the size of a body with a Content-Length only; a chunked body or one that
+  // runs to the end of the connection it reads whole into memory. Refuse those before they are read.
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_header("Transfer-Encoding") && (!method_has_body(req.method) || req.has_header("Content-Length"))) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.status = 411;
+    res.set_header("Connection", "close");  // the unread body would read as the next request
+    res.set_content("a request body needs a Content-Length; chunked encoding is not accepted\n", kText);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  auto route = [&server](const char* path, std::function<HttpAnswer(const std::string&)> handler) {
+    server.Post(path, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+      if (!is_json(req.get_header_value("Content-Type"))) {
+        res.status = 415;
+        res.set_content("Content-Type must be application/json\n", kText);
+        return;
+      }
+      HttpAnswer a = handler(req.body);
+      res.status = a.status;
+      res.set_content(a.body, a.content_type.c_str());
+    });
+  };
+  route("/mutate", std::move(handlers.mutate));
+  route("/validate", std::move(handlers.validate));
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", kText); });
+
+  size_t limit = options.max_body_bytes;
+  server.set_error_handler(httplib::Server::HandlerWithResponse([limit](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    if (res.status == 404) {
+      res.set_content("not found; iogate webhook: POST /mutate, POST /validate, GET /healthz\n", kText);
+    } else if (res.status == 413) {
+      res.set_content(fmt::format("request body over {} bytes\n", limit), kText);
+    } else {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  // Without this cpp-httplib puts the exception's text in a response header.
+  server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    spdlog::error("webhook: {} {} failed: {}", req.method, req.path, what);
+    res.status = 500;
+    res.set_content("internal error\n", kText);
+  });
+  server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    spdlog::debug("webhook: {} {} {} from {} ({} bytes in)", req.method, req.path, res.status, req.remote_addr,
+                  req.body.size());
+  });
+
+  int bound = port;
+  if (port == 0) {
+    bound = server.bind_to_any_port(host);
+    if (bound < 0) return usage_error(fmt::format("--listen: cannot bind {}: no free port", listen));
+  } else if (!server.bind_to_port(host, port)) {
+    return usage_error(fmt::format("--listen: cannot bind {}:{} (in use, or not an address of this host)", host, port));
+  }
+  s->port_ = bound;
+  s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
+  s->thread_ = std::thread([&server] { server.listen_after_bind(); });
+  return s;
+}
+
+WebhookServer::~WebhookServer() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace iogate

@@ -1,0 +1,67 @@
+// The admission webhook's HTTPS endpoints, on --listen (the API server only calls webhooks over
+// TLS):
+//   POST /mutate    AdmissionReview in, AdmissionReview out (the mutating webhook)
+//   POST /validate  the same for the validating webhook
+//   GET  /healthz   200 "ok" while the server runs (the Deployment's probes)
+// The serving pair comes from a CertificateReloader on every handshake, so a certificate rotated
+// by cert-manager is served to new connections without a restart; TLS 1.2 is the minimum.
+//
+// Bodies: application/json only (415 otherwise), with a Content-Length (411 otherwise: the HTTP
+// library bounds only bodies of declared length) of at most max_body_bytes (413 otherwise).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/result.h"
+#include "cli/node_http.h"
+#include "webhook/certificate_reloader.h"
+
+namespace httplib {
+class SSLServer;
+}
+
+namespace iogate {
+
+struct WebhookHandlers {
+  // Called on the server's worker threads, several at once; `body` is the request's JSON.
+  std::function<HttpAnswer(const std::string& body)> mutate, validate;
+};
+
+struct WebhookServerOptions {
+  // An AdmissionReview carries the object and its old version; etcd caps an object near 1.5 MiB.
+  size_t max_body_bytes = 3 * 1024 * 1024;
+  // Longest wait for the next bytes of a handshake or request (not for a whole request): the API
+  // server's own webhook timeout is 10 s by default, 30 s at most.
+  std::chrono::seconds read_timeout{10};
+  int threads = 8;
+};
+
+class WebhookServer {
+ public:
+  // Binds `listen` ("127.0.0.1:0": any free port) and serves on a thread of its own. `certificates`
+  // must have been load()ed.
+  static Result<std::unique_ptr<WebhookServer>> start(const std::string& listen,
+                                                      std::shared_ptr<CertificateReloader> certificates,
+                                                      WebhookHandlers handlers, WebhookServerOptions options = {});
+  ~WebhookServer();  // stops serving and joins
+  WebhookServer(const WebhookServer&) = delete;
+  WebhookServer& operator=(const WebhookServer&) = delete;
+
+  std::string address() const { return address_; }  // "127.0.0.1:8443", the port as bound
+  int port() const { return port_; }
+
+ private:
+  WebhookServer() = default;
+  std::shared_ptr<CertificateReloader> certificates_;  // outlives server_: its handshakes read it
+  std::unique_ptr<httplib::SSLServer> server_;
+  std::thread thread_;
+  std::string address_;
+  int port_ = 0;
+};
+
+}  // namespace iogate

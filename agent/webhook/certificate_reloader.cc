@@ -1,0 +1,218 @@
+#include "webhook/certificate_reloader.h"
+
+#include <openssl/asn1.h>
+#include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include <ctime>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/clock.h"
+#include "kube/text_file.h"
+
+namespace iogate {
+
+void X509Deleter::operator()(X509* p) const { X509_free(p); }
+void EvpPkeyDeleter::operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+void X509StackDeleter::operator()(STACK_OF(X509)* p) const { sk_X509_pop_free(p, X509_free); }
+
+namespace {
+
+struct BioFree { void operator()(BIO* p) const { BIO_free(p); } };
+struct BignumFree { void operator()(BIGNUM* p) const { BN_free(p); } };
+struct OpensslStringFree { void operator()(char* p) const { OPENSSL_free(p); } };
+using BioPtr = std::unique_ptr<BIO, BioFree>;
+using X509Ptr = std::unique_ptr<X509, X509Deleter>;
+
+BioPtr memory_bio(const std::string& text) {
+  return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
+
+// OpenSSL's reason for the last failure ("bad base64 decode"), and a clean error queue after.
+std::string openssl_reason() {
+  unsigned long code = ERR_peek_last_error();
+  ERR_clear_error();
+  if (code == 0) return "";
+  const char* reason = ERR_reason_error_string(code);
+  return reason ? std::string(": ") + reason : "";
+}
+
+// Without a callback OpenSSL would ask for an encrypted key's passphrase on the terminal.
+int no_passphrase(char*, int, int, void*) { return -1; }
+
+std::string subject_of(X509* cert) {
+  BioPtr out(BIO_new(BIO_s_mem()));
+  X509_NAME_print_ex(out.get(), X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+  char* data = nullptr;
+  long n = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<size_t>(n));
+}
+
+std::string serial_of(X509* cert) {
+  std::unique_ptr<BIGNUM, BignumFree> bn(ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr));
+  if (!bn) return "";
+  std::unique_ptr<char, OpensslStringFree> hex(BN_bn2hex(bn.get()));
+  return hex ? std::string(hex.get()) : "";
+}
+
+std::chrono::system_clock::time_point not_after_of(X509* cert) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) != 1) return {};
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+std::string describe(const ServingCertificate& c) {
+  return fmt::format("subject {}, serial {}, notAfter {}", c.subject, c.serial, rfc3339_seconds(c.not_after));
+}
+
+void warn_if_expired(const ServingCertificate& c, const TlsFiles& files) {
+  if (c.not_after <= std::chrono::system_clock::now()) {
+    spdlog::warn("webhook TLS: the certificate in --tls-cert {} expired at {}; clients will refuse it",
+                 files.cert_path, rfc3339_seconds(c.not_after));
+  }
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const ServingCertificate>> parse_serving_certificate(const TlsFiles& files,
+                                                                            const std::string& cert_pem,
+                                                                            const std::string& key_pem) {
+  std::vector<X509Ptr> certs;
+  BioPtr cert_bio = memory_bio(cert_pem);
+  ERR_clear_error();
+  while (X509* cert = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) certs.emplace_back(cert);
+  // The bundle's end reads as "no start line"; anything else is a damaged block, and a chain
+  // served without its intermediate fails at clients only, so refuse it here.
+  unsigned long end = ERR_peek_last_error();
+  if (ERR_GET_LIB(end) != ERR_LIB_PEM || ERR_GET_REASON(end) != PEM_R_NO_START_LINE || certs.empty()) {
+    std::string why = openssl_reason();
+    if (certs.empty()) return usage_error(fmt::format("--tls-cert {}: no PEM certificate{}", files.cert_path, why));
+    return usage_error(
+        fmt::format("--tls-cert {}: damaged PEM after certificate {}{}", files.cert_path, certs.size(), why));
+  }
+  ERR_clear_error();
+
+  BioPtr key_bio = memory_bio(key_pem);
+  std::unique_ptr<EVP_PKEY, EvpPkeyDeleter> key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr));
+  if (!key) {
+    return usage_error(
+        fmt::format("--tls-key {}: not an unencrypted PEM private key{}", files.key_path, openssl_reason()));
+  }
+  if (X509_check_private_key(certs[0].get(), key.get()) != 1) {
+    ERR_clear_error();
+    return usage_error(fmt::format("--tls-key {}: not the private key of the certificate in --tls-cert {}",
+                                   files.key_path, files.cert_path));
+  }
+
+  auto c = std::make_shared<ServingCertificate>();
+  c->subject = subject_of(certs[0].get());
+  c->serial = serial_of(certs[0].get());
+  c->not_after = not_after_of(certs[0].get());
+  c->chain.reset(sk_X509_new_null());
+  if (!c->chain) return runtime_error("webhook TLS: out of memory");
+  for (size_t i = 1; i < certs.size(); ++i) {
+    if (sk_X509_push(c->chain.get(), certs[i].get()) <= 0) return runtime_error("webhook TLS: out of memory");
+    certs[i].release();  // the stack owns it now
+  }
+  c->leaf = std::move(certs[0]);
+  c->key = std::move(key);
+  return std::shared_ptr<const ServingCertificate>(std::move(c));
+}
+
+namespace {
+
+std::array<unsigned char, 64> digest_of(const std::string& cert, const std::string& key) {
+  std::array<unsigned char, 64> d{};
+  EVP_Digest(cert.data(), cert.size(), d.data(), nullptr, EVP_sha256(), nullptr);
+  EVP_Digest(key.data(), key.size(), d.data() + 32, nullptr, EVP_sha256(), nullptr);
+  return d;
+}
+
+}  // namespace
+
+CertificateReloader::CertificateReloader(TlsFiles files, std::chrono::milliseconds check_interval, Clock clock)
+    : files_(std::move(files)),
+      interval_(check_interval),
+      clock_(clock ? std::move(clock) : Clock([] { return std::chrono::steady_clock::now(); })) {}
+
+Status CertificateReloader::load() {
+  std::lock_guard lock(check_mutex_);
+  auto cert = read_text_file(files_.cert_path);
+  if (!cert.ok()) return usage_error("--tls-cert: " + cert.error().message);
+  auto key = read_text_file(files_.key_path);
+  if (!key.ok()) return usage_error("--tls-key: " + key.error().message);
+  auto pair = parse_serving_certificate(files_, *cert, *key);
+  if (!pair.ok()) return pair.error();
+  spdlog::info("webhook TLS: serving {} from --tls-cert {}", describe(**pair), files_.cert_path);
+  warn_if_expired(**pair, files_);
+  {
+    std::lock_guard swap(pair_mutex_);
+    pair_ = std::move(*pair);
+  }
+  seen_ = digest_of(*cert, *key);
+  loaded_ = true;
+  next_check_ = clock_() + interval_;
+  return ok_status();
+}
+
+std::shared_ptr<const ServingCertificate> CertificateReloader::current() {
+  {
+    std::unique_lock lock(check_mutex_, std::try_to_lock);
+    if (lock.owns_lock() && loaded_ && clock_() >= next_check_) check_locked();
+  }
+  return snapshot();
+}
+
+std::shared_ptr<const ServingCertificate> CertificateReloader::snapshot() const {
+  std::lock_guard lock(pair_mutex_);
+  return pair_;
+}
+
+bool CertificateReloader::reload_if_changed() {
+  std::lock_guard lock(check_mutex_);
+  return loaded_ && check_locked();
+}
+
+bool CertificateReloader::check_locked() {
+  next_check_ = clock_() + interval_;
+  auto cert = read_text_file(files_.cert_path);
+  auto key = cert.ok() ? read_text_file(files_.key_path) : Result<std::string>(std::string());
+  if (!cert.ok() || !key.ok()) {
+    // A Secret deleted or a volume gone: keep serving what we have; say so once, not every check.
+    std::string why = !cert.ok() ? "--tls-cert: " + cert.error().message : "--tls-key: " + key.error().message;
+    if (why != read_failure_) {
+      ++rejections_;
+      spdlog::warn("webhook TLS: cannot re-read the serving certificate ({}); still serving {}", why,
+                   describe(*snapshot()));
+    }
+    read_failure_ = why;
+    return false;
+  }
+  read_failure_.clear();
+  Digest d = digest_of(*cert, *key);
+  if (d == seen_) return false;
+  seen_ = d;
+  auto pair = parse_serving_certificate(files_, *cert, *key);
+  if (!pair.ok()) {
+    ++rejections_;
+    spdlog::warn("webhook TLS: new certificate files rejected: {}; still serving {}", pair.error().message,
+                 describe(*snapshot()));
+    return false;
+  }
+  spdlog::info("webhook TLS: reloaded --tls-cert {}: now serving {}", files_.cert_path, describe(**pair));
+  warn_if_expired(**pair, files_);
+  {
+    std::lock_guard swap(pair_mutex_);
+    pair_ = std::move(*pair);
+  }
+  ++reloads_;
+  return true;
+}
+
+}  // namespace iogate
