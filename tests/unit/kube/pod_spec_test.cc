@@ -123,11 +123,7 @@ TEST_CASE("RFC 3339 times") {
   CHECK(rfc3339_micro(std::chrono::system_clock::time_point{}) == "1970-01-01T00:00:00.000000Z");
 }
 
-}  // namespace
-}  // namespace iogate
-
 TEST_CASE("node_gpu_count: the device plugins' capacity, else GPU Feature Discovery's label") {
-  using nlohmann::json;
   auto count = [](const char* text) { return node_gpu_count(json::parse(text)); };
   NodeGpus both = count(R"({"status":{"capacity":{"cpu":"64","nvidia.com/gpu":"8","amd.com/gpu":2}}})");
   CHECK(both.count == 10);
@@ -145,3 +141,6 @@ TEST_CASE("node_gpu_count: the device plugins' capacity, else GPU Feature Discov
   CHECK(none.from == "none");
   CHECK(count(R"({"status":{"capacity":{"nvidia.com/gpu":"lots"}}})").count == 0);
 }
+
+}  // namespace
+}  // namespace iogate
