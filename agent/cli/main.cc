@@ -11,6 +11,7 @@
 #include "cli/policy_command.h"
 #include "cli/preflight_command.h"
 #include "cli/probe_command.h"
+#include "cli/webhook_command.h"
 
 namespace {
 
@@ -22,6 +23,7 @@ constexpr const char kUsage[] =
     "  detect PATH    tell what storage PATH is on: mount, device stack, class\n"
     "  preflight PATH... --policy F     gate a pod on its dataset volume (the initContainer)\n"
     "  node --policy F --path P...     the DaemonSet agent: label, taint and monitor this node's data disks\n"
+    "  webhook --tls-cert F --tls-key F --policy F   the admission webhook that keeps GPU pods off slow storage\n"
     "  policy check FILE|profile:NAME   validate a storage policy; policy profiles lists the built-ins\n"
     "  version        print the version\n"
     "\n"
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   if (command == "policy") return iogate::run_policy_command(args);
   if (command == "preflight") return iogate::run_preflight_command(args);
   if (command == "node") return iogate::run_node_command(args);
+  if (command == "webhook") return iogate::run_webhook_command(args);
   std::fprintf(stderr, "iogate: unknown command \"%s\" (iogate --help lists the commands)\n", command.c_str());
   return iogate::kExitUsage;
 }

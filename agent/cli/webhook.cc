@@ -1,0 +1,120 @@
+#include "cli/webhook.h"
+
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/version.h"
+#include "cli/exit_codes.h"
+#include "cli/webhook_server.h"
+#include "kube/api_client.h"
+#include "kube/kube_config.h"
+#include "kube/operations.h"
+#include "policy/policy.h"
+#include "webhook/admission.h"
+#include "webhook/certificate_reloader.h"
+#include "webhook/node_cache.h"
+
+namespace iogate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A missing node may be joining the cluster: ask again soon.
+constexpr std::chrono::milliseconds kNegativeCacheTtl{5000};
+
+int usage(const std::string& message) {
+  std::fprintf(stderr, "iogate webhook: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+// The client when there is a cluster; null (look-ups then fail, and /validate allows with a
+// warning) without one.
+Result<std::unique_ptr<ApiClient>> connect(const WebhookOptions& o) {
+  if (o.no_api) return std::unique_ptr<ApiClient>();
+  std::optional<KubeConfig> config;
+  if (!o.kubeconfig.empty()) {
+    auto loaded = load_kubeconfig(o.kubeconfig);
+    if (!loaded.ok()) return loaded.error();
+    config = std::move(*loaded);
+  } else {
+    auto found = discover_kube_config(KubeEnvironment::from_process());
+    if (!found.ok()) return found.error();
+    config = std::move(*found);
+  }
+  if (!config) return std::unique_ptr<ApiClient>();
+  spdlog::info("api: {}", config->description);
+  auto api = std::make_unique<ApiClient>(std::move(*config));
+  if (Status ready = api->ready(); !ready.ok()) return ready.error();
+  return api;
+}
+
+HttpAnswer to_answer(const AdmissionOutcome& o) {
+  spdlog::info("{}", o.log_line);
+  return HttpAnswer{o.http_status, o.content_type, o.body};
+}
+
+}  // namespace
+
+int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
+  auto policy = resolve_policy(options.policy);
+  if (!policy.ok()) return usage("--policy: " + policy.error().message);
+  auto certificates = std::make_shared<CertificateReloader>(TlsFiles{options.tls_cert, options.tls_key},
+                                                            options.cert_check_interval);
+  if (Status loaded = certificates->load(); !loaded.ok()) return usage(loaded.error().message);
+  auto api = connect(options);
+  if (!api.ok()) {
+    if (api.error().kind == ErrorKind::kUsage) return usage(api.error().message);
+    spdlog::error("api: {}; node look-ups will fail and /validate will allow with a warning", api.error().message);
+  }
+  std::unique_ptr<ApiClient> client = api.ok() ? std::move(*api) : nullptr;
+  if (!client) spdlog::warn("api: none; /validate cannot look nodes up and allows pinned pods with a warning");
+  if (client) client->set_stop(&stop);
+
+  WebhookConfig config;
+  config.policy = &*policy;
+  config.allow_opt_out = options.allow_opt_out;
+  if (!options.preflight_image.empty()) config.preflight_image = options.preflight_image;
+  config.policy_configmap = options.policy_configmap;
+  config.extra_gpu_resources = options.gpu_resources;
+
+  // Look-ups are bounded by the request's deadline, less a margin to write the answer.
+  const auto lookup_budget = options.request_deadline - std::chrono::milliseconds(500);
+  NodeCache nodes(
+      [&client, lookup_budget](const std::string& name) -> ApiResult<nlohmann::json> {
+        if (!client) return ApiError{"GET /api/v1/nodes/" + name, 0, "NoAPI", "no Kubernetes API configured"};
+        client->set_deadline(Clock::now() + lookup_budget);
+        return get_node(*client, name);
+      },
+      options.node_cache_ttl, kNegativeCacheTtl);
+  NodeLookup lookup = [&nodes](const std::string& name) {
+    CachedNode c = nodes.get(name);
+    return NodeView{c.found, name, c.node, c.error};
+  };
+
+  WebhookHandlers handlers;
+  handlers.mutate = [&config](const std::string& body) { return to_answer(handle_mutate(body, config)); };
+  handlers.validate = [&config, &lookup](const std::string& body) {
+    return to_answer(handle_validate(body, config, lookup));
+  };
+  WebhookServerOptions server_options;
+  server_options.read_timeout = std::chrono::duration_cast<std::chrono::seconds>(options.request_deadline);
+  if (server_options.read_timeout < std::chrono::seconds(1)) server_options.read_timeout = std::chrono::seconds(1);
+  auto server = WebhookServer::start(options.listen, certificates, handlers, server_options);
+  if (!server.ok()) {
+    if (server.error().kind == ErrorKind::kUsage) return usage(server.error().message);
+    spdlog::error("{}", server.error().message);
+    return kExitRuntime;
+  }
+  auto pair = certificates->snapshot();
+  spdlog::info("iogate {} webhook: policy {} (mode {}), certificate {} serial {}; serving /mutate /validate /healthz on {}",
+               kVersion, policy->source, policy_mode_name(policy->mode), pair->subject, pair->serial,
+               (*server)->address());
+  while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  spdlog::info("stopped by a signal");
+  return kExitOk;
+}
+
+}  // namespace iogate

@@ -1,0 +1,38 @@
+// iogate webhook: the admission webhook that keeps GPU pods off storage below policy.
+//
+// Wiring only: the policy, the serving certificate (re-read when cert-manager rotates it), the
+// Kubernetes client for node look-ups behind a short cache, and the HTTPS server whose /mutate and
+// /validate call the pure decisions of webhook/admission.h. Every request is answered within
+// --request-deadline (kept below the webhook configuration's timeoutSeconds): a node look-up that
+// cannot finish in time counts as a failed look-up, which /validate answers by allowing the pod
+// with a warning (fail open on what iogate cannot know; the webhook configuration's
+// failurePolicy covers the webhook itself being down).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace iogate {
+
+struct WebhookOptions {
+  std::string listen = ":8443";
+  std::string tls_cert, tls_key;
+  std::string policy;  // a file, or profile:NAME
+  std::string kubeconfig;
+  bool no_api = false;
+  std::chrono::milliseconds request_deadline{8000};
+  std::chrono::milliseconds node_cache_ttl{30000};
+  std::chrono::milliseconds cert_check_interval{10000};
+  bool allow_opt_out = false;
+  std::string preflight_image;
+  std::string policy_configmap = "iogate-policy";
+  std::vector<std::string> gpu_resources;  // besides nvidia.com/gpu and amd.com/gpu
+};
+
+// Serves until `stop`; 0 then, 2 for a bad flag, policy, certificate or kubeconfig, 3 when the
+// server cannot start.
+int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace iogate

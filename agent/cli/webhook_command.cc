@@ -1,0 +1,110 @@
+#include "cli/webhook_command.h"
+
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "cli/command_line.h"
+#include "cli/exit_codes.h"
+#include "cli/logging.h"
+#include "cli/node_http.h"
+#include "cli/signals.h"
+
+namespace iogate {
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description webhook_flags() {
+  po::options_description d("webhook options");
+  d.add_options()
+      ("listen", po::value<std::string>()->default_value(":8443"), "HTTPS address for /mutate /validate /healthz")
+      ("tls-cert", po::value<std::string>(), "serving certificate (PEM, leaf first); re-read when it changes")
+      ("tls-key", po::value<std::string>(), "its private key (PEM)")
+      ("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME")
+      ("kubeconfig", po::value<std::string>(), "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
+      ("no-api", po::bool_switch(), "never call the Kubernetes API (/validate then allows pinned pods with a warning)")
+      ("request-deadline", po::value<std::string>()->default_value("8s"), "answer every request within this (keep it below the webhook's timeoutSeconds)")
+      ("node-cache-ttl", po::value<std::string>()->default_value("30s"), "how long a node looked up by /validate is reused")
+      ("cert-check-interval", po::value<std::string>()->default_value("10s"), "how often the certificate files are checked for a rotation")
+      ("allow-opt-out", po::bool_switch(), "honour the pod annotation iogate.io/skip: \"true\"")
+      ("preflight-image", po::value<std::string>(), "image of the injected preflight initContainer (default iogate:<version>)")
+      ("policy-configmap", po::value<std::string>()->default_value("iogate-policy"), "ConfigMap holding policy.yaml for the injected preflight")
+      ("gpu-resource", po::value<std::vector<std::string>>()->composing(), "another resource name that counts as GPUs, repeatable")
+      ("log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")
+      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
+      ("help,h", "this help");
+  return d;
+}
+
+Result<std::chrono::milliseconds> duration_flag(const po::variables_map& vm, const char* flag,
+                                                std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  auto d = parse_duration(vm[flag].as<std::string>(), std::string("--") + flag);
+  if (!d.ok()) return d.error();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  if (ms < min || ms > max) {
+    return usage_error(fmt::format("--{}: must be within [{} ms, {} ms], got \"{}\"", flag, min.count(), max.count(),
+                                   vm[flag].as<std::string>()));
+  }
+  return ms;
+}
+
+}  // namespace
+
+Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, std::string* help_text) {
+  po::options_description flags = webhook_flags();
+  auto parsed = parse_command_line(args, flags);
+  if (!parsed.ok()) return parsed.error();
+  const po::variables_map& vm = parsed->flags;
+  WebhookOptions o;
+  if (vm.count("help")) {
+    std::ostringstream out;
+    out << "usage: iogate webhook --tls-cert F --tls-key F --policy FILE|profile:NAME [options]\n\n"
+           "The admission webhook: /mutate adds a required node affinity on the node agent's labels to pods\n"
+           "that request GPUs (and injects the preflight initContainer on request); /validate refuses GPU pods\n"
+           "pinned to a node below policy. HTTPS only (TLS 1.2+); the certificate is re-read when rotated.\n\n"
+        << flags << "\nexit codes: 0 stopped by SIGTERM/SIGINT, 2 usage or configuration, 3 cannot serve\n";
+    *help_text = out.str();
+    return o;
+  }
+  if (!parsed->paths.empty()) return usage_error(fmt::format("unexpected argument \"{}\"", parsed->paths[0]));
+  for (const char* required : {"tls-cert", "tls-key", "policy"}) {
+    if (!vm.count(required)) return usage_error(fmt::format("--{}: missing", required));
+  }
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  o.listen = str("listen");
+  if (auto a = parse_listen_address(o.listen); !a.ok()) return a.error();
+  o.tls_cert = str("tls-cert");
+  o.tls_key = str("tls-key");
+  o.policy = str("policy");
+  if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
+  o.no_api = vm["no-api"].as<bool>();
+  using std::chrono::milliseconds;
+  auto deadline = duration_flag(vm, "request-deadline", milliseconds(1000), milliseconds(30000));
+  if (!deadline.ok()) return deadline.error();
+  o.request_deadline = *deadline;
+  auto ttl = duration_flag(vm, "node-cache-ttl", milliseconds(0), milliseconds(3600000));
+  if (!ttl.ok()) return ttl.error();
+  o.node_cache_ttl = *ttl;
+  auto check = duration_flag(vm, "cert-check-interval", milliseconds(100), milliseconds(3600000));
+  if (!check.ok()) return check.error();
+  o.cert_check_interval = *check;
+  o.allow_opt_out = vm["allow-opt-out"].as<bool>();
+  if (vm.count("preflight-image")) o.preflight_image = str("preflight-image");
+  o.policy_configmap = str("policy-configmap");
+  if (vm.count("gpu-resource")) o.gpu_resources = vm["gpu-resource"].as<std::vector<std::string>>();
+  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
+  return o;
+}
+
+int run_webhook_command(const std::vector<std::string>& args) {
+  std::string help;
+  auto options = parse_webhook_args(args, &help);
+  if (auto done = parsing_exit("webhook", options, help)) return *done;
+  StopSignals signals;
+  return run_webhook(*options, signals.stop());
+}
+
+}  // namespace iogate

@@ -1,0 +1,15 @@
+// `iogate webhook`: flags → WebhookOptions → run_webhook (cli/webhook.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "cli/webhook.h"
+
+namespace iogate {
+
+Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, std::string* help_text);
+int run_webhook_command(const std::vector<std::string>& args);
+
+}  // namespace iogate
