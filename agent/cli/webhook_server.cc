@@ -59,7 +59,9 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
   if (!address.ok()) return address.error();
   auto [host, port] = *address;
   if (!certificates || !certificates->snapshot()) return runtime_error("webhook: no serving certificate loaded");
-  if (!handlers.mutate || !handlers.validate) return runtime_error("webhook: a handler for /mutate or /validate is missing");
+  if (!handlers.mutate || !handlers.validate) {
+    return runtime_error("webhook: a handler for /mutate or /validate is missing");
+  }
 
   // OpenSSL writes to the socket with write(2), not send(MSG_NOSIGNAL): a client that hangs up
   // mid-answer must not end the process.
@@ -160,7 +162,9 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
   route(".*", nullptr);  // any other path: its body read and dropped, then 404
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", kText); });
 
-  server.set_error_handler(httplib::Server::HandlerWithResponse([max_body](const httplib::Request&, httplib::Response& res) {
+  // The overload whose answer says whether it wrote a body; the plain one is ambiguous with a lambda.
+  using ErrorHandler = httplib::Server::HandlerWithResponse;
+  server.set_error_handler(ErrorHandler([max_body](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     if (res.status == 404) {
       res.set_content("not found; iogate webhook: POST /mutate, POST /validate, GET /healthz\n", kText);
@@ -185,8 +189,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     res.set_content("internal error\n", kText);
   });
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    spdlog::debug("webhook: {} {} {} from {} ({} bytes in)", req.method, req.path, res.status, req.remote_addr,
-                  req.body.size());
+    spdlog::debug("webhook: {} {} {} from {}", req.method, req.path, res.status, req.remote_addr);
   });
 
   int bound = port;

@@ -100,7 +100,8 @@ Result<std::shared_ptr<const ServingCertificate>> parse_serving_certificate(cons
   ERR_clear_error();
 
   BioPtr key_bio = memory_bio(key_pem);
-  std::unique_ptr<EVP_PKEY, EvpPkeyDeleter> key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr));
+  std::unique_ptr<EVP_PKEY, EvpPkeyDeleter> key(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr));
   if (!key) {
     return usage_error(
         fmt::format("--tls-key {}: not an unencrypted PEM private key{}", files.key_path, openssl_reason()));

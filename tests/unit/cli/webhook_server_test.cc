@@ -38,6 +38,7 @@ struct TlsConnection {
   bool ok = false;
   unsigned long error = 0;  // the first OpenSSL error when not ok
   std::string serial, subject, protocol;
+  int chain_length = 0;  // certificates the server sent, the leaf included
 
   TlsConnection(int port, const std::string& ca_file, int max_version = 0) {
     ctx.reset(SSL_CTX_new(TLS_client_method()));
@@ -70,6 +71,7 @@ struct TlsConnection {
       return;
     }
     protocol = SSL_get_version(ssl.get());
+    chain_length = sk_X509_num(SSL_get_peer_cert_chain(ssl.get()));
     std::unique_ptr<X509, X509Free> peer(SSL_get1_peer_certificate(ssl.get()));
     REQUIRE(peer);
     BIGNUM* bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(peer.get()), nullptr);
@@ -370,6 +372,39 @@ TEST_CASE("webhook server: requests on several threads while the certificate rot
   CHECK(failures == 0);
   CHECK(answered > 0);
   CHECK(certs->reloads() >= 1);
+}
+
+TEST_CASE("webhook server: the handler's status passes through; an exception is a bare 500") {
+  std::string a = pki("a");
+  WebhookHandlers h;
+  h.mutate = [](const std::string&) { return HttpAnswer{400, "application/json", "{\"reason\":\"bad review\"}"}; };
+  h.validate = [](const std::string&) -> HttpAnswer { throw std::runtime_error("secret detail"); };
+  auto s = WebhookServer::start("127.0.0.1:0", loaded(a + "/server.crt", a + "/server.key"), h);
+  REQUIRE(s.ok());
+  auto c = client(**s, a + "/ca.crt");
+  auto res = c->Post("/mutate", "{}", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 400);
+  CHECK(res->body == "{\"reason\":\"bad review\"}");
+  res = c->Post("/validate", "{}", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 500);
+  CHECK(res->body == "internal error\n");
+  CHECK_FALSE(res->has_header("EXCEPTION_WHAT"));
+}
+
+TEST_CASE("webhook server: a cert file with an intermediate sends the chain") {
+  std::string a = pki("a");
+  TempTree dir;
+  std::string bundle = dir.write("tls.crt", slurp(a + "/server.crt") + slurp(a + "/ca.crt"));
+  auto server = start(loaded(bundle, a + "/server.key"));
+  TlsConnection tls(server->port(), a + "/ca.crt");
+  REQUIRE(tls.ok);
+  CHECK(tls.chain_length == 2);
+  auto leaf_server = start(loaded(a + "/server.crt", a + "/server.key"));
+  TlsConnection leaf_only(leaf_server->port(), a + "/ca.crt");
+  REQUIRE(leaf_only.ok);
+  CHECK(leaf_only.chain_length == 1);
 }
 
 TEST_CASE("webhook server: start() refuses an unloaded pair and a bad --listen") {
