@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <strings.h>
 
 #include <fmt/format.h>
@@ -58,7 +59,9 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
   if (!address.ok()) return address.error();
   auto [host, port] = *address;
   if (!certificates || !certificates->snapshot()) return runtime_error("webhook: no serving certificate loaded");
-  if (!handlers.mutate || !handlers.validate) return runtime_error("webhook: a handler for /mutate or /validate is missing");
+  if (!handlers.mutate || !handlers.validate) {
+    return runtime_error("webhook: a handler for /mutate or /validate is missing");
+  }
 
   // OpenSSL writes to the socket with write(2), not send(MSG_NOSIGNAL): a client that hangs up
   // mid-answer must not end the process.
@@ -80,47 +83,93 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     return runtime_error("webhook: cannot set up the TLS context");
   }
 
+  // cpp-httplib's default sets SO_REUSEPORT, which lets a second server bind the same port and
+  // take half the connections; SO_REUSEADDR alone still allows a restart over TIME_WAIT sockets.
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   int threads = options.threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   server.set_read_timeout(options.read_timeout);
   server.set_write_timeout(options.read_timeout);
   server.set_payload_max_length(options.max_body_bytes);
 
-  // cpp-httplib checks the size of a body with a Content-Length only; a chunked body or one that
-  // runs to the end of the connection it reads whole into memory. Refuse those before they are read.
+  // Only what a webhook is asked. A POST without Content-Length or Transfer-Encoding has no body
+  // (RFC 9112), but cpp-httplib would read one until the connection closes: 411 at once instead.
   server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!req.has_header("Transfer-Encoding") && (!method_has_body(req.method) || req.has_header("Content-Length"))) {
-      return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD, POST");
+      res.set_header("Connection", "close");  // any body it sent is not read
+      res.set_content("method not allowed\n", kText);
+      return httplib::Server::HandlerResponse::Handled;
     }
-    res.status = 411;
-    res.set_header("Connection", "close");  // the unread body would read as the next request
-    res.set_content("a request body needs a Content-Length; chunked encoding is not accepted\n", kText);
-    return httplib::Server::HandlerResponse::Handled;
+    if (req.method == "POST" && !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
+      res.status = 411;
+      res.set_content("a POST needs a Content-Length\n", kText);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
 
-  auto route = [&server](const char* path, std::function<HttpAnswer(const std::string&)> handler) {
-    server.Post(path, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+  // POST bodies through a content reader: cpp-httplib's own reading holds to the limit only for a
+  // body of declared length (answering 413 itself), and would keep a chunked one whole in memory.
+  size_t max_body = options.max_body_bytes;
+  auto route = [&server, max_body](const char* pattern, std::function<HttpAnswer(const std::string&)> handler) {
+    server.Post(pattern, [handler = std::move(handler), max_body](const httplib::Request& req, httplib::Response& res,
+                                                                  const httplib::ContentReader& read) {
+      std::string body;
+      bool too_big = false;
+      // Past the limit the rest is read and dropped, as cpp-httplib does for a declared length:
+      // a body left unread would be taken for the next request on the connection.
+      bool read_ok =
+          req.is_multipart_form_data()
+              ? read([](const httplib::MultipartFormData&) { return true; }, [](const char*, size_t) { return true; })
+              : read([&](const char* data, size_t n) {
+                  if (too_big || body.size() + n > max_body) {
+                    too_big = true;
+                    std::string().swap(body);
+                  } else {
+                    body.append(data, n);
+                  }
+                  return true;
+                });
+      if (!read_ok) {  // cpp-httplib has set 413 (a declared length over the limit) or 400
+        if (res.status < 400) res.status = 400;
+        return;
+      }
+      if (too_big) {
+        res.status = 413;
+        return;
+      }
+      if (!handler) {
+        res.status = 404;
+        return;
+      }
       if (!is_json(req.get_header_value("Content-Type"))) {
         res.status = 415;
         res.set_content("Content-Type must be application/json\n", kText);
         return;
       }
-      HttpAnswer a = handler(req.body);
+      HttpAnswer a = handler(body);
       res.status = a.status;
       res.set_content(a.body, a.content_type.c_str());
     });
   };
   route("/mutate", std::move(handlers.mutate));
   route("/validate", std::move(handlers.validate));
+  route(".*", nullptr);  // any other path: its body read and dropped, then 404
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", kText); });
 
-  size_t limit = options.max_body_bytes;
-  server.set_error_handler(httplib::Server::HandlerWithResponse([limit](const httplib::Request&, httplib::Response& res) {
+  // The overload whose answer says whether it wrote a body; the plain one is ambiguous with a lambda.
+  using ErrorHandler = httplib::Server::HandlerWithResponse;
+  server.set_error_handler(ErrorHandler([max_body](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     if (res.status == 404) {
       res.set_content("not found; iogate webhook: POST /mutate, POST /validate, GET /healthz\n", kText);
     } else if (res.status == 413) {
-      res.set_content(fmt::format("request body over {} bytes\n", limit), kText);
+      res.set_content(fmt::format("request body over {} bytes\n", max_body), kText);
     } else {
       return httplib::Server::HandlerResponse::Unhandled;
     }
@@ -140,8 +189,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     res.set_content("internal error\n", kText);
   });
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    spdlog::debug("webhook: {} {} {} from {} ({} bytes in)", req.method, req.path, res.status, req.remote_addr,
-                  req.body.size());
+    spdlog::debug("webhook: {} {} {} from {}", req.method, req.path, res.status, req.remote_addr);
   });
 
   int bound = port;
@@ -154,6 +202,9 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
   s->port_ = bound;
   s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
   s->thread_ = std::thread([&server] { server.listen_after_bind(); });
+  // cpp-httplib's stop() does nothing until the loop has marked itself running, and the loop then
+  // blocks in accept() for good: a server stopped right after start() would never join.
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return s;
 }
 

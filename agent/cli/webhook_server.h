@@ -6,8 +6,8 @@
 // The serving pair comes from a CertificateReloader on every handshake, so a certificate rotated
 // by cert-manager is served to new connections without a restart; TLS 1.2 is the minimum.
 //
-// Bodies: application/json only (415 otherwise), with a Content-Length (411 otherwise: the HTTP
-// library bounds only bodies of declared length) of at most max_body_bytes (413 otherwise).
+// Bodies: application/json only (415), at most max_body_bytes whether sent with a Content-Length
+// or chunked (413); a POST with neither gets 411. Methods other than GET, HEAD, POST: 405.
 #pragma once
 
 #include <chrono>

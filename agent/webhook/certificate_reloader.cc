@@ -8,6 +8,7 @@
 #include <openssl/pem.h>
 
 #include <ctime>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -99,7 +100,8 @@ Result<std::shared_ptr<const ServingCertificate>> parse_serving_certificate(cons
   ERR_clear_error();
 
   BioPtr key_bio = memory_bio(key_pem);
-  std::unique_ptr<EVP_PKEY, EvpPkeyDeleter> key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr));
+  std::unique_ptr<EVP_PKEY, EvpPkeyDeleter> key(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr));
   if (!key) {
     return usage_error(
         fmt::format("--tls-key {}: not an unencrypted PEM private key{}", files.key_path, openssl_reason()));
@@ -181,38 +183,59 @@ bool CertificateReloader::reload_if_changed() {
 
 bool CertificateReloader::check_locked() {
   next_check_ = clock_() + interval_;
-  auto cert = read_text_file(files_.cert_path);
-  auto key = cert.ok() ? read_text_file(files_.key_path) : Result<std::string>(std::string());
-  if (!cert.ok() || !key.ok()) {
+  // The two files are two reads, and an update can land between them or under one: the kubelet
+  // swaps ..data and then removes the old generation (a path resolved through it vanishes), a
+  // writer may rewrite the files in place. So a failed read or a pair that does not parse is read
+  // again at once; only the same failure on every try, or the same content failing twice, counts.
+  std::optional<Digest> failed;
+  std::string read_failure;
+  Error why;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto cert = read_text_file(files_.cert_path);
+    auto key = cert.ok() ? read_text_file(files_.key_path) : Result<std::string>(std::string());
+    if (!cert.ok() || !key.ok()) {
+      read_failure = !cert.ok() ? "--tls-cert: " + cert.error().message : "--tls-key: " + key.error().message;
+      continue;
+    }
+    read_failure.clear();
+    Digest d = digest_of(*cert, *key);
+    if (d == seen_) {
+      read_failure_.clear();
+      return false;
+    }
+    if (failed && d == *failed) break;
+    auto pair = parse_serving_certificate(files_, *cert, *key);
+    if (pair.ok()) {
+      seen_ = d;
+      read_failure_.clear();
+      spdlog::info("webhook TLS: reloaded --tls-cert {}: now serving {}", files_.cert_path, describe(**pair));
+      warn_if_expired(**pair, files_);
+      {
+        std::lock_guard swap(pair_mutex_);
+        pair_ = std::move(*pair);
+      }
+      ++reloads_;
+      return true;
+    }
+    failed = d;
+    why = pair.error();
+  }
+  if (!read_failure.empty()) {
     // A Secret deleted or a volume gone: keep serving what we have; say so once, not every check.
-    std::string why = !cert.ok() ? "--tls-cert: " + cert.error().message : "--tls-key: " + key.error().message;
-    if (why != read_failure_) {
+    if (read_failure != read_failure_) {
       ++rejections_;
-      spdlog::warn("webhook TLS: cannot re-read the serving certificate ({}); still serving {}", why,
+      spdlog::warn("webhook TLS: cannot re-read the serving certificate ({}); still serving {}", read_failure,
                    describe(*snapshot()));
     }
-    read_failure_ = why;
+    read_failure_ = read_failure;
     return false;
   }
   read_failure_.clear();
-  Digest d = digest_of(*cert, *key);
-  if (d == seen_) return false;
-  seen_ = d;
-  auto pair = parse_serving_certificate(files_, *cert, *key);
-  if (!pair.ok()) {
-    ++rejections_;
-    spdlog::warn("webhook TLS: new certificate files rejected: {}; still serving {}", pair.error().message,
-                 describe(*snapshot()));
-    return false;
-  }
-  spdlog::info("webhook TLS: reloaded --tls-cert {}: now serving {}", files_.cert_path, describe(**pair));
-  warn_if_expired(**pair, files_);
-  {
-    std::lock_guard swap(pair_mutex_);
-    pair_ = std::move(*pair);
-  }
-  ++reloads_;
-  return true;
+  seen_ = *failed;  // not tried again until the files change
+  ++rejections_;
+  spdlog::warn("webhook TLS: new certificate files rejected: {}; still serving {}", why.message,
+               describe(*snapshot()));
+  return false;
 }
 
 }  // namespace iogate

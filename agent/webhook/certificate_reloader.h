@@ -4,9 +4,9 @@
 // is re-read by path now and then and compared by content: inode or mtime of a link tells nothing,
 // and a content compare also sees a file rewritten in place.
 //
-// A replacement that does not make a pair (a truncated PEM, a key that is not the certificate's:
-// e.g. read between the writes of the two files) is logged and the previous pair kept; the files
-// are read again at the next check, and a pair whose content changed again is tried again.
+// A replacement that does not make a pair (a truncated PEM, a key that is not the certificate's)
+// is logged once and the previous pair kept; new content is tried again at a later check. Files
+// caught mid-update (the cert read before, the key after a swap) are re-read at once, not rejected.
 #pragma once
 
 #include <openssl/x509.h>
