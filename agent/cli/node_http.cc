@@ -1,6 +1,9 @@
 #include "cli/node_http.h"
 
+#include <sys/socket.h>
+
 #include <charconv>
+#include <chrono>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -35,6 +38,12 @@ Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string&
   s->server_ = std::make_unique<httplib::Server>();
   httplib::Server& server = *s->server_;
   server.new_task_queue = [] { return new httplib::ThreadPool(4); };
+  // cpp-httplib's default sets SO_REUSEPORT, which would let a second agent bind the same port
+  // and take half the scrapes; SO_REUSEADDR alone still allows a restart over TIME_WAIT sockets.
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server.set_read_timeout(5, 0);
   server.set_write_timeout(5, 0);
   auto route = [&server](const char* path, std::function<HttpAnswer()> handler) {
@@ -60,6 +69,8 @@ Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string&
   }
   s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
   s->thread_ = std::thread([&server] { server.listen_after_bind(); });
+  // stop() is a no-op until the accept loop runs: a server destroyed at once would never join.
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return s;
 }
 
