@@ -249,16 +249,9 @@ Status connect(Agent& a) {
     a.api_state.state = "skipped: --no-api";
     return ok_status();
   }
-  std::optional<KubeConfig> config;
-  if (!o.kubeconfig.empty()) {
-    auto loaded = load_kubeconfig(o.kubeconfig);
-    if (!loaded.ok()) return loaded.error();
-    config = std::move(*loaded);
-  } else {
-    auto found = discover_kube_config(KubeEnvironment::from_process());
-    if (!found.ok()) return found.error();
-    config = std::move(*found);
-  }
+  auto resolved = resolve_kube_config(o.kubeconfig);
+  if (!resolved.ok()) return resolved.error();
+  std::optional<KubeConfig>& config = *resolved;
   if (!config) {
     a.api_state.state = "skipped: not in a cluster (no service account, no kubeconfig)";
     spdlog::warn("{}: labels, taints and conditions are not written", a.api_state.state);

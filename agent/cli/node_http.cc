@@ -11,6 +11,20 @@
 
 namespace iogate {
 
+void use_exclusive_port(httplib::Server& server) {
+  // SO_REUSEADDR alone still allows a restart over TIME_WAIT sockets.
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+}
+
+std::thread serve_in_background(httplib::Server& server) {
+  std::thread t([&server] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return t;
+}
+
 Result<std::pair<std::string, int>> parse_listen_address(std::string_view text) {
   auto bad = [&] {
     return usage_error(fmt::format("--listen: expected HOST:PORT, :PORT or [IPv6]:PORT, got \"{}\"", text));
@@ -38,12 +52,7 @@ Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string&
   s->server_ = std::make_unique<httplib::Server>();
   httplib::Server& server = *s->server_;
   server.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  // cpp-httplib's default sets SO_REUSEPORT, which would let a second agent bind the same port
-  // and take half the scrapes; SO_REUSEADDR alone still allows a restart over TIME_WAIT sockets.
-  server.set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
+  use_exclusive_port(server);
   server.set_read_timeout(5, 0);
   server.set_write_timeout(5, 0);
   auto route = [&server](const char* path, std::function<HttpAnswer()> handler) {
@@ -68,9 +77,7 @@ Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string&
     return usage_error(fmt::format("--listen: cannot bind {}:{} (in use, or not an address of this host)", host, port));
   }
   s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
-  s->thread_ = std::thread([&server] { server.listen_after_bind(); });
-  // stop() is a no-op until the accept loop runs: a server destroyed at once would never join.
-  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  s->thread_ = serve_in_background(server);
   return s;
 }
 

@@ -32,6 +32,14 @@ struct NodeHttpHandlers {
   std::function<HttpAnswer()> metrics, healthz, readyz, report;
 };
 
+// What every iogate listener needs beyond cpp-httplib's defaults, before binding: SO_REUSEADDR
+// without the default SO_REUSEPORT (which would let a second server bind the same port and take
+// half the connections).
+void use_exclusive_port(httplib::Server& server);
+// Runs server.listen_after_bind() on a new thread and returns once it accepts: stop() does nothing
+// before that, so a server stopped right after starting would never join.
+std::thread serve_in_background(httplib::Server& server);
+
 // ":9560" → {"0.0.0.0", 9560}; "127.0.0.1:0" (any free port); "[::1]:9560". Errors name --listen.
 Result<std::pair<std::string, int>> parse_listen_address(std::string_view text);
 

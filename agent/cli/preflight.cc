@@ -102,15 +102,8 @@ Status connect_api(Run& run) {
     s.api = "skipped: --no-api";
     return ok_status();
   }
-  Result<std::optional<KubeConfig>> config = std::optional<KubeConfig>();
-  if (!o.kubeconfig.empty()) {
-    auto loaded = load_kubeconfig(o.kubeconfig);
-    if (!loaded.ok()) return loaded.error();
-    config = std::optional<KubeConfig>(std::move(*loaded));
-  } else {
-    config = discover_kube_config(KubeEnvironment::from_process());
-    if (!config.ok()) return config.error();
-  }
+  auto config = resolve_kube_config(o.kubeconfig);
+  if (!config.ok()) return config.error();
   if (!config->has_value()) {
     s.api = "skipped: not in a cluster (no service account, no kubeconfig)";
     return ok_status();

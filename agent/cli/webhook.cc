@@ -34,16 +34,9 @@ int usage(const std::string& message) {
 // warning) without one.
 Result<std::unique_ptr<ApiClient>> connect(const WebhookOptions& o) {
   if (o.no_api) return std::unique_ptr<ApiClient>();
-  std::optional<KubeConfig> config;
-  if (!o.kubeconfig.empty()) {
-    auto loaded = load_kubeconfig(o.kubeconfig);
-    if (!loaded.ok()) return loaded.error();
-    config = std::move(*loaded);
-  } else {
-    auto found = discover_kube_config(KubeEnvironment::from_process());
-    if (!found.ok()) return found.error();
-    config = std::move(*found);
-  }
+  auto resolved = resolve_kube_config(o.kubeconfig);
+  if (!resolved.ok()) return resolved.error();
+  std::optional<KubeConfig>& config = *resolved;
   if (!config) return std::unique_ptr<ApiClient>();
   spdlog::info("api: {}", config->description);
   auto api = std::make_unique<ApiClient>(std::move(*config));

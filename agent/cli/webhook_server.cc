@@ -83,12 +83,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     return runtime_error("webhook: cannot set up the TLS context");
   }
 
-  // cpp-httplib's default sets SO_REUSEPORT, which lets a second server bind the same port and
-  // take half the connections; SO_REUSEADDR alone still allows a restart over TIME_WAIT sockets.
-  server.set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
+  use_exclusive_port(server);
   int threads = options.threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   server.set_read_timeout(options.read_timeout);
@@ -201,10 +196,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
   }
   s->port_ = bound;
   s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
-  s->thread_ = std::thread([&server] { server.listen_after_bind(); });
-  // cpp-httplib's stop() does nothing until the loop has marked itself running, and the loop then
-  // blocks in accept() for good: a server stopped right after start() would never join.
-  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  s->thread_ = serve_in_background(server);
   return s;
 }
 

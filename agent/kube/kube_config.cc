@@ -67,4 +67,11 @@ Result<std::optional<KubeConfig>> discover_kube_config(const KubeEnvironment& en
   return std::optional<KubeConfig>();
 }
 
+Result<std::optional<KubeConfig>> resolve_kube_config(const std::string& kubeconfig_flag) {
+  if (kubeconfig_flag.empty()) return discover_kube_config(KubeEnvironment::from_process());
+  auto loaded = load_kubeconfig(kubeconfig_flag);
+  if (!loaded.ok()) return loaded.error();
+  return std::optional<KubeConfig>(std::move(*loaded));
+}
+
 }  // namespace iogate
