@@ -17,9 +17,6 @@
 namespace iogate {
 namespace {
 
-// Why the requirements are what they are, for people reading the pod: the affinity alone says
-// "Gt 19999", not that 4 GPUs at 5,000 IOPS each make 20,000.
-inline constexpr const char* kRequirementsAnnotation = "iogate.io/node-requirements";
 // A preferred term's weight in warn mode: the most a preference can weigh.
 constexpr int kPreferredWeight = 100;
 // The API server takes at most 3 MiB a request and etcd 1.5 MiB an object: a larger patch could
