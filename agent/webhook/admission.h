@@ -11,7 +11,8 @@
 //
 // Which pods: those that request GPUs (nvidia.com/gpu, amd.com/gpu and
 // WebhookConfig::extra_gpu_resources) and those a policy rule selects by pod labels (the labels
-// the policy names); other pods pass unchanged. Only CREATE (and UPDATE for /validate) of pods
+// the policy names); other pods pass unchanged, but for a preflight injection they ask for (an
+// explicit request, honoured for any pod). Only CREATE (and UPDATE for /validate) of pods
 // (group "", resource pods, no subresource) is acted on; anything else is allowed as it is.
 //
 // What the policy means before the pod runs (storage_demand.h has the details):
@@ -27,9 +28,10 @@
 //   policy whose floors differ by class gives one nodeSelectorTerm per floor.
 //
 // Failure stance: fail open on what iogate cannot know. A node that is not found, a lookup error,
-// a node not labelled yet → allowed, with a warning in response.warnings. Requests that are not
-// AdmissionReviews, or reviews missing what a decision needs, are refused (see AdmissionOutcome);
-// the API server then applies the webhook configuration's failurePolicy.
+// a node not labelled yet → allowed, with a warning in response.warnings. A body that is no JSON
+// object gets HTTP 400 (413 when too large), a failed call for which the API server applies the
+// webhook configuration's failurePolicy; a review missing what a decision needs is answered
+// allowed: false, status.code 400 (see AdmissionOutcome).
 //
 // Side effects: none (the node lookup reads a cache the caller keeps), so dry-run requests
 // (request.dryRun) need no special handling and get the same answer as real ones.
@@ -50,6 +52,9 @@ namespace iogate {
 // Pod annotations the webhook reads.
 inline constexpr const char* kInjectPreflightAnnotation = "iogate.io/inject-preflight";  // a volume name
 inline constexpr const char* kSkipAnnotation = "iogate.io/skip";                         // "true"
+// The annotation /mutate writes beside the affinity, saying where its numbers come from: the
+// affinity alone says "Gt 39999", not that 8 GPUs at 5,000 IOPS each make 40,000.
+inline constexpr const char* kRequirementsAnnotation = "iogate.io/node-requirements";
 
 // What the injected initContainer is called and where its policy is mounted.
 inline constexpr const char* kPreflightContainerName = "iogate-preflight";
@@ -112,6 +117,7 @@ struct AdmissionOutcome {
 //   term with neither matchExpressions nor matchFields matches no node and stays as it is), or
 //   become its only term when the pod has none. Everything else the pod has is kept: other
 //   expressions, matchFields, preferred terms, pod (anti-)affinity.
+//   Beside it, annotation iogate.io/node-requirements: the requirements, policy, GPUs and rules.
 // - warn mode: the same requirements as a preferred term (weight 100): steer, never refuse.
 // - off: no affinity.
 // - iogate.io/inject-preflight: "<volume>": the preflight initContainer, first, reading that

@@ -9,6 +9,7 @@ namespace iogate {
 namespace {
 
 constexpr const char* kReviewApiVersion = "admission.k8s.io/v1";
+constexpr size_t kMaxWarningBytes = 250;
 
 // The length of the UTF-8 sequence starting at text[i], or 0 when it is not a valid one.
 size_t utf8_length(std::string_view text, size_t i) {
@@ -133,7 +134,9 @@ std::string admission_review_json(const std::string& uid, const AdmissionRespons
     r["patchType"] = "JSONPatch";
     r["patch"] = encode_base64(response.patch.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
-  if (!response.warnings.empty()) r["warnings"] = response.warnings;
+  // Warnings travel as HTTP Warning headers: no control characters, and the API server may cut
+  // them after 256 characters, so they are cut here on a character boundary instead.
+  for (const std::string& w : response.warnings) r["warnings"].push_back(log_safe(w, kMaxWarningBytes));
   nlohmann::json review = {{"apiVersion", kReviewApiVersion}, {"kind", "AdmissionReview"}, {"response", std::move(r)}};
   return review.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -43,7 +43,7 @@ struct AdmissionResponse {
   int code = 0;             // status.code when refused: 400 a bad request, 403 the policy
   std::string message;      // status.message when refused
   nlohmann::json patch;     // an array of JSON patch operations; null or empty: no patch
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // each cut to 250 bytes, control characters escaped
 };
 
 // {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid",...}}; the

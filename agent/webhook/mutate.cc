@@ -17,11 +17,11 @@
 namespace iogate {
 namespace {
 
-// Why the requirements are what they are, for people reading the pod: the affinity alone says
-// "Gt 19999", not that 4 GPUs at 5,000 IOPS each make 20,000.
-inline constexpr const char* kRequirementsAnnotation = "iogate.io/node-requirements";
 // A preferred term's weight in warn mode: the most a preference can weigh.
 constexpr int kPreferredWeight = 100;
+// The API server takes at most 3 MiB a request and etcd 1.5 MiB an object: a larger patch could
+// only fail there, after costing both sides its size.
+constexpr size_t kMaxPatchBytes = 1536 * 1024;
 
 std::string requirements_reason(const StorageDemand& d, const Policy& p, const std::string& requirements) {
   std::set<std::string> floors;
@@ -101,6 +101,10 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
     done.push_back(response.patch.size() > before
                        ? fmt::format("preflight injected for volume {} at {}", *inject, dataset_path.value_or(""))
                        : "preflight already there");
+  }
+  if (size_t bytes = response.patch.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+      bytes > kMaxPatchBytes) {
+    return refusal(review, 400, fmt::format("the patch would be {} bytes, more than a pod may grow by", bytes));
   }
   std::string summary;
   for (const std::string& d : done) summary += "; " + d;

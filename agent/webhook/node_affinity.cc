@@ -68,6 +68,11 @@ bool holds_alternative(const nlohmann::json& expressions, const nlohmann::json& 
 Result<nlohmann::json> merged_terms(const nlohmann::json& terms, const std::vector<nlohmann::json>& alternatives) {
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < terms.size(); ++i) {
+    if (out.size() + alternatives.size() > kMaxNodeSelectorTerms) {
+      return usage_error(fmt::format("{} nodeSelectorTerms, each crossed with {} alternative{}, would be more than {}",
+                                     terms.size(), alternatives.size(), alternatives.size() == 1 ? "" : "s",
+                                     kMaxNodeSelectorTerms));
+    }
     const nlohmann::json& term = terms[i];
     std::string where = fmt::format("nodeSelectorTerms[{}]", i);
     if (!term.is_object()) return usage_error(fmt::format("{} is a {}, not an object", where, term.type_name()));

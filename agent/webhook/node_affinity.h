@@ -22,6 +22,10 @@
 
 namespace iogate {
 
+// Crossing terms with alternatives multiplies them; a pod with more terms than this after the
+// merge is refused rather than answered with a patch many times its size (real pods have a few).
+inline constexpr size_t kMaxNodeSelectorTerms = 256;
+
 // Appends to `ops` what puts `alternatives` into requiredDuringSchedulingIgnoredDuringExecution.
 Status add_required_affinity(const nlohmann::json& pod, const std::vector<nlohmann::json>& alternatives,
                              nlohmann::json& ops);

@@ -69,7 +69,8 @@ AdmissionOutcome validate(std::string_view body, const WebhookConfig& config, co
                                     review.pod, demand.selected_by, pinned->name, pinned->how,
                                     policy.name.empty() ? policy.source : policy.name, joined(findings.problems));
   if (policy.mode == PolicyMode::kEnforce) return refusal(review, 403, message);
-  response.warnings.push_back("iogate (warn mode): " + message);
+  // One warning per finding: the API server may cut a warning after 256 characters.
+  for (const std::string& p : findings.problems) response.warnings.push_back("iogate (warn mode): " + p);
   return allow("warn mode: " + message);
 }
 

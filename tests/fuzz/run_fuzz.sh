@@ -96,8 +96,10 @@ FUZZER=$OUT_DIR/${TARGET}_fuzz
 
 # One object per source, two compilers at a time (CI machines are small), through ccache when
 # there is one: the admission target has some 30 files, and a rerun should not rebuild them.
+# Sources are named by absolute path, so the working directory (ctest's or a shell's) need not be
+# part of ccache's key: CCACHE_NOHASHDIR lets both share the cache.
 LAUNCH=()
-if command -v ccache >/dev/null 2>&1; then LAUNCH=(ccache); fi
+if command -v ccache >/dev/null 2>&1; then LAUNCH=(env CCACHE_NOHASHDIR=1 ccache); fi
 OBJ_DIR=$TMP/obj
 mkdir -p "$OBJ_DIR"
 echo "building $FUZZER with $CXX ($("$CXX" --version | head -n 1)), ${#SOURCES[@]} sources"

@@ -194,6 +194,16 @@ TEST_CASE("JSON Pointer tokens escape ~ before /") {
   CHECK(doc.at(json::json_pointer(pointer({"metadata", "annotations", "example.com/x~y"}))) == "v");
 }
 
+TEST_CASE("warnings are cut to fit a Warning header and carry no control characters") {
+  AdmissionResponse r;
+  r.warnings = {std::string(1000, 'w'), "node a\nb"};
+  json review = json::parse(admission_review_json("u", r));
+  json w = review["response"]["warnings"];
+  REQUIRE(w.size() == 2);
+  CHECK(w[0].get<std::string>().size() <= 253);
+  CHECK(w[1] == "node a\\x0ab");
+}
+
 TEST_CASE("a pod name with a newline does not break the log line") {
   Policy policy = gpu_feed();
   json p = pod("1");

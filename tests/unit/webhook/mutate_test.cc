@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "admission_fixtures.h"
 #include "webhook/admission.h"
 
@@ -368,6 +370,41 @@ TEST_CASE("mutate: a mistyped affinity is refused as a bad request, not patched 
   json p = pod("1");
   p["spec"]["affinity"] = nullptr;
   CHECK(required_terms(patched(p, handle_mutate(review(p), config_for(policy)))).size() == 1);
+}
+
+}  // namespace
+}  // namespace iogate
+
+namespace iogate {
+namespace {
+
+using namespace iogate::test;
+
+TEST_CASE("mutate: crossing terms with alternatives is bounded: too many terms, too large a patch") {
+  Policy policy = load_policy(
+      "rules:\n  - {name: local, selector: {device_classes: [nvme]}, min_iops: 50000}\n  - {name: any, min_iops: 1000}\n");
+  json p = pod("1");
+  json terms = json::array();
+  for (int i = 0; i < 129; ++i) terms.push_back({{"matchExpressions", {expr("pool", "In", {std::to_string(i)})}}});
+  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = terms;
+  json r = response_of(handle_mutate(review(p), config_for(policy)));
+  CHECK(r["allowed"] == false);
+  CHECK(r["status"]["code"] == 400);
+  CHECK(r["status"]["message"].get<std::string>().find("129 nodeSelectorTerms, each crossed with 2 alternatives") !=
+        std::string::npos);
+  terms.erase(terms.begin() + 128);  // 128 × 2 = 256: still fine
+  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = terms;
+  CHECK(response_of(handle_mutate(review(p), config_for(policy)))["allowed"] == true);
+
+  // One term of 1 MB, doubled by the two alternatives.
+  json values = json::array();
+  for (int i = 0; i < 100000; ++i) values.push_back(fmt::format("host-{:05}", i));
+  json q = pod("1");
+  q["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
+      json::array({{{"matchExpressions", {expr("kubernetes.io/hostname", "NotIn", values)}}}});
+  json big = response_of(handle_mutate(review(q), config_for(policy)));
+  CHECK(big["allowed"] == false);
+  CHECK(big["status"]["message"].get<std::string>().find("more than a pod may grow by") != std::string::npos);
 }
 
 }  // namespace

@@ -153,6 +153,7 @@ TEST_CASE("validate: warn mode allows with the refusal as a warning; off looks n
   CHECK(r["allowed"] == true);
   REQUIRE(r["warnings"].size() == 1);
   CHECK(r["warnings"][0].get<std::string>().find("8,120 randread IOPS") != std::string::npos);
+  CHECK(r["warnings"][0].get<std::string>().size() <= 250);
 
   Policy off = gpu_feed("off");
   nodes.calls = 0;
