@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 cd "${BUILD_DIR:-build}"
-ctest --output-on-failure "$@"
+# Integration tests hold the "disk" resource lock and run one at a time; unit tests and the fuzz
+# targets (CPU-bound, minutes of clang builds) run beside them.
+ctest --output-on-failure -j"$(nproc)" "$@"

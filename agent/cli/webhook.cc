@@ -68,7 +68,7 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
 
   WebhookConfig config;
   config.policy = &*policy;
-  config.allow_opt_out = options.allow_opt_out;
+  config.allow_opt_out = policy->webhook.allow_opt_out;
   if (!options.preflight_image.empty()) config.preflight_image = options.preflight_image;
   config.policy_configmap = options.policy_configmap;
   config.extra_gpu_resources = options.gpu_resources;

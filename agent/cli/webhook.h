@@ -25,7 +25,6 @@ struct WebhookOptions {
   std::chrono::milliseconds request_deadline{8000};
   std::chrono::milliseconds node_cache_ttl{30000};
   std::chrono::milliseconds cert_check_interval{10000};
-  bool allow_opt_out = false;
   std::string preflight_image;
   std::string policy_configmap = "iogate-policy";
   std::vector<std::string> gpu_resources;  // besides nvidia.com/gpu and amd.com/gpu

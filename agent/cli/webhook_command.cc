@@ -29,7 +29,6 @@ po::options_description webhook_flags() {
       ("request-deadline", po::value<std::string>()->default_value("8s"), "answer every request within this (keep it below the webhook's timeoutSeconds)")
       ("node-cache-ttl", po::value<std::string>()->default_value("30s"), "how long a node looked up by /validate is reused")
       ("cert-check-interval", po::value<std::string>()->default_value("10s"), "how often the certificate files are checked for a rotation")
-      ("allow-opt-out", po::bool_switch(), "honour the pod annotation iogate.io/skip: \"true\"")
       ("preflight-image", po::value<std::string>(), "image of the injected preflight initContainer (default iogate:<version>)")
       ("policy-configmap", po::value<std::string>()->default_value("iogate-policy"), "ConfigMap holding policy.yaml for the injected preflight")
       ("gpu-resource", po::value<std::vector<std::string>>()->composing(), "another resource name that counts as GPUs, repeatable")
@@ -91,7 +90,6 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   auto check = duration_flag(vm, "cert-check-interval", milliseconds(100), milliseconds(3600000));
   if (!check.ok()) return check.error();
   o.cert_check_interval = *check;
-  o.allow_opt_out = vm["allow-opt-out"].as<bool>();
   if (vm.count("preflight-image")) o.preflight_image = str("preflight-image");
   o.policy_configmap = str("policy-configmap");
   if (vm.count("gpu-resource")) o.gpu_resources = vm["gpu-resource"].as<std::vector<std::string>>();

@@ -84,6 +84,13 @@ struct NodeSettings {
   double fast_factor = 4;
 };
 
+// What the admission webhook (iogate webhook) may do beyond the rules.
+struct WebhookSettings {
+  // Whether a pod's iogate.io/skip: "true" exempts it. A policy decision, not a flag of the
+  // webhook's Deployment: anyone who can create a pod can set the annotation.
+  bool allow_opt_out = false;
+};
+
 struct Policy {
   std::string source;  // the file's path, or "profile:<name>"
   std::string name;    // metadata.name, or the profile's name
@@ -101,6 +108,7 @@ struct Policy {
   std::chrono::nanoseconds result_ttl = std::chrono::hours(1);
   std::vector<Rule> rules;
   NodeSettings node;
+  WebhookSettings webhook;
 };
 
 // Parses and validates a policy written in YAML or JSON (JSON is YAML). `source` is recorded in the

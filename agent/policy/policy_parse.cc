@@ -210,7 +210,8 @@ Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, cons
 
 const Keys kTopKeys = {"apiVersion", "kind",     "metadata", "profile",    "mode",  "on_error",
                        "deadline",   "workload", "early_stop", "result_ttl", "rules",
-                       "node"};
+                       "node",       "webhook"};
+const Keys kWebhookKeys = {"allow_opt_out"};
 const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
 const Keys kWorkloadKeys = {"rw", "rwmixread", "bs", "iodepth", "numjobs", "runtime", "ramp", "size", "direct"};
 const Keys kEarlyStopKeys = {"enabled", "tolerance", "confidence"};
@@ -631,6 +632,14 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
   }
   if (const YAML::Node v = root["node"]) {
     if (Status s = read_node_settings(v, p.node); !s.ok()) return s.error();
+  }
+  if (const YAML::Node v = root["webhook"]) {
+    if (Status s = check_map(v, "webhook", kWebhookKeys); !s.ok()) return s.error();
+    if (const YAML::Node o = v["allow_opt_out"]) {
+      auto x = read_bool(o, "webhook.allow_opt_out");
+      if (!x.ok()) return x.error();
+      p.webhook.allow_opt_out = *x;
+    }
   }
   auto probe_time = p.workload.ramp + p.workload.runtime;
   if (p.deadline < probe_time) {

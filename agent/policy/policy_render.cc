@@ -78,7 +78,8 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
           {"result_ttl_ns", p.result_ttl.count()},
           {"gpus", gpus ? nlohmann::json(*gpus) : nlohmann::json(nullptr)},
           {"rules", rules},
-          {"node", node_settings_json(p.node)}};
+          {"node", node_settings_json(p.node)},
+          {"webhook", {{"allow_opt_out", p.webhook.allow_opt_out}}}};
 }
 
 nlohmann::json node_settings_json(const NodeSettings& n) {

@@ -261,7 +261,7 @@ TEST_CASE("structure errors: unknown keys, missing and duplicate fields") {
   expect_error("mdoe: warn\nrules: [{name: a, min_iops: 1}]\n", "mdoe: unknown key (did you mean \"mode\"?)");
   expect_error("frobnicate: 1\nrules: [{name: a, min_iops: 1}]\n",
                "frobnicate: unknown key (known: apiVersion, kind, metadata, profile, mode, on_error, deadline, "
-               "workload, early_stop, result_ttl, rules, node)");
+               "workload, early_stop, result_ttl, rules, node, webhook)");
   expect_error("workload: {iodepht: 4}\nrules: [{name: a, min_iops: 1}]\n",
                "workload.iodepht: unknown key (did you mean \"iodepth\"?)");
   expect_error("rules: [{name: a, min_iops: 1, selector: {labels: {a: b}}}]\n",
@@ -404,4 +404,16 @@ TEST_CASE("the node section's errors name the field") {
   CHECK(err("  jitter: 90%\n").rfind("node.jitter:", 0) == 0);
   CHECK(err("  fast_factor: fast\n").rfind("node.fast_factor:", 0) == 0);
   CHECK(err("  intervall: 1h\n").find("did you mean \"interval\"") != std::string::npos);
+}
+
+TEST_CASE("webhook.allow_opt_out: off unless the policy says so") {
+  auto off = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\n", "p.yaml");
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->webhook.allow_opt_out);
+  auto on = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nwebhook: {allow_opt_out: true}\n", "p.yaml");
+  REQUIRE_MESSAGE(on.ok(), on.error().message);
+  CHECK(on->webhook.allow_opt_out);
+  auto bad = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nwebhook: {allow_opt_out: maybe}\n", "p.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.rfind("webhook.allow_opt_out: expected true or false", 0) == 0);
 }
