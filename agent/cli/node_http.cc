@@ -19,6 +19,23 @@ void use_exclusive_port(httplib::Server& server) {
   });
 }
 
+Result<int> bind_listener(httplib::Server& server, const std::string& host, int port) {
+  if (port == 0) {
+    int bound = server.bind_to_any_port(host);
+    if (bound < 0) return usage_error(fmt::format("--listen: cannot bind {}: no free port", listener_address(host, 0)));
+    return bound;
+  }
+  if (!server.bind_to_port(host, port)) {
+    return usage_error(fmt::format("--listen: cannot bind {} (in use, or not an address of this host)",
+                                   listener_address(host, port)));
+  }
+  return port;
+}
+
+std::string listener_address(const std::string& host, int port) {
+  return fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, port);
+}
+
 std::thread serve_in_background(httplib::Server& server) {
   std::thread t([&server] { server.listen_after_bind(); });
   while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -69,14 +86,9 @@ Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string&
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("iogate node: /metrics /healthz /readyz /report\n", "text/plain; charset=utf-8");
   });
-  int bound = port;
-  if (port == 0) {
-    bound = server.bind_to_any_port(host);
-    if (bound < 0) return usage_error(fmt::format("--listen: cannot bind {}: no free port", listen));
-  } else if (!server.bind_to_port(host, port)) {
-    return usage_error(fmt::format("--listen: cannot bind {}:{} (in use, or not an address of this host)", host, port));
-  }
-  s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
+  auto bound = bind_listener(server, host, port);
+  if (!bound.ok()) return bound.error();
+  s->address_ = listener_address(host, *bound);
   s->thread_ = serve_in_background(server);
   return s;
 }

@@ -36,6 +36,10 @@ struct NodeHttpHandlers {
 // without the default SO_REUSEPORT (which would let a second server bind the same port and take
 // half the connections).
 void use_exclusive_port(httplib::Server& server);
+// Binds host:port (port 0: any free one); the port as bound, or a usage error naming --listen.
+Result<int> bind_listener(httplib::Server& server, const std::string& host, int port);
+// "127.0.0.1:9560", "[::1]:9560": how logs and tests name a bound listener.
+std::string listener_address(const std::string& host, int port);
 // Runs server.listen_after_bind() on a new thread and returns once it accepts: stop() does nothing
 // before that, so a server stopped right after starting would never join.
 std::thread serve_in_background(httplib::Server& server);

@@ -187,15 +187,10 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     spdlog::debug("webhook: {} {} {} from {}", req.method, req.path, res.status, req.remote_addr);
   });
 
-  int bound = port;
-  if (port == 0) {
-    bound = server.bind_to_any_port(host);
-    if (bound < 0) return usage_error(fmt::format("--listen: cannot bind {}: no free port", listen));
-  } else if (!server.bind_to_port(host, port)) {
-    return usage_error(fmt::format("--listen: cannot bind {}:{} (in use, or not an address of this host)", host, port));
-  }
-  s->port_ = bound;
-  s->address_ = fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, bound);
+  auto bound = bind_listener(server, host, port);
+  if (!bound.ok()) return bound.error();
+  s->port_ = *bound;
+  s->address_ = listener_address(host, *bound);
   s->thread_ = serve_in_background(server);
   return s;
 }
