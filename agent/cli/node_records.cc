@@ -57,19 +57,32 @@ const StackNode* pace_leaf(const std::vector<StackNode>& nodes, const std::strin
   return nullptr;
 }
 
-nlohmann::json storage_json(const PathOutcome& o) {
-  if (!o.stack) return nlohmann::json::object();
+// What detect said about a path, flattened for the report and the info metric.
+struct StorageSummary {
+  std::string device_class, reason, mount_point, fs_type, source, device, model, transport, scheduler;
+};
+
+std::optional<StorageSummary> storage_summary(const PathOutcome& o) {
+  if (!o.stack) return std::nullopt;
   const StorageStack& s = *o.stack;
   const StackNode* leaf = pace_leaf(s.stack, s.slowest_leaf);
-  return {{"device_class", std::string(device_class_name(s.device_class))},
-          {"reason", s.reason},
-          {"mount_point", s.mount.mount_point},
-          {"fs_type", s.mount.fs_type},
-          {"source", s.mount.source},
-          {"device", leaf ? leaf->name : s.slowest_leaf},
-          {"model", leaf ? leaf->model : ""},
-          {"transport", leaf ? leaf->transport : ""},
-          {"scheduler", leaf ? leaf->scheduler : ""}};
+  return StorageSummary{std::string(device_class_name(s.device_class)),
+                        s.reason,
+                        s.mount.mount_point,
+                        s.mount.fs_type,
+                        s.mount.source,
+                        leaf ? leaf->name : s.slowest_leaf,
+                        leaf ? leaf->model : "",
+                        leaf ? leaf->transport : "",
+                        leaf ? leaf->scheduler : ""};
+}
+
+nlohmann::json storage_json(const PathOutcome& o) {
+  auto s = storage_summary(o);
+  if (!s) return nlohmann::json::object();
+  return {{"device_class", s->device_class}, {"reason", s->reason},       {"mount_point", s->mount_point},
+          {"fs_type", s->fs_type},           {"source", s->source},       {"device", s->device},
+          {"model", s->model},               {"transport", s->transport}, {"scheduler", s->scheduler}};
 }
 
 std::string time_or_empty(std::chrono::system_clock::time_point t) {
@@ -319,13 +332,12 @@ NodeMetrics node_metrics(const std::string& node, const NodeJudgement& j, const 
     PathMetrics pm;
     pm.path = o.config.path;
     pm.name = o.config.name;
-    nlohmann::json storage = storage_json(o);
-    if (!storage.empty()) {
-      pm.device = storage["device"];
-      pm.device_class = storage["device_class"];
-      pm.model = storage["model"];
-      pm.transport = storage["transport"];
-      pm.fs_type = storage["fs_type"];
+    if (auto storage = storage_summary(o)) {
+      pm.device = storage->device;
+      pm.device_class = storage->device_class;
+      pm.model = storage->model;
+      pm.transport = storage->transport;
+      pm.fs_type = storage->fs_type;
     }
     pm.probes_total = o.probes;
     pm.errors_total = o.errors;
