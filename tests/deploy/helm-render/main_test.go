@@ -75,7 +75,7 @@ kind: Never
 ---
 # the empty document above is dropped`,
 		"templates/_partial.yaml": "kind: NotRendered\n",
-		"templates/a.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n",
+		"templates/a.yaml":        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n",
 	})
 	got := mustRender(t, dir, "-n", "ns")
 	want := `---
@@ -104,7 +104,7 @@ metadata:
 
 func TestToYamlNested(t *testing.T) {
 	dir := writeChart(t, map[string]string{
-		"values.yaml": "res:\n  zeta: 1\n  alpha:\n    list: [b, a, {k: v, c: \"yes\"}]\n    num: 1.5\n    empty: {}\n  s: \"010\"\n",
+		"values.yaml":      "res:\n  zeta: 1\n  alpha:\n    list: [b, a, {k: v, c: \"yes\"}]\n    num: 1.5\n    empty: {}\n  s: \"010\"\n",
 		"templates/x.yaml": "x:\n  {{- toYaml .Values.res | nindent 2 }}\nend: {{ toYaml .Values.res.zeta }}|\n",
 	})
 	got := mustRender(t, dir)
@@ -282,11 +282,11 @@ lookup: {{ len (lookup "v1" "Secret" "ns" "x") }}
 
 func TestTplFilesAndYamlFunctions(t *testing.T) {
 	dir := writeChart(t, map[string]string{
-		".helmignore":      "secret.txt\n",
-		"secret.txt":       "no",
-		"files/a.conf":     "x=1\ny=2\n",
-		"files/b.conf":     "z",
-		"values.yaml":      "name: \"{{ .Release.Name }}-n\"\n",
+		".helmignore":  "secret.txt\n",
+		"secret.txt":   "no",
+		"files/a.conf": "x=1\ny=2\n",
+		"files/b.conf": "z",
+		"values.yaml":  "name: \"{{ .Release.Name }}-n\"\n",
 		"templates/x.yaml": `tpl: {{ tpl .Values.name . }}
 get: {{ .Files.Get "files/a.conf" | quote }}
 ignored: "{{ .Files.Get "secret.txt" }}"
