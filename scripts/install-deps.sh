@@ -10,7 +10,10 @@ build_packages=(
   libboost-program-options-dev doctest-dev libssl-dev libyaml-cpp-dev dpkg-dev xz-utils
 )
 # Real peers and tools the integration tests and benchmarks drive.
-test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl prometheus)
+test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl prometheus
+  # The deployment tests: Go tools built offline from Debian's Go sources, and YAML linting.
+  golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev golang-gopkg-yaml.v2-dev
+  yamllint)
 
 want=("${build_packages[@]}")
 if [[ "${1:-}" != "--build-only" ]]; then
