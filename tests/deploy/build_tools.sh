@@ -39,6 +39,13 @@ out=$(cd "$out" && pwd)
 # GOPATH mode against Debian's packaged sources; a user's module settings must not leak in.
 export GOPATH=$gocode GO111MODULE=off GOFLAGS="" GOENV=off GOCACHE="$out/gocache"
 
+# Several tests may build into the same OUTDIR at once (ctest -j); one build at a time. The lock
+# file is our own, so a caller that already holds its own lock on OUTDIR cannot deadlock us.
+if command -v flock >/dev/null; then
+  exec 9>"$out/.build_tools.lock"
+  flock 9
+fi
+
 for t in "${tools[@]}"; do
   (cd "$here/$t" && go build -o "$out/$t" .)
   echo "built $out/$t"
