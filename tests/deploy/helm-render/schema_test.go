@@ -77,7 +77,6 @@ func TestSchemaFailures(t *testing.T) {
 }
 
 func TestSchemaBooleanAndCombinators(t *testing.T) {
-	v := &schemaValidator{}
 	check := func(schema string, val interface{}, want int) {
 		t.Helper()
 		errs, err := validateValues([]byte(schema), map[string]interface{}{"v": val})
@@ -88,7 +87,6 @@ func TestSchemaBooleanAndCombinators(t *testing.T) {
 			t.Errorf("%s with %v: %d errors %v, want %d", schema, val, len(errs), errs, want)
 		}
 	}
-	_ = v
 	check(`{"properties": {"v": false}}`, 1, 1)
 	check(`{"properties": {"v": true}}`, 1, 0)
 	check(`{"properties": {"v": {"anyOf": [{"type": "string"}, {"type": "boolean"}]}}}`, 1.0, 2)
