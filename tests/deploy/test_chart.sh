@@ -638,14 +638,15 @@ if command -v helm >/dev/null; then
            node-only:iogate:iogate-system:"${ALONE[*]} --set nodeAgent.enabled=true"; do
     IFS=: read -r name rel ns args <<<"$r"
     # shellcheck disable=SC2086
-    if helm template "$rel" "$CHART" -n "$ns" $args >"$SCRATCH/helm-$name.yaml" 2>"$SCRATCH/helm-$name.err"; then
-      if diff -u <(mask "$SCRATCH/$name.yaml") <(mask "$SCRATCH/helm-$name.yaml") >"$SCRATCH/helm-$name.diff"; then
+    if helm template "$rel" "$CHART" -n "$ns" $args >"$SCRATCH/helm-$name.yaml" 2>"$SCRATCH/helm-$name.err" &&
+        "$HELM_RENDER" --helm-order -n "$ns" $args "$rel" "$CHART" >"$SCRATCH/ordered-$name.yaml" 2>>"$SCRATCH/helm-$name.err"; then
+      if diff -u <(mask "$SCRATCH/ordered-$name.yaml") <(mask "$SCRATCH/helm-$name.yaml") >"$SCRATCH/helm-$name.diff"; then
         pass "$name: helm template renders what the renderer does"
       else
         fail "$name: helm template differs from the renderer: $(head -40 "$SCRATCH/helm-$name.diff")"
       fi
     else
-      fail "$name: helm template: $(cat "$SCRATCH/helm-$name.err")"
+      fail "$name: helm template or the renderer: $(cat "$SCRATCH/helm-$name.err")"
     fi
   done
 else
