@@ -167,6 +167,12 @@ policy_objects() { # fullname namespace...
   for ns in "$@"; do echo "ConfigMap $ns/$f-policy"; done
 }
 
+# 0. The chart's own YAML and JSON.
+yamllint -f parsable -c "$HERE/yamllint.yaml" "$CHART/values.yaml" "$CHART/Chart.yaml" >"$SCRATCH/values.lint" 2>&1 &&
+  pass "values.yaml and Chart.yaml are clean YAML" || fail "values.yaml/Chart.yaml: yamllint: $(head -20 "$SCRATCH/values.lint")"
+jq -e '."$schema" == "http://json-schema.org/draft-07/schema#" and .additionalProperties == false' "$CHART/values.schema.json" >/dev/null &&
+  pass "values.schema.json is draft-07 JSON, closed at the top" || fail "values.schema.json is not draft-07 JSON with additionalProperties false"
+
 # 1. Default values.
 render default iogate iogate-system
 {
