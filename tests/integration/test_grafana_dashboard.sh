@@ -91,7 +91,7 @@ pass "the chart's ConfigMap template embeds the dashboard"
 if command -v helm >/dev/null; then
   helm template rel "$CHART" --namespace monitoring >"$SCRATCH/rendered.yaml" 2>"$SCRATCH/helm.err" ||
     fail "helm template: $(cat "$SCRATCH/helm.err")"
-  grep -q 'name: rel-grafana-dashboard' "$SCRATCH/rendered.yaml" || fail "no rel-grafana-dashboard ConfigMap"
+  grep -q 'name: rel-iogate-grafana-dashboard' "$SCRATCH/rendered.yaml" || fail "no rel-iogate-grafana-dashboard ConfigMap"
   grep -q 'grafana_dashboard: "1"' "$SCRATCH/rendered.yaml" || fail "the ConfigMap lacks the sidecar's label"
   grep -q '"uid": "iogate-node"' "$SCRATCH/rendered.yaml" || fail "the ConfigMap lacks the dashboard"
   pass "helm template renders the ConfigMap with the label and the dashboard"

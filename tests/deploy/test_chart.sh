@@ -1,0 +1,666 @@
+#!/usr/bin/env bash
+# The Helm chart (charts/iogate), rendered without a cluster and checked object by object:
+#   - renderings: default values; each part alone (nodeAgent, webhook, preflight); non-default
+#     values (another release and namespace, fullnameOverride, cert-manager, ServiceMonitor,
+#     several node paths, extra preflight namespaces, a custom image); cert-manager "auto" with
+#     and without the cert-manager.io/v1 API; a release name without "iogate";
+#   - each rendering: yamllint (tests/deploy/yamllint.yaml), check-manifests (RBAC exactly as in
+#     tests/deploy/expected-rbac.yaml, images pinned, labels, security contexts, resources), and
+#     the exact set of objects, so each part's objects appear iff it is enabled;
+#   - the webhook configurations call the Service at /mutate and /validate, with a caBundle
+#     (self-signed: it verifies the serving certificate, whose SANs cover the Service's DNS names)
+#     or cert-manager's inject-ca-from annotation;
+#   - the rendered policy passes `iogate policy check`;
+#   - values the schema refuses (a typo'd key, a wrong enum, a bad duration) fail with its message,
+#     and the chart's own checks (deadline vs timeout, node paths) with theirs;
+#   - NOTES.txt renders and prints the preflight snippet; the named template
+#     iogate.preflight.initContainer builds the container agent/webhook/preflight_injection.cc does;
+#   - with a helm binary on PATH: helm lint, and helm template diffed against the renderer.
+# Tools: HELM_RENDER and CHECK_MANIFESTS (paths) if set; otherwise tests/deploy/build_tools.sh
+# builds both into DEPLOY_TOOLS_DIR (ctest sets it to <build>/deploy-tools). IOGATE: the binary.
+# Prints "SKIP: <reason>" and exits 77 when a needed tool is missing.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CHART="$ROOT/charts/iogate"
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/iogate-chart.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+
+FAILS=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+die() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+for tool in jq yamllint openssl python3; do
+  command -v "$tool" >/dev/null || skip "$tool is not installed"
+done
+# yamllint brings python3-yaml; the YAML -> JSON conversion below uses it.
+python3 -c 'import yaml' 2>/dev/null || skip "python3 has no yaml module (python3-yaml)"
+
+# The renderer and the checker.
+if [[ -z "${HELM_RENDER:-}" || -z "${CHECK_MANIFESTS:-}" ]]; then
+  TOOLS_DIR=${DEPLOY_TOOLS_DIR:-$ROOT/build/deploy-tools}
+  [[ -f "$HERE/build_tools.sh" ]] || skip "tests/deploy/build_tools.sh is missing and HELM_RENDER/CHECK_MANIFESTS are not set"
+  command -v go >/dev/null || skip "go is not installed (golang-go builds the renderer and the checker)"
+  mkdir -p "$TOOLS_DIR"
+  # One build at a time: ctest may run several deploy tests at once.
+  if command -v flock >/dev/null; then
+    flock "$TOOLS_DIR/.lock" bash "$HERE/build_tools.sh" "$TOOLS_DIR" >"$SCRATCH/build.log" 2>&1
+  else
+    bash "$HERE/build_tools.sh" "$TOOLS_DIR" >"$SCRATCH/build.log" 2>&1
+  fi || die "build_tools.sh failed: $(tail -20 "$SCRATCH/build.log")"
+  HELM_RENDER=${HELM_RENDER:-$TOOLS_DIR/helm-render}
+  CHECK_MANIFESTS=${CHECK_MANIFESTS:-$TOOLS_DIR/check-manifests}
+fi
+[[ -x "$HELM_RENDER" ]] || die "HELM_RENDER=$HELM_RENDER is not executable"
+[[ -x "$CHECK_MANIFESTS" ]] || die "CHECK_MANIFESTS=$CHECK_MANIFESTS is not executable"
+IOGATE=${IOGATE:-$ROOT/build/iogate}
+[[ -x "$IOGATE" ]] || skip "IOGATE=$IOGATE is not built"
+
+APP_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$CHART/Chart.yaml")
+CHART_VERSION=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$CHART/Chart.yaml")
+[[ -n "$APP_VERSION" && -n "$CHART_VERSION" ]] || die "Chart.yaml lacks version or appVersion"
+[[ "$("$IOGATE" --version)" == "iogate $APP_VERSION" ]] ||
+  fail "Chart.yaml appVersion $APP_VERSION is not the binary's version ($("$IOGATE" --version))"
+
+# YAML (multi-document) -> a JSON array of the non-empty documents.
+to_json() {
+  python3 -c '
+import json, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+json.dump(docs, sys.stdout)' "$1"
+}
+
+# render NAME RELEASE NAMESPACE [renderer flags...]: writes $SCRATCH/NAME.yaml and .json, lints
+# and checks it. The app version expected on images is $EXPECT_TAG (default: appVersion).
+render() {
+  local name=$1 release=$2 ns=$3
+  shift 3
+  if ! "$HELM_RENDER" -n "$ns" "$@" "$release" "$CHART" >"$SCRATCH/$name.yaml" 2>"$SCRATCH/$name.err"; then
+    fail "$name: the chart does not render: $(cat "$SCRATCH/$name.err")"
+    return 1
+  fi
+  to_json "$SCRATCH/$name.yaml" >"$SCRATCH/$name.json" || { fail "$name: not YAML"; return 1; }
+  if yamllint -f parsable -c "$HERE/yamllint.yaml" "$SCRATCH/$name.yaml" >"$SCRATCH/$name.lint" 2>&1; then
+    pass "$name: yamllint is clean"
+  else
+    fail "$name: yamllint: $(head -20 "$SCRATCH/$name.lint")"
+  fi
+  if "$CHECK_MANIFESTS" --expect-rbac "$HERE/expected-rbac.yaml" --app-version "${EXPECT_TAG:-$APP_VERSION}" \
+      --require-labels "$SCRATCH/$name.yaml" >"$SCRATCH/$name.check" 2>&1; then
+    pass "$name: check-manifests accepts it (RBAC as expected, images, labels, security contexts, resources)"
+  else
+    fail "$name: check-manifests: $(cat "$SCRATCH/$name.check")"
+  fi
+}
+
+# objects NAME: "Kind namespace/name" per object, sorted (cluster-scoped objects have "-").
+objects() {
+  jq -r '.[] | "\(.kind) \(.metadata.namespace // "-")/\(.metadata.name)"' "$SCRATCH/$1.json" | sort
+}
+
+# expect_objects NAME <<EOF lines: the rendering holds exactly these objects.
+expect_objects() {
+  local name=$1
+  sort >"$SCRATCH/$name.want"
+  objects "$name" >"$SCRATCH/$name.got"
+  if diff -u "$SCRATCH/$name.want" "$SCRATCH/$name.got" >"$SCRATCH/$name.diff"; then
+    pass "$name: exactly the expected $(wc -l <"$SCRATCH/$name.want") objects"
+  else
+    fail "$name: objects differ from the expected (- expected, + rendered):
+$(tail -n +3 "$SCRATCH/$name.diff")"
+  fi
+}
+
+# obj NAME KIND OBJNAME [NAMESPACE]: the object as JSON.
+obj() {
+  jq -c --arg k "$2" --arg n "$3" --arg ns "${4:-}" \
+    'first(.[] | select(.kind == $k and .metadata.name == $n and ($ns == "" or .metadata.namespace == $ns)))' \
+    "$SCRATCH/$1.json"
+}
+
+# check NAME DESCRIPTION JSON JQ-FILTER: the filter, run on JSON, yields true.
+check() {
+  local name=$1 what=$2 json=$3 filter=$4
+  if [[ "$(jq -r "$filter" <<<"$json" 2>&1)" == "true" ]]; then
+    pass "$name: $what"
+  else
+    fail "$name: $what (jq '$filter' is not true on: $(jq -c . <<<"$json" 2>/dev/null | cut -c1-600))"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# The object sets. Reference: release iogate in iogate-system (fullname iogate).
+node_objects() { # fullname namespace
+  cat <<EOF
+ServiceAccount $2/$1-node
+ClusterRole -/$1-node
+ClusterRoleBinding -/$1-node
+DaemonSet $2/$1-node
+Service $2/$1-node-metrics
+EOF
+}
+webhook_objects() { # fullname namespace
+  cat <<EOF
+ServiceAccount $2/$1-webhook
+ClusterRole -/$1-webhook
+ClusterRoleBinding -/$1-webhook
+Deployment $2/$1-webhook
+PodDisruptionBudget $2/$1-webhook
+Service $2/$1-webhook
+MutatingWebhookConfiguration -/$1-webhook
+ValidatingWebhookConfiguration -/$1-webhook
+EOF
+}
+preflight_objects() { # fullname namespace...
+  local f=$1 ns
+  shift
+  for ns in "$@"; do
+    printf '%s\n' "ServiceAccount $ns/$f-preflight" "Role $ns/$f-preflight" "RoleBinding $ns/$f-preflight"
+  done
+}
+policy_objects() { # fullname namespace...
+  local f=$1 ns
+  shift
+  for ns in "$@"; do echo "ConfigMap $ns/$f-policy"; done
+}
+
+# 0. The chart's own YAML and JSON.
+yamllint -f parsable -c "$HERE/yamllint.yaml" "$CHART/values.yaml" "$CHART/Chart.yaml" >"$SCRATCH/values.lint" 2>&1 &&
+  pass "values.yaml and Chart.yaml are clean YAML" || fail "values.yaml/Chart.yaml: yamllint: $(head -20 "$SCRATCH/values.lint")"
+jq -e '."$schema" == "http://json-schema.org/draft-07/schema#" and .additionalProperties == false' "$CHART/values.schema.json" >/dev/null &&
+  pass "values.schema.json is draft-07 JSON, closed at the top" || fail "values.schema.json is not draft-07 JSON with additionalProperties false"
+
+# 1. Default values.
+render default iogate iogate-system
+{
+  node_objects iogate iogate-system
+  webhook_objects iogate iogate-system
+  echo "Secret iogate-system/iogate-webhook-tls"
+  preflight_objects iogate iogate-system
+  policy_objects iogate iogate-system
+  echo "ConfigMap iogate-system/iogate-grafana-dashboard"
+} | expect_objects default
+
+# 2. Each part alone (the dashboard off too, so that only the part's objects remain).
+ALONE=(--set grafanaDashboard.enabled=false --set nodeAgent.enabled=false --set webhook.enabled=false --set preflight.enabled=false)
+render node-only iogate iogate-system "${ALONE[@]}" --set nodeAgent.enabled=true
+{ node_objects iogate iogate-system; policy_objects iogate iogate-system; } | expect_objects node-only
+render webhook-only iogate iogate-system "${ALONE[@]}" --set webhook.enabled=true
+{
+  webhook_objects iogate iogate-system
+  echo "Secret iogate-system/iogate-webhook-tls"
+  policy_objects iogate iogate-system
+} | expect_objects webhook-only
+render preflight-only iogate iogate-system "${ALONE[@]}" --set preflight.enabled=true
+{ preflight_objects iogate iogate-system; policy_objects iogate iogate-system; } | expect_objects preflight-only
+render nothing iogate iogate-system "${ALONE[@]}"
+: | expect_objects nothing
+
+# 3. Non-default values: another release and namespace, fullnameOverride, cert-manager,
+#    ServiceMonitor, three node paths (one read-only), preflight in three namespaces (one of them
+#    the release's), a custom image, common labels.
+cat >"$SCRATCH/custom-values.yaml" <<'EOF'
+fullnameOverride: gate
+commonLabels:
+  team: ml-platform
+image:
+  repository: registry.example.com/ml/iogate
+  tag: 0.2.0-rc1
+  pullPolicy: Always
+imagePullSecrets:
+  - name: regcred
+nodeAgent:
+  paths:
+    - {name: nvme, hostPath: /mnt/nvme}
+    - {name: scratch, hostPath: /mnt/scratch/iogate, readOnly: false}
+    - {name: datasets, hostPath: /srv/datasets, readOnly: true}
+  interval: 2h
+  extraArgs: [--busy-util, 30%]
+  nodeSelector:
+    nvidia.com/gpu.present: "true"
+  priorityClassName: ""
+  serviceMonitor:
+    enabled: true
+    interval: 2m
+    labels:
+      release: kube-prometheus-stack
+webhook:
+  replicas: 3
+  certManager:
+    enabled: true
+  excludeNamespaces: [monitoring]
+  namespaceSelector:
+    matchLabels:
+      iogate.io/enabled: "true"
+  requestDeadline: 4s
+  timeoutSeconds: 5
+  gpuResources: [gpu.intel.com/i915]
+preflight:
+  namespaces: [ml-train, ml-eval, storage]
+policy:
+  mode: warn
+  node:
+    taint_effect: PreferNoSchedule
+EOF
+EXPECT_TAG=0.2.0-rc1 render custom gpu-gate storage -f "$SCRATCH/custom-values.yaml"
+{
+  node_objects gate storage
+  echo "ServiceMonitor storage/gate-node"
+  webhook_objects gate storage
+  echo "Issuer storage/gate-selfsigned"
+  echo "Certificate storage/gate-webhook-tls"
+  preflight_objects gate ml-eval ml-train storage
+  policy_objects gate ml-eval ml-train storage
+  echo "ConfigMap storage/gate-grafana-dashboard"
+} | expect_objects custom
+
+# 4. cert-manager "auto": on when the cluster serves cert-manager.io/v1, off otherwise (default).
+render auto-cm iogate iogate-system --api-versions cert-manager.io/v1
+objects auto-cm | grep -qx 'Certificate iogate-system/iogate-webhook-tls' && ! objects auto-cm | grep -q '^Secret ' &&
+  pass "auto-cm: certManager.enabled=auto uses cert-manager when cert-manager.io/v1 is served" ||
+  fail "auto-cm: certManager.enabled=auto did not switch to cert-manager: $(objects auto-cm | tr '\n' ' ')"
+render no-cm iogate iogate-system --api-versions cert-manager.io/v1 --set webhook.certManager.enabled=false
+objects no-cm | grep -qx 'Secret iogate-system/iogate-webhook-tls' && ! objects no-cm | grep -q '^Certificate ' &&
+  pass "no-cm: certManager.enabled=false makes its own pair even where cert-manager is served" ||
+  fail "no-cm: certManager.enabled=false: $(objects no-cm | tr '\n' ' ')"
+
+# 5. A release whose name lacks "iogate": objects are <release>-iogate-*.
+render plain-name rel default --set preflight.enabled=false
+objects plain-name | grep -qx 'DaemonSet default/rel-iogate-node' && objects plain-name | grep -qx 'ConfigMap default/rel-iogate-policy' &&
+  pass "plain-name: release rel names its objects rel-iogate-*" || fail "plain-name: $(objects plain-name | tr '\n' ' ')"
+
+# ---------------------------------------------------------------------------------------------
+# Labels: the standard set on every object and pod template, selectors stable.
+for r in default custom; do
+  tag=$APP_VERSION
+  [[ $r == custom ]] && tag=0.2.0-rc1
+  inst=iogate
+  [[ $r == custom ]] && inst=gpu-gate
+  bad=$(jq -r --arg v "$APP_VERSION" --arg c "iogate-$CHART_VERSION" --arg i "$inst" '
+    .[] | [.metadata.labels, (.spec.template.metadata.labels // empty)][] as $l
+    | select($l["app.kubernetes.io/name"] != "iogate" or $l["app.kubernetes.io/instance"] != $i
+        or $l["app.kubernetes.io/version"] != $v or $l["app.kubernetes.io/managed-by"] != "Helm"
+        or $l["helm.sh/chart"] != $c
+        or ($l["app.kubernetes.io/component"] | IN("node-agent", "webhook", "preflight", "policy", "dashboard") | not))
+    | "\(.kind)/\(.metadata.name)"' "$SCRATCH/$r.json")
+  [[ -z "$bad" ]] && pass "$r: every object and pod template has the standard labels" || fail "$r: labels wrong on: $bad"
+done
+check custom "commonLabels reach objects and pod templates" "$(cat "$SCRATCH/custom.json")" \
+  '[.[] | .metadata.labels.team, (.spec.template.metadata.labels.team // "ml-platform")] | all(. == "ml-platform")'
+
+# ---------------------------------------------------------------------------------------------
+# The node agent's DaemonSet.
+ds=$(obj default DaemonSet iogate-node iogate-system)
+check default "node agent args are node --policy ... --root /host --listen :9560 --path rootfs=/var/lib/iogate" "$ds" \
+  '.spec.template.spec.containers[0].args == ["node","--policy","/etc/iogate/policy.yaml","--root","/host","--listen",":9560","--path","rootfs=/var/lib/iogate"]'
+check default "node agent: NODE_NAME from spec.nodeName" "$ds" \
+  '.spec.template.spec.containers[0].env == [{"name":"NODE_NAME","valueFrom":{"fieldRef":{"fieldPath":"spec.nodeName"}}}]'
+check default "node agent mounts host /proc, /sys read-only, the policy, the data path read-write at its host path" "$ds" '
+  .spec.template.spec as $s | $s.containers[0].volumeMounts as $m
+  | ($m | map({(.mountPath): .}) | add) as $by
+  | $by["/host/proc"].readOnly == true and $by["/host/sys"].readOnly == true and $by["/etc/iogate"].readOnly == true
+    and $by["/var/lib/iogate"].readOnly == false
+    and ($s.volumes | map({(.name): .}) | add) as $v
+    | $v[$by["/host/proc"].name].hostPath.path == "/proc" and $v[$by["/host/sys"].name].hostPath.path == "/sys"
+      and $v[$by["/etc/iogate"].name].configMap.name == "iogate-policy"
+      and $v[$by["/var/lib/iogate"].name].hostPath == {"path":"/var/lib/iogate","type":"DirectoryOrCreate"}'
+check default "node agent: readiness /readyz, liveness /healthz on the metrics port 9560" "$ds" '
+  .spec.template.spec.containers[0] | .ports == [{"name":"metrics","containerPort":9560,"protocol":"TCP"}]
+  and .readinessProbe.httpGet == {"path":"/readyz","port":"metrics"} and .livenessProbe.httpGet == {"path":"/healthz","port":"metrics"}'
+check default "node agent tolerates its own taint and the GPU taints" "$ds" '
+  .spec.template.spec.tolerations | (map(.key) | index("iogate.io/storage-below-policy") != null)
+  and (map(.key) | index("nvidia.com/gpu") != null) and all(.operator == "Exists")'
+check default "node agent runs as uid 0 without capabilities, RuntimeDefault seccomp; priority system-node-critical" "$ds" '
+  .spec.template.spec | .securityContext.runAsUser == 0 and .securityContext.seccompProfile.type == "RuntimeDefault"
+  and .containers[0].securityContext == {"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]},"readOnlyRootFilesystem":true}
+  and .priorityClassName == "system-node-critical" and .serviceAccountName == "iogate-node"'
+check default "node agent pods carry the policy's checksum (a policy change rolls them)" "$ds" \
+  '.spec.template.metadata.annotations["checksum/policy"] | test("^[0-9a-f]{64}$")'
+ds=$(obj custom DaemonSet gate-node storage)
+check custom "three node paths: --path NAME=PATH each, interval, extra args" "$ds" '
+  .spec.template.spec.containers[0].args | .[7:] == ["--path","nvme=/mnt/nvme","--path","scratch=/mnt/scratch/iogate","--path","datasets=/srv/datasets","--interval","2h","--busy-util","30%"]'
+check custom "each path a hostPath at its host path; datasets read-only" "$ds" '
+  .spec.template.spec as $s
+  | ($s.containers[0].volumeMounts | map(select(.name | startswith("data-"))) | map({mountPath, readOnly})) ==
+      [{"mountPath":"/mnt/nvme","readOnly":false},{"mountPath":"/mnt/scratch/iogate","readOnly":false},{"mountPath":"/srv/datasets","readOnly":true}]
+  and ($s.volumes | map(select(.name | startswith("data-")) | .hostPath.path)) == ["/mnt/nvme","/mnt/scratch/iogate","/srv/datasets"]'
+check custom "custom image and pull policy, pull secret, nodeSelector, no priority class" "$ds" '
+  .spec.template.spec | .containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1" and .containers[0].imagePullPolicy == "Always"
+  and .imagePullSecrets == [{"name":"regcred"}] and .nodeSelector == {"kubernetes.io/os":"linux","nvidia.com/gpu.present":"true"} and (has("priorityClassName") | not)'
+sm=$(obj custom ServiceMonitor gate-node storage)
+svc=$(obj custom Service gate-node-metrics storage)
+check custom "ServiceMonitor selects the metrics Service's labels, port metrics, interval 2m, its labels" "$(jq -nc --argjson sm "$sm" --argjson svc "$svc" '{sm:$sm,svc:$svc}')" '
+  .sm.spec.selector.matchLabels as $sel | (.svc.metadata.labels | to_entries | map(select($sel[.key] == .value)) | length) == ($sel | length)
+  and .sm.spec.endpoints == [{"port":"metrics","path":"/metrics","scheme":"http","interval":"2m","scrapeTimeout":"10s"}]
+  and .sm.metadata.labels.release == "kube-prometheus-stack" and .sm.spec.namespaceSelector.matchNames == ["storage"]'
+check custom "the metrics Service exposes port 9560 named metrics and selects the agent's pods" "$(jq -nc --argjson svc "$svc" --argjson ds "$ds" '{svc:$svc,ds:$ds}')" '
+  .svc.spec.ports == [{"name":"metrics","port":9560,"targetPort":"metrics","protocol":"TCP"}]
+  and .svc.spec.selector == .ds.spec.selector.matchLabels'
+
+# ---------------------------------------------------------------------------------------------
+# The webhook: Deployment, Service, PDB, configurations, TLS.
+dep=$(obj default Deployment iogate-webhook iogate-system)
+check default "webhook args as the contract says" "$dep" '
+  .spec.template.spec.containers[0].args[0:13] == ["webhook","--listen",":8443","--tls-cert","/etc/iogate/tls/tls.crt","--tls-key","/etc/iogate/tls/tls.key","--policy","/etc/iogate/policy.yaml","--preflight-image","iogate:'"$APP_VERSION"'","--policy-configmap","iogate-policy"]
+  and .spec.template.spec.containers[0].args[13:] == ["--request-deadline","8s"]'
+check default "webhook: 2 replicas spread by pod anti-affinity on hostname, non-root 65532" "$dep" '
+  .spec.replicas == 2
+  and .spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey == "kubernetes.io/hostname"
+  and .spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector.matchLabels == .spec.selector.matchLabels
+  and .spec.template.spec.securityContext.runAsNonRoot == true and .spec.template.spec.securityContext.runAsUser == 65532'
+check default "webhook: port https 8443, /healthz over HTTPS for readiness and liveness" "$dep" '
+  .spec.template.spec.containers[0] | .ports == [{"name":"https","containerPort":8443,"protocol":"TCP"}]
+  and .readinessProbe.httpGet == {"path":"/healthz","port":"https","scheme":"HTTPS"} and .livenessProbe.httpGet == .readinessProbe.httpGet'
+check default "webhook: /etc/iogate holds policy.yaml and tls/tls.{crt,key} from the ConfigMap and the Secret" "$dep" '
+  .spec.template.spec.volumes[0].projected.sources == [
+    {"configMap":{"name":"iogate-policy","items":[{"key":"policy.yaml","path":"policy.yaml"}]}},
+    {"secret":{"name":"iogate-webhook-tls","items":[{"key":"tls.crt","path":"tls/tls.crt"},{"key":"tls.key","path":"tls/tls.key"}]}}]
+  and .spec.template.spec.containers[0].volumeMounts == [{"name":.spec.template.spec.volumes[0].name,"mountPath":"/etc/iogate","readOnly":true}]'
+check default "webhook Service: 443 -> https, selecting the Deployment's pods" \
+  "$(jq -nc --argjson s "$(obj default Service iogate-webhook iogate-system)" --argjson d "$dep" '{s:$s,d:$d}')" '
+  .s.spec.ports == [{"name":"https","port":443,"targetPort":"https","protocol":"TCP"}] and .s.spec.selector == .d.spec.selector.matchLabels'
+check default "PDB keeps the webhook serving (maxUnavailable 1, its pods)" \
+  "$(jq -nc --argjson p "$(obj default PodDisruptionBudget iogate-webhook iogate-system)" --argjson d "$dep" '{p:$p,d:$d}')" \
+  '.p.spec.maxUnavailable == 1 and .p.spec.selector.matchLabels == .d.spec.selector.matchLabels'
+
+# webhook_configs NAME FULLNAME NS: checks both configurations; prints the mutating one's caBundle.
+webhook_configs() {
+  local r=$1 f=$2 ns=$3 kind
+  for kind in MutatingWebhookConfiguration ValidatingWebhookConfiguration; do
+    local c
+    c=$(obj "$r" "$kind" "$f-webhook")
+    local name=validate.iogate.io path=/validate policy=Fail ops='["CREATE","UPDATE"]'
+    if [[ $kind == Mutating* ]]; then name=mutate.iogate.io path=/mutate policy=Ignore ops='["CREATE"]'; fi
+    check "$r" "$kind: $name calls Service $ns/$f-webhook:443$path, failurePolicy $policy, sideEffects None, v1, pods $ops" "$c" '
+      (.webhooks | length) == 1 and .webhooks[0] as $w
+      | $w.name == "'"$name"'" and $w.clientConfig.service == {"name":"'"$f"'-webhook","namespace":"'"$ns"'","path":"'"$path"'","port":443}
+        and $w.failurePolicy == "'"$policy"'" and $w.sideEffects == "None" and $w.admissionReviewVersions == ["v1"]
+        and $w.rules == [{"apiGroups":[""],"apiVersions":["v1"],"operations":'"$ops"',"resources":["pods"],"scope":"Namespaced"}]
+        and ($w.namespaceSelector.matchExpressions | any(.key == "kubernetes.io/metadata.name" and .operator == "NotIn"
+              and (.values | index("kube-system") != null and index("'"$ns"'") != null)))'
+  done
+}
+webhook_configs default iogate iogate-system
+mwc=$(obj default MutatingWebhookConfiguration iogate-webhook)
+vwc=$(obj default ValidatingWebhookConfiguration iogate-webhook)
+check default "timeoutSeconds 10 on both, above --request-deadline 8s; objectSelector empty" "[$mwc,$vwc]" \
+  'map(.webhooks[0] | .timeoutSeconds == 10 and .objectSelector == {}) | all'
+
+# Self-signed TLS: the caBundle verifies the serving certificate, whose SANs cover the Service.
+secret=$(obj default Secret iogate-webhook-tls iogate-system)
+ca_mwc=$(jq -r '.webhooks[0].clientConfig.caBundle // ""' <<<"$mwc")
+ca_vwc=$(jq -r '.webhooks[0].clientConfig.caBundle // ""' <<<"$vwc")
+ca_sec=$(jq -r '.data["ca.crt"] // ""' <<<"$secret")
+[[ -n "$ca_mwc" && "$ca_mwc" == "$ca_vwc" && "$ca_mwc" == "$ca_sec" ]] &&
+  pass "default: both configurations carry the Secret's CA as caBundle" ||
+  fail "default: caBundles differ or are empty (mutating ${#ca_mwc}, validating ${#ca_vwc}, secret ${#ca_sec} chars)"
+check default "the TLS Secret is kubernetes.io/tls with ca.crt, tls.crt, tls.key" "$secret" \
+  '.type == "kubernetes.io/tls" and (.data | keys) == ["ca.crt","tls.crt","tls.key"]'
+base64 -d <<<"$ca_mwc" >"$SCRATCH/ca.pem" 2>/dev/null
+jq -r '.data["tls.crt"]' <<<"$secret" | base64 -d >"$SCRATCH/tls.crt" 2>/dev/null
+jq -r '.data["tls.key"]' <<<"$secret" | base64 -d >"$SCRATCH/tls.key" 2>/dev/null
+if openssl verify -purpose sslserver -CAfile "$SCRATCH/ca.pem" "$SCRATCH/tls.crt" >"$SCRATCH/verify.out" 2>&1; then
+  pass "default: the serving certificate verifies against the caBundle (purpose sslserver)"
+else
+  fail "default: openssl verify: $(cat "$SCRATCH/verify.out")"
+fi
+[[ "$(openssl x509 -in "$SCRATCH/tls.crt" -noout -pubkey 2>/dev/null | sha256sum)" == "$(openssl pkey -in "$SCRATCH/tls.key" -pubout 2>/dev/null | sha256sum)" ]] &&
+  pass "default: tls.key is the certificate's key" || fail "default: tls.key does not match tls.crt"
+sans=$(openssl x509 -in "$SCRATCH/tls.crt" -noout -text 2>/dev/null | grep -A1 'Subject Alternative Name' | tail -1 | tr -d ' ' | tr ',' '\n' | sed 's/^DNS://' | sort)
+want_sans=$(printf '%s\n' iogate-webhook iogate-webhook.iogate-system iogate-webhook.iogate-system.svc iogate-webhook.iogate-system.svc.cluster.local | sort)
+[[ "$sans" == "$want_sans" ]] && pass "default: the certificate's SANs are svc, svc.ns, svc.ns.svc, svc.ns.svc.cluster.local" ||
+  fail "default: SANs are [$(echo $sans)], want [$(echo $want_sans)]"
+# The API server connects to <svc>.<ns>.svc: check the name as a client would.
+openssl verify -CAfile "$SCRATCH/ca.pem" -verify_hostname iogate-webhook.iogate-system.svc "$SCRATCH/tls.crt" >/dev/null 2>&1 &&
+  pass "default: the certificate is valid for the host name the API server dials" ||
+  fail "default: the certificate does not verify for iogate-webhook.iogate-system.svc"
+# Two renderings without a cluster make two different pairs (lookup finds nothing): the
+# reuse path is the lookup of the existing Secret, which needs a cluster (helm upgrade).
+grep -q 'lookup "v1" "Secret" .Release.Namespace $tlsName' "$CHART/templates/webhook-configurations.yaml" &&
+  pass "the self-signed pair is reused on upgrade through a lookup of the existing Secret" ||
+  fail "webhook-configurations.yaml no longer looks up the existing TLS Secret"
+
+# cert-manager (custom): Issuer, Certificate, inject-ca-from, no caBundle, no Secret from the chart.
+cert=$(obj custom Certificate gate-webhook-tls storage)
+check custom "Certificate: secret gate-webhook-tls for the Service's four DNS names, from the self-signed Issuer" "$cert" '
+  .spec.secretName == "gate-webhook-tls"
+  and (.spec.dnsNames | sort) == (["gate-webhook","gate-webhook.storage","gate-webhook.storage.svc","gate-webhook.storage.svc.cluster.local"] | sort)
+  and .spec.issuerRef == {"group":"cert-manager.io","kind":"Issuer","name":"gate-selfsigned"}'
+check custom "Issuer gate-selfsigned is selfSigned" "$(obj custom Issuer gate-selfsigned storage)" '.spec == {"selfSigned":{}}'
+webhook_configs custom gate storage
+for kind in MutatingWebhookConfiguration ValidatingWebhookConfiguration; do
+  check custom "$kind: cert-manager.io/inject-ca-from storage/gate-webhook-tls and no caBundle of its own" "$(obj custom $kind gate-webhook)" '
+    .metadata.annotations["cert-manager.io/inject-ca-from"] == "storage/gate-webhook-tls" and (.webhooks[0].clientConfig | has("caBundle") | not)'
+done
+check custom "namespaceSelector: the user's matchLabels plus the NotIn of kube-system, storage, monitoring; timeout 5" "$(obj custom ValidatingWebhookConfiguration gate-webhook)" '
+  .webhooks[0] | .namespaceSelector == {"matchLabels":{"iogate.io/enabled":"true"},"matchExpressions":[{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kube-system","storage","monitoring"]}]}
+  and .timeoutSeconds == 5'
+dep=$(obj custom Deployment gate-webhook storage)
+check custom "webhook: 3 replicas, custom image as --preflight-image, gate-policy, deadline 4s, --gpu-resource" "$dep" '
+  .spec.replicas == 3 and .spec.template.spec.containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1"
+  and .spec.template.spec.containers[0].args[9:] == ["--preflight-image","registry.example.com/ml/iogate:0.2.0-rc1","--policy-configmap","gate-policy","--request-deadline","4s","--gpu-resource","gpu.intel.com/i915"]'
+
+# ---------------------------------------------------------------------------------------------
+# Preflight RBAC objects: one set per namespace, bound to the part's ServiceAccount (+ extras).
+for ns in ml-train ml-eval storage; do
+  check custom "RoleBinding $ns/gate-preflight binds Role gate-preflight to ServiceAccount gate-preflight in $ns" \
+    "$(obj custom RoleBinding gate-preflight "$ns")" '
+    .roleRef == {"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"gate-preflight"}
+    and .subjects == [{"kind":"ServiceAccount","name":"gate-preflight","namespace":"'"$ns"'"}]'
+done
+# preflight.rbac.extraServiceAccounts binds ServiceAccounts the chart does not make (check-manifests
+# would rightly flag them as not in the input), so this rendering is checked here only.
+"$HELM_RENDER" -n ml --set 'preflight.namespaces={ml,ml2}' --set 'preflight.rbac.extraServiceAccounts={default,trainer}' \
+  -s templates/preflight-rbac.yaml iogate "$CHART" >"$SCRATCH/extra-sa.yaml" 2>&1 && to_json "$SCRATCH/extra-sa.yaml" >"$SCRATCH/extra-sa.json" &&
+  check extra-sa "extraServiceAccounts are bound in every preflight namespace, after the chart's own" "$(cat "$SCRATCH/extra-sa.json")" '
+    [.[] | select(.kind == "RoleBinding") | [.metadata.namespace, (.subjects | map(.namespace + "/" + .name))]]
+    == [["ml", ["ml/iogate-preflight","ml/default","ml/trainer"]], ["ml2", ["ml2/iogate-preflight","ml2/default","ml2/trainer"]]]' ||
+  fail "extra-sa: $(cat "$SCRATCH/extra-sa.yaml" | head -5)"
+
+# ---------------------------------------------------------------------------------------------
+# The policy: every copy the same, and the binary accepts it.
+for r in default custom preflight-only; do
+  n=$(jq '[.[] | select(.kind == "ConfigMap" and (.metadata.name | endswith("-policy")))] | length' "$SCRATCH/$r.json")
+  d=$(jq '[.[] | select(.kind == "ConfigMap" and (.metadata.name | endswith("-policy"))) | .data["policy.yaml"]] | unique | length' "$SCRATCH/$r.json")
+  [[ $n -ge 1 && $d -eq 1 ]] && pass "$r: $n policy ConfigMap(s), all holding the same policy.yaml" ||
+    fail "$r: $n policy ConfigMaps with $d different contents"
+  jq -r 'first(.[] | select(.kind == "ConfigMap" and (.metadata.name | endswith("-policy")))) | .data["policy.yaml"]' \
+    "$SCRATCH/$r.json" >"$SCRATCH/$r-policy.yaml"
+  if "$IOGATE" policy check "$SCRATCH/$r-policy.yaml" >"$SCRATCH/$r-policy.out" 2>&1; then
+    pass "$r: iogate policy check accepts the rendered policy ($(head -1 "$SCRATCH/$r-policy.out" | sed 's/  */ /g'))"
+  else
+    fail "$r: iogate policy check: $(cat "$SCRATCH/$r-policy.out")"
+  fi
+done
+grep -q 'from profile image-classification' "$SCRATCH/default-policy.out" && grep -q '^mode *enforce' "$SCRATCH/default-policy.out" &&
+  pass "default: the policy is the image-classification profile, enforced" || fail "default policy: $(head -3 "$SCRATCH/default-policy.out")"
+grep -q '^mode *warn' "$SCRATCH/custom-policy.out" && grep -q 'taint PreferNoSchedule' "$SCRATCH/custom-policy.out" &&
+  pass "custom: policy overrides (mode warn, taint PreferNoSchedule) reach the policy" || fail "custom policy: $(head -6 "$SCRATCH/custom-policy.out")"
+# Each built-in profile, chosen in values, renders a policy the binary accepts.
+for p in $("$IOGATE" policy profiles | awk '{print $1}'); do
+  "$HELM_RENDER" -n ns --set "policy.profile=$p" -s templates/policy-configmap.yaml iogate "$CHART" >"$SCRATCH/p.yaml" 2>&1 &&
+    to_json "$SCRATCH/p.yaml" | jq -r '.[0].data["policy.yaml"]' >"$SCRATCH/p-policy.yaml" &&
+    "$IOGATE" policy check "$SCRATCH/p-policy.yaml" >/dev/null 2>"$SCRATCH/p.err" &&
+    pass "profile $p: the rendered policy passes iogate policy check" || fail "profile $p: $(cat "$SCRATCH/p.err" "$SCRATCH/p.yaml" | head -5)"
+done
+
+# ---------------------------------------------------------------------------------------------
+# Bad values: the schema's message names the key; the chart's own checks name the fix.
+# expect_failure DESCRIPTION PATTERN renderer-args...
+expect_failure() {
+  local what=$1 pattern=$2
+  shift 2
+  if "$HELM_RENDER" -n iogate-system "$@" iogate "$CHART" >"$SCRATCH/bad.out" 2>"$SCRATCH/bad.err"; then
+    fail "bad values accepted: $what"
+  elif grep -qE -- "$pattern" "$SCRATCH/bad.err"; then
+    pass "refused: $what ($(grep -E -- "$pattern" "$SCRATCH/bad.err" | head -1 | sed 's/^ *//'))"
+  else
+    fail "refused, but the message lacks /$pattern/: $what: $(cat "$SCRATCH/bad.err")"
+  fi
+}
+expect_failure "a typo'd top-level key (nodeAgnet)" 'nodeAgnet' --set nodeAgnet.enabled=false
+expect_failure "a typo'd nested key (nodeAgent.toleration)" 'nodeAgent.*toleration' --set 'nodeAgent.toleration[0].key=x'
+expect_failure "a typo'd key in a toleration (efect)" 'efect' --set 'nodeAgent.tolerations[0].efect=NoSchedule'
+expect_failure "failurePolicy ignore (lower case)" 'failurePolicy.*(Ignore|one of)' --set webhook.mutate.failurePolicy=ignore
+expect_failure "a taint effect that does not exist" 'effect' --set 'nodeAgent.tolerations[0].effect=NoRun'
+expect_failure "image.pullPolicy sometimes" 'pullPolicy' --set image.pullPolicy=Sometimes
+expect_failure "certManager.enabled maybe" 'certManager' --set webhook.certManager.enabled=maybe
+expect_failure "serviceMonitor.interval 1 minute" 'interval' --set 'nodeAgent.serviceMonitor.interval=1 minute'
+expect_failure "a policy mode that does not exist" 'mode' --set policy.mode=strict
+expect_failure "a misspelt policy key (min_iop)" 'min_iop' --set 'policy.rules[0].name=r' --set 'policy.rules[0].min_iop=5'
+expect_failure "a node path name with capitals" 'name' --set 'nodeAgent.paths[0].name=Data' --set 'nodeAgent.paths[0].hostPath=/mnt/d'
+expect_failure "a relative hostPath" 'hostPath' --set 'nodeAgent.paths[0].name=d' --set 'nodeAgent.paths[0].hostPath=mnt/d'
+expect_failure "a request deadline not below timeoutSeconds" 'requestDeadline.*shorter than webhook.timeoutSeconds' --set webhook.requestDeadline=10s
+expect_failure "a node path that would hide /proc" 'cannot be mounted' --set 'nodeAgent.paths[0].name=p' --set 'nodeAgent.paths[0].hostPath=/proc'
+expect_failure "two node paths with one name" 'used twice' --set 'nodeAgent.paths[0].name=a' --set 'nodeAgent.paths[0].hostPath=/a' \
+  --set 'nodeAgent.paths[1].name=a' --set 'nodeAgent.paths[1].hostPath=/b'
+expect_failure "a fullname too long for the -webhook suffix" 'longer than 63' --set "fullnameOverride=$(printf 'a%.0s' {1..60})"
+
+# ---------------------------------------------------------------------------------------------
+# NOTES.txt and the preflight named template.
+if "$HELM_RENDER" -n iogate-system --notes iogate "$CHART" >"$SCRATCH/notes.txt" 2>"$SCRATCH/notes.err"; then
+  pass "NOTES.txt renders"
+  grep -qF 'kubectl get nodes -L iogate.io/randread-iops,iogate.io/disk-class,iogate.io/tier' "$SCRATCH/notes.txt" &&
+    pass "NOTES.txt shows how to see the node labels" || fail "NOTES.txt lacks the kubectl get nodes -L line"
+  grep -qF 'iogate-node-metrics' "$SCRATCH/notes.txt" && grep -q 'events' "$SCRATCH/notes.txt" &&
+    pass "NOTES.txt points at events and metrics" || fail "NOTES.txt lacks events or metrics"
+  # The snippet: from "spec:" to the first blank line after it.
+  awk '/^spec:$/{on=1} on && /^$/{exit} on' "$SCRATCH/notes.txt" >"$SCRATCH/notes-snippet.yaml"
+  python3 -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
+    "$SCRATCH/notes-snippet.yaml" >"$SCRATCH/notes-snippet.json" 2>"$SCRATCH/notes-snippet.err" ||
+    fail "NOTES.txt's preflight snippet is not YAML: $(cat "$SCRATCH/notes-snippet.err")"
+else
+  fail "NOTES.txt does not render: $(cat "$SCRATCH/notes.err")"
+fi
+"$HELM_RENDER" -n iogate-system --notes --set preflight.enabled=false iogate "$CHART" >"$SCRATCH/notes-off.txt" 2>&1 &&
+  ! grep -q 'iogate-preflight' "$SCRATCH/notes-off.txt" && pass "NOTES.txt prints no preflight snippet when preflight is off" ||
+  fail "NOTES.txt with preflight off: $(head -5 "$SCRATCH/notes-off.txt")"
+
+# What agent/webhook/preflight_injection.cc adds for a pod whose container mounts volume VOLUME
+# at PATH (iogate webhook --preflight-image IMAGE --policy-configmap CM): the container (first
+# in initContainers) and, when the pod lacks it, the volume iogate-policy.
+injected() { # VOLUME PATH IMAGE CM [extra mount fields as JSON]
+  jq -nc --arg v "$1" --arg p "$2" --arg img "$3" --arg cm "$4" --argjson extra "${5:-{\}}" '{
+    container: {
+      name: "iogate-preflight",
+      image: $img,
+      args: ["preflight", $p, "--policy", "/etc/iogate/policy.yaml"],
+      env: [
+        {name: "POD_NAME", valueFrom: {fieldRef: {fieldPath: "metadata.name"}}},
+        {name: "POD_NAMESPACE", valueFrom: {fieldRef: {fieldPath: "metadata.namespace"}}},
+        {name: "NODE_NAME", valueFrom: {fieldRef: {fieldPath: "spec.nodeName"}}},
+        {name: "CONTAINER_NAME", value: "iogate-preflight"}],
+      volumeMounts: [({name: $v, readOnly: true} + $extra + {mountPath: $p}),
+                     {name: "iogate-policy", mountPath: "/etc/iogate", readOnly: true}],
+      securityContext: {readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: {drop: ["ALL"]}}},
+    volume: {name: "iogate-policy", configMap: {name: $cm, items: [{key: "policy.yaml", path: "policy.yaml"}]}}}'
+}
+# compare_preflight WHAT RENDERED-CONTAINER RENDERED-VOLUME EXPECTED RESOURCES
+compare_preflight() {
+  local what=$1 c=$2 v=$3 want=$4 res=$5 field ok=1
+  for field in name image args env volumeMounts securityContext; do
+    if [[ "$(jq -cS ".$field" <<<"$c")" != "$(jq -cS ".container.$field" <<<"$want")" ]]; then
+      fail "$what: $field differs from the webhook's: $(jq -c ".$field" <<<"$c") vs $(jq -c ".container.$field" <<<"$want")"
+      ok=0
+    fi
+  done
+  [[ "$(jq -cS 'del(.resources) | keys' <<<"$c")" == "$(jq -cS '.container | keys' <<<"$want")" ]] ||
+    { fail "$what: fields beyond the webhook's (and resources): $(jq -c 'keys' <<<"$c")"; ok=0; }
+  [[ "$(jq -cS .resources <<<"$c")" == "$(jq -cS . <<<"$res")" ]] ||
+    { fail "$what: resources $(jq -c .resources <<<"$c"), want preflight.resources $res"; ok=0; }
+  [[ "$(jq -cS . <<<"$v")" == "$(jq -cS .volume <<<"$want")" ]] ||
+    { fail "$what: policy volume $(jq -c . <<<"$v") differs from the webhook's $(jq -c .volume <<<"$want")"; ok=0; }
+  ((ok)) && pass "$what: the initContainer and policy volume are the webhook's (name, image, args, env, mounts, securityContext) plus resources"
+}
+default_res=$(jq -c '.preflight.resources' <(python3 -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' "$CHART/values.yaml"))
+if [[ -s "$SCRATCH/notes-snippet.json" ]]; then
+  compare_preflight "NOTES snippet" "$(jq -c '.spec.initContainers[0]' "$SCRATCH/notes-snippet.json")" \
+    "$(jq -c '.spec.volumes[0]' "$SCRATCH/notes-snippet.json")" \
+    "$(injected dataset /data "iogate:$APP_VERSION" iogate-policy)" "$default_res"
+  check notes "the snippet runs the pod as the preflight ServiceAccount" "$(cat "$SCRATCH/notes-snippet.json")" \
+    '.spec.serviceAccountName == "iogate-preflight" and (.spec.initContainers | length) == 1'
+fi
+
+# The named template as a user includes it, with other arguments: a Pod template added to a copy
+# of the chart, rendered with the custom values.
+cp -r "$CHART" "$SCRATCH/chart"
+cat >"$SCRATCH/chart/templates/zz-preflight-example.yaml" <<'EOF'
+{{- range $i, $case := list (dict "volume" "train-data" "path" "/mnt/ds") (dict "volume" "ckpt" "path" "/ckpt" "readOnly" false "subPath" "run-1") }}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: example-{{ $i }}
+spec:
+  initContainers:
+    {{- include "iogate.preflight.initContainer" (merge (dict "root" $) $case) | nindent 4 }}
+  containers:
+    - name: train
+      image: busybox
+  volumes:
+    {{- include "iogate.preflight.volumes" (dict "root" $) | nindent 4 }}
+{{- end }}
+EOF
+if "$HELM_RENDER" -n ml-train -f "$SCRATCH/custom-values.yaml" -s templates/zz-preflight-example.yaml gpu-gate "$SCRATCH/chart" \
+    >"$SCRATCH/example.yaml" 2>"$SCRATCH/example.err"; then
+  yamllint -f parsable -c "$HERE/yamllint.yaml" "$SCRATCH/example.yaml" >"$SCRATCH/example.lint" 2>&1 &&
+    pass "the named templates' output is clean YAML" || fail "named templates: yamllint: $(cat "$SCRATCH/example.lint")"
+  to_json "$SCRATCH/example.yaml" >"$SCRATCH/example.json"
+  custom_res='{"requests":{"cpu":"1","memory":"256Mi"},"limits":{"cpu":"1","memory":"256Mi"}}'
+  img=registry.example.com/ml/iogate:0.2.0-rc1
+  compare_preflight "named template (train-data at /mnt/ds)" "$(jq -c '.[0].spec.initContainers[0]' "$SCRATCH/example.json")" \
+    "$(jq -c '.[0].spec.volumes[0]' "$SCRATCH/example.json")" "$(injected train-data /mnt/ds "$img" gate-policy)" "$custom_res"
+  # readOnly false and a subPath: the webhook copies subPath; readOnly false is the template's option.
+  want=$(injected ckpt /ckpt "$img" gate-policy '{"subPath":"run-1"}' | jq -c '.container.volumeMounts[0].readOnly = false')
+  compare_preflight "named template (ckpt, readOnly false, subPath)" "$(jq -c '.[1].spec.initContainers[0]' "$SCRATCH/example.json")" \
+    "$(jq -c '.[1].spec.volumes[0]' "$SCRATCH/example.json")" "$want" "$custom_res"
+  # The webhook in the same release injects with the same image and ConfigMap name.
+  check custom "the webhook's --preflight-image and --policy-configmap are what the named template uses" \
+    "$(jq -nc --argjson d "$(obj custom Deployment gate-webhook storage)" --argjson e "$(jq -c '.[0]' "$SCRATCH/example.json")" '{d:$d,e:$e}')" '
+    .d.spec.template.spec.containers[0].args as $a
+    | $a[($a | index("--preflight-image")) + 1] == .e.spec.initContainers[0].image
+      and $a[($a | index("--policy-configmap")) + 1] == .e.spec.volumes[0].configMap.name'
+else
+  fail "the named templates do not render: $(cat "$SCRATCH/example.err")"
+fi
+cat >"$SCRATCH/chart/templates/zz-preflight-example.yaml" <<'EOF'
+{{- include "iogate.preflight.initContainer" (dict "root" $ "path" "/data") }}
+EOF
+"$HELM_RENDER" -s templates/zz-preflight-example.yaml iogate "$SCRATCH/chart" >/dev/null 2>"$SCRATCH/example.err" &&
+  fail "the named template accepted a call without a volume" ||
+  { grep -q 'volume' "$SCRATCH/example.err" && pass "the named template refuses a call without a volume, naming it" ||
+    fail "the named template's error lacks 'volume': $(cat "$SCRATCH/example.err")"; }
+
+# ---------------------------------------------------------------------------------------------
+# helm itself, when installed.
+if command -v helm >/dev/null; then
+  if helm lint --strict "$CHART" >"$SCRATCH/lint.out" 2>&1; then pass "helm lint --strict"; else fail "helm lint: $(cat "$SCRATCH/lint.out")"; fi
+  # Certificates are random per rendering: blank them before diffing.
+  mask() { sed -E 's/^( *(ca\.crt|tls\.crt|tls\.key|caBundle): ).*/\1MASKED/' "$1" | grep -v '^$'; }
+  for r in default:iogate:iogate-system: custom:gpu-gate:storage:"-f $SCRATCH/custom-values.yaml" \
+           node-only:iogate:iogate-system:"${ALONE[*]} --set nodeAgent.enabled=true"; do
+    IFS=: read -r name rel ns args <<<"$r"
+    # shellcheck disable=SC2086
+    if helm template "$rel" "$CHART" -n "$ns" $args >"$SCRATCH/helm-$name.yaml" 2>"$SCRATCH/helm-$name.err" &&
+        "$HELM_RENDER" --helm-order -n "$ns" $args "$rel" "$CHART" >"$SCRATCH/ordered-$name.yaml" 2>>"$SCRATCH/helm-$name.err"; then
+      if diff -u <(mask "$SCRATCH/ordered-$name.yaml") <(mask "$SCRATCH/helm-$name.yaml") >"$SCRATCH/helm-$name.diff"; then
+        pass "$name: helm template renders what the renderer does"
+      else
+        fail "$name: helm template differs from the renderer: $(head -40 "$SCRATCH/helm-$name.diff")"
+      fi
+    else
+      fail "$name: helm template or the renderer: $(cat "$SCRATCH/helm-$name.err")"
+    fi
+  done
+else
+  echo "note: helm is not installed: helm lint and the helm template comparison were skipped (the renderer stands in)"
+fi
+
+if ((FAILS > 0)); then
+  echo "$FAILS check(s) failed" >&2
+  exit 1
+fi
+echo "all chart checks passed"
