@@ -130,8 +130,10 @@ add_label source "${IOGATE_IMAGE_SOURCE:-}"
 add_label licenses "${IOGATE_IMAGE_LICENSES:-}"
 labels_json=$(IFS=,; echo "{${labels[*]}}")
 
-# No Env: the entry point is an absolute path and iogate reads no variable it needs a default for.
-printf '{"created":%s,"architecture":%s,"os":"linux","config":{"User":"65532:65532","Entrypoint":["/iogate"],"Labels":%s},"rootfs":{"type":"layers","diff_ids":[%s]},"history":[{"created":%s,"created_by":"scripts/build-image.sh: COPY /iogate"}]}' \
+# Env and WorkingDir as BuildKit writes them for a FROM scratch image (its default PATH, /), so
+# that the Dockerfile's image and this one have the same config. iogate needs neither: the entry
+# point is an absolute path and it runs nothing else.
+printf '{"created":%s,"architecture":%s,"os":"linux","config":{"User":"65532:65532","Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Entrypoint":["/iogate"],"WorkingDir":"/","Labels":%s},"rootfs":{"type":"layers","diff_ids":[%s]},"history":[{"created":%s,"created_by":"scripts/build-image.sh: COPY /iogate"}]}' \
   "$(json_str "$created")" "$(json_str "$arch")" "$labels_json" "$(json_str "$diff_id")" "$(json_str "$created")" \
   >"$work/config.json"
 put_blob "$work/config.json"; config_digest=$blob_digest config_size=$blob_size
