@@ -33,7 +33,10 @@ while (($# > 0)); do
     *) echo "build-image: unknown argument $1" >&2; usage ;;
   esac
 done
-if [[ -z "$rootfs_out$oci_out$archive_out" ]]; then oci_out="$root/${BUILD_DIR:-build}/image/oci"; rm -rf "$oci_out"; fi
+# build.sh's BUILD_DIR: relative to the repository, or absolute.
+build_dir=${BUILD_DIR:-build}
+[[ "$build_dir" == /* ]] || build_dir="$root/$build_dir"
+if [[ -z "$rootfs_out$oci_out$archive_out" ]]; then oci_out="$build_dir/image/oci"; rm -rf "$oci_out"; fi
 
 # Outputs must not already hold something: the layer is exactly what this script puts there.
 for d in "$rootfs_out" "$oci_out"; do
@@ -43,7 +46,7 @@ done
 if [[ -z "$binary" ]]; then
   # Only the binary: the image needs neither the tests nor the test API server.
   bash "$root/scripts/build.sh" iogate
-  binary="$root/${BUILD_DIR:-build}/iogate"
+  binary="$build_dir/iogate"
 fi
 [[ -x "$binary" ]] || { echo "build-image: $binary is not an executable" >&2; exit 1; }
 # A static binary is what lets the image be FROM scratch; refuse anything else rather than ship an
