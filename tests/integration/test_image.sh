@@ -121,7 +121,7 @@ cmp -s "$ROOTFS/iogate" "$SCRATCH/layer/iogate" || fail "umoci unpacked another 
 assert_jq "$SCRATCH/bundle/config.json" '.process.args == ["/iogate"] and .process.user.uid == 65532 and .process.user.gid == 65532' \
   "umoci unpack: the runtime bundle runs /iogate as 65532:65532; the root holds only /iogate, 0:0 755"
 
-# --build-image.sh --rootfs (the Dockerfile's build stage) assembles the same root
+# build-image.sh --rootfs (the Dockerfile's build stage) assembles the same root
 bash "$BUILD_IMAGE" --binary "$IOGATE" --rootfs "$SCRATCH/rootfs-stage" 2>/dev/null
 [[ "$(cd "$SCRATCH/rootfs-stage" && find . -mindepth 1)" == ./iogate ]] && cmp -s "$SCRATCH/rootfs-stage/iogate" "$ROOTFS/iogate" ||
   fail "--rootfs assembles another root than the image's"
