@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds iogate (static release binary plus the tests) into build/.
+# Arguments, if any, are the targets to build (scripts/build-image.sh builds only `iogate`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -7,4 +8,6 @@ BUILD_DIR=${BUILD_DIR:-build}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
-cmake --build "$BUILD_DIR" -j"$(nproc)"
+targets=()
+if (($# > 0)); then targets=(--target "$@"); fi
+cmake --build "$BUILD_DIR" -j"$(nproc)" "${targets[@]}"

@@ -9,8 +9,9 @@ build_packages=(
   libaio-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libboost-program-options-dev doctest-dev libssl-dev libyaml-cpp-dev dpkg-dev xz-utils
 )
-# Real peers and tools the integration tests and benchmarks drive.
-test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl prometheus
+# Real peers and tools the integration tests and benchmarks drive. skopeo and umoci read and unpack
+# the OCI image that scripts/build-image.sh writes (tests/integration/test_image.sh).
+test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl prometheus skopeo umoci
   # The deployment tests: Go tools built offline from Debian's Go sources, and YAML linting.
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev golang-gopkg-yaml.v2-dev
   yamllint)
