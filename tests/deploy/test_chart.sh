@@ -19,59 +19,14 @@
 # Tools: HELM_RENDER and CHECK_MANIFESTS (paths) if set; otherwise tests/deploy/build_tools.sh
 # builds both into DEPLOY_TOOLS_DIR (ctest sets it to <build>/deploy-tools). IOGATE: the binary.
 # Prints "SKIP: <reason>" and exits 77 when a needed tool is missing.
-set -uo pipefail
-
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+source "$HERE/lib.sh"
+need_tools jq yamllint openssl
 CHART="$ROOT/charts/iogate"
-SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/iogate-chart.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT
-
-FAILS=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-die() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-
-for tool in jq yamllint openssl python3; do
-  command -v "$tool" >/dev/null || skip "$tool is not installed"
-done
-# yamllint brings python3-yaml; the YAML -> JSON conversion below uses it.
-python3 -c 'import yaml' 2>/dev/null || skip "python3 has no yaml module (python3-yaml)"
-
-# The renderer and the checker.
-if [[ -z "${HELM_RENDER:-}" || -z "${CHECK_MANIFESTS:-}" ]]; then
-  TOOLS_DIR=${DEPLOY_TOOLS_DIR:-$ROOT/build/deploy-tools}
-  [[ -f "$HERE/build_tools.sh" ]] || skip "tests/deploy/build_tools.sh is missing and HELM_RENDER/CHECK_MANIFESTS are not set"
-  command -v go >/dev/null || skip "go is not installed (golang-go builds the renderer and the checker)"
-  mkdir -p "$TOOLS_DIR"
-  # One build at a time: ctest may run several deploy tests at once.
-  if command -v flock >/dev/null; then
-    flock "$TOOLS_DIR/.lock" bash "$HERE/build_tools.sh" "$TOOLS_DIR" >"$SCRATCH/build.log" 2>&1
-  else
-    bash "$HERE/build_tools.sh" "$TOOLS_DIR" >"$SCRATCH/build.log" 2>&1
-  fi || die "build_tools.sh failed: $(tail -20 "$SCRATCH/build.log")"
-  HELM_RENDER=${HELM_RENDER:-$TOOLS_DIR/helm-render}
-  CHECK_MANIFESTS=${CHECK_MANIFESTS:-$TOOLS_DIR/check-manifests}
-fi
-[[ -x "$HELM_RENDER" ]] || die "HELM_RENDER=$HELM_RENDER is not executable"
-[[ -x "$CHECK_MANIFESTS" ]] || die "CHECK_MANIFESTS=$CHECK_MANIFESTS is not executable"
-IOGATE=${IOGATE:-$ROOT/build/iogate}
-[[ -x "$IOGATE" ]] || skip "IOGATE=$IOGATE is not built"
-
-APP_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$CHART/Chart.yaml")
 CHART_VERSION=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$CHART/Chart.yaml")
-[[ -n "$APP_VERSION" && -n "$CHART_VERSION" ]] || die "Chart.yaml lacks version or appVersion"
+[[ -n "$CHART_VERSION" ]] || die "Chart.yaml lacks version"
 [[ "$("$IOGATE" --version)" == "iogate $APP_VERSION" ]] ||
   fail "Chart.yaml appVersion $APP_VERSION is not the binary's version ($("$IOGATE" --version))"
-
-# YAML (multi-document) -> a JSON array of the non-empty documents.
-to_json() {
-  python3 -c '
-import json, sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
-json.dump(docs, sys.stdout)' "$1"
-}
 
 # render NAME RELEASE NAMESPACE [renderer flags...]: writes $SCRATCH/NAME.yaml and .json, lints
 # and checks it. The app version expected on images is $EXPECT_TAG (default: appVersion).
@@ -529,7 +484,7 @@ if "$HELM_RENDER" -n iogate-system --notes iogate "$CHART" >"$SCRATCH/notes.txt"
     pass "NOTES.txt points at events and metrics" || fail "NOTES.txt lacks events or metrics"
   # The snippet: from "spec:" to the first blank line after it.
   awk '/^spec:$/{on=1} on && /^$/{exit} on' "$SCRATCH/notes.txt" >"$SCRATCH/notes-snippet.yaml"
-  python3 -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
+  "$PY" -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
     "$SCRATCH/notes-snippet.yaml" >"$SCRATCH/notes-snippet.json" 2>"$SCRATCH/notes-snippet.err" ||
     fail "NOTES.txt's preflight snippet is not YAML: $(cat "$SCRATCH/notes-snippet.err")"
 else
@@ -575,7 +530,7 @@ compare_preflight() {
     { fail "$what: policy volume $(jq -c . <<<"$v") differs from the webhook's $(jq -c .volume <<<"$want")"; ok=0; }
   ((ok)) && pass "$what: the initContainer and policy volume are the webhook's (name, image, args, env, mounts, securityContext) plus resources"
 }
-default_res=$(jq -c '.preflight.resources' <(python3 -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' "$CHART/values.yaml"))
+default_res=$(jq -c '.preflight.resources' <("$PY" -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' "$CHART/values.yaml"))
 if [[ -s "$SCRATCH/notes-snippet.json" ]]; then
   compare_preflight "NOTES snippet" "$(jq -c '.spec.initContainers[0]' "$SCRATCH/notes-snippet.json")" \
     "$(jq -c '.spec.volumes[0]' "$SCRATCH/notes-snippet.json")" \
@@ -659,8 +614,4 @@ else
   echo "note: helm is not installed: helm lint and the helm template comparison were skipped (the renderer stands in)"
 fi
 
-if ((FAILS > 0)); then
-  echo "$FAILS check(s) failed" >&2
-  exit 1
-fi
-echo "all chart checks passed"
+finish chart

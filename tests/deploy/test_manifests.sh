@@ -12,45 +12,10 @@
 #   - the sample Job's initContainer is the chart's preflight, mounts the Job's dataset volume,
 #     reads the base's policy ConfigMap iogate-policy and runs as the overlay's ServiceAccount.
 # Tools as in test_chart.sh: HELM_RENDER/CHECK_MANIFESTS, else tests/deploy/build_tools.sh.
-set -uo pipefail
-
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/iogate-manifests.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT
+source "$HERE/lib.sh"
+need_tools kubectl jq yamllint
 
-FAILS=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-die() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-
-for tool in kubectl jq yamllint; do
-  command -v "$tool" >/dev/null || skip "$tool is not installed"
-done
-# Debian's python3 has python3-yaml (a yamllint dependency); another python3 first on PATH may not.
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=python3
-"$PY" -c 'import yaml' 2>/dev/null || skip "python3 has no yaml module (python3-yaml)"
-
-if [[ -z "${HELM_RENDER:-}" || -z "${CHECK_MANIFESTS:-}" ]]; then
-  TOOLS_DIR=${DEPLOY_TOOLS_DIR:-$ROOT/build/deploy-tools}
-  command -v go >/dev/null || skip "go is not installed (golang-go builds the renderer and the checker)"
-  mkdir -p "$TOOLS_DIR"
-  bash "$HERE/build_tools.sh" "$TOOLS_DIR" >"$SCRATCH/build.log" 2>&1 ||
-    die "build_tools.sh failed: $(tail -20 "$SCRATCH/build.log")"
-  HELM_RENDER=${HELM_RENDER:-$TOOLS_DIR/helm-render}
-  CHECK_MANIFESTS=${CHECK_MANIFESTS:-$TOOLS_DIR/check-manifests}
-fi
-IOGATE=${IOGATE:-$ROOT/build/iogate}
-[[ -x "$IOGATE" ]] || skip "IOGATE=$IOGATE is not built"
-APP_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$ROOT/charts/iogate/Chart.yaml")
-
-to_json() {
-  "$PY" -c '
-import json, sys, yaml
-json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], sys.stdout)' "$1"
-}
 objects() { jq -r '.[] | "\(.kind) \(.metadata.namespace // "-")/\(.metadata.name)"' "$1" | sort -u; }
 
 # 1. The generated files are what the chart renders now.
@@ -157,6 +122,4 @@ jq -e '.[] | select(.kind == "ServiceAccount" and .metadata.name == "iogate-pref
   "$SCRATCH/preflight-example.json" >/dev/null && pass "the overlay carries the Job's ServiceAccount" ||
   fail "no ServiceAccount iogate-preflight in the preflight-example overlay"
 
-echo
-if ((FAILS > 0)); then echo "$FAILS check(s) failed"; exit 1; fi
-echo "all manifest checks passed"
+finish manifest
