@@ -37,9 +37,9 @@ std::string render_dataset_human(const DatasetProbeResult& r, bool color) {
   out += line("dataset", {fmt::format("{} files ({})", count_text(s.files_estimate),
                                       s.files_exact ? "exact" : s.complete() ? "exact" : "estimated"),
                           format_bytes(s.bytes_estimate),
-                          fmt::format("in {} dirs", count_text(double(s.dirs_read))),
-                          fmt::format("fan-out {:.1f} dirs, {:.1f} files per dir", s.mean_subdirs_per_dir(),
-                                      s.mean_files_per_dir()),
+                          fmt::format("{} dirs", count_text(double(s.dirs_read))),
+                          fmt::format("{:.1f} files/dir", s.mean_files_per_dir()),
+                          fmt::format("{:.1f} subdirs/dir", s.mean_subdirs_per_dir()),
                           fmt::format("scan {}", format_duration_ns(double(s.elapsed_ns)))});
   out += line("sizes", {fmt::format("p10 {}", format_bytes(double(s.sizes.p10))),
                         fmt::format("p50 {}", format_bytes(double(s.sizes.p50))),
