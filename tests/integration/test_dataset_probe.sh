@@ -79,6 +79,25 @@ fi
 ((elapsed_ms < 5000)) || fail "a 100 ms scan and a 1 s loader took ${elapsed_ms} ms"
 pass "scan + loader within their limits (${elapsed_ms} ms)"
 
+# 3b. A policy with workload.mode dataset: preflight runs the dataset probe and judges samples/s.
+cat >"$SCRATCH/policy.yaml" <<'YAML'
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+metadata: {name: dataset}
+deadline: 30s
+workload: {mode: dataset, workers: 2, runtime: 1s, scan_time: 2s}
+rules:
+  - {name: feed, min_samples_per_s: 10, samples_per_s_per_gpu: 100000000}
+YAML
+"$IOGATE" preflight "$ds" --policy "$SCRATCH/policy.yaml" --no-api --gpus 0 --output-format json >"$SCRATCH/pf.json"
+assert_jq "$SCRATCH/pf.json" '.outcome == "pass" and .results[0].report.mode == "dataset" and (.results[0].verdict.checks[0] | .check == "min_samples_per_s" and .passed and .threshold_value == 10)' \
+  "preflight with workload.mode dataset: checked min_samples_per_s, pass"
+code=0
+"$IOGATE" preflight "$ds" --policy "$SCRATCH/policy.yaml" --no-api --gpus 1 --output-format json >"$SCRATCH/pf.json" || code=$?
+[[ $code -eq 1 ]] || fail "preflight below a samples/s floor of 100,000,000: exit $code, want 1"
+assert_jq "$SCRATCH/pf.json" '.outcome == "fail" and .results[0].verdict.checks[0].threshold_value == 100000000' \
+  "the per-GPU floor (1 GPU) fails it: exit 1"
+
 # 4. Errors: an empty directory, a missing one, a file, flags of the block-I/O probe.
 mkdir -p "$SCRATCH/empty"
 expect_usage "empty directory" probe --mode dataset "$SCRATCH/empty"
