@@ -1,14 +1,16 @@
 // The DataLoader emulation: W worker threads each take the next file of a shuffled list and do
 // what a PyTorch Dataset's __getitem__ does with a file per sample: open, read it whole, close.
 //
-// Each file is read once per run, and dropped from the page cache right after
-// (posix_fadvise DONTNEED), so a run measures the storage, not memory; with `direct` the files
+// Each file is read once per run, and dropped from the page cache just before and right after
+// (posix_fadvise DONTNEED; clean pages only, so a dataset still being written back can be served
+// from memory), so a run measures the storage, not memory; with `direct` the files
 // are opened O_DIRECT into aligned buffers where the file system takes it (a refusal falls back
 // to buffered reads with a note). Files are opened O_RDONLY|O_NOFOLLOW, with O_NOATIME where
 // permitted: the loader never writes.
 //
 // Three latencies per file, all from the start of open(): open (open returned), first byte
-// (the first read returned data) and file (the whole file read and closed).
+// (the first read returned data) and file (the whole file read and closed), without the time of
+// the drop before reading.
 #pragma once
 
 #include <atomic>
