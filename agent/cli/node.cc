@@ -174,6 +174,46 @@ void attempt(Agent& a, size_t i) {
   }
 
   EvaluationContext ctx{a.gpus, path, {}};
+  // What both workloads do with a measurement: record it and schedule the next probe.
+  auto measured = [&](const Measurement& m, nanoseconds took) {
+    o.measurement = m;
+    o.probe_wall_s = std::chrono::duration<double>(took).count();
+    o.measured_at = SystemClock::now();
+    o.state = "measured";
+    o.detail.clear();
+    ++o.probes;
+    nanoseconds wait = jittered(ns.interval, ns.jitter, a.unit_random());
+    a.due[i] = Clock::now() + wait;
+    spdlog::info("{}: {} in {:.1f} s ({}); next probe in {}", path, measurement_figures(*o.measurement), o.probe_wall_s,
+                 o.measurement->stop_reason, duration_text(wait));
+    a.dirty = true;
+  };
+  if (a.policy.workload_mode == WorkloadMode::kDataset) {
+    DatasetRequest req = policy_dataset_request(a.policy, path, a.options.root, ctx, stack->device_class);
+    spdlog::info("{}: probing {}", path, describe_dataset_request(req));
+    const Clock::time_point started = Clock::now();
+    auto result = run_dataset_probe(req, a.stop, nullptr);
+    const nanoseconds took = Clock::now() - started;
+    a.longest_probe = std::max(a.longest_probe, took);
+    if (a.stop.load() || (result.ok() && result->stop_reason == "signal")) {
+      o.state = "stopped";
+      o.detail = "interrupted by a signal";
+      return;
+    }
+    if (!result.ok()) {
+      ++o.errors;
+      retry_later("error", result.error().message);
+      return;
+    }
+    // The file latencies stand for the per-I/O ones of a block-I/O probe.
+    if (const LoaderRun* l = result->loader()) {
+      o.p50_ns = double(l->file_ns.percentile(50));
+      o.p90_ns = double(l->file_ns.percentile(90));
+      o.p999_ns = double(l->file_ns.percentile(99.9));
+    }
+    measured(measurement_from_dataset(*result), took);
+    return;
+  }
   ProbeRequest req = policy_probe_request(a.policy, path, a.options.root, ctx, stack->device_class);
   o.io_priority = io_priority_note(a.options, *stack);
   spdlog::info("{}: probing {} at I/O priority {}", path, describe_probe_request(a.policy, req), o.io_priority);
@@ -191,18 +231,8 @@ void attempt(Agent& a, size_t i) {
     retry_later("error", result.error().message);
     return;
   }
-  o.measurement = measurement_from_probe(*result);
   set_quantiles(o, *result);
-  o.probe_wall_s = std::chrono::duration<double>(took).count();
-  o.measured_at = SystemClock::now();
-  o.state = "measured";
-  o.detail.clear();
-  ++o.probes;
-  nanoseconds wait = jittered(ns.interval, ns.jitter, a.unit_random());
-  a.due[i] = Clock::now() + wait;
-  spdlog::info("{}: {} in {:.1f} s ({}); next probe in {}", path, measurement_figures(*o.measurement), o.probe_wall_s,
-               o.measurement->stop_reason, duration_text(wait));
-  a.dirty = true;
+  measured(measurement_from_probe(*result), took);
 }
 
 // Writes the state to the Node; on failure schedules a retry with backoff.

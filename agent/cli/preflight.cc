@@ -181,6 +181,35 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
   return result;
 }
 
+// The dataset probe for one path (workload.mode: dataset), its scan and loader limits cut to what
+// the deadline leaves. The scan budget comes first: without files there is nothing to load.
+Result<DatasetProbeResult> probe_dataset_path(Run& run, const std::string& path, const EvaluationContext& ctx) {
+  const Policy& p = run.policy;
+  auto stack = detect_storage_stack(path, DetectOptions{run.options.root});
+  DeviceClass cls = stack.ok() ? stack->device_class : DeviceClass::kUnknown;
+  DatasetRequest req = policy_dataset_request(p, path, run.options.root, ctx, cls);
+  nanoseconds left = duration_cast<nanoseconds>(run.deadline - Clock::now()) - kRecordReserve;
+  nanoseconds room = left - req.scan.time;
+  if (room < kMinProbeRuntime) {
+    return runtime_error(fmt::format("deadline {}: only {} left, too little to scan and read {}", seconds_text(p.deadline),
+                                     seconds_text(std::max(left, nanoseconds::zero())), path));
+  }
+  if (room < req.loader.runtime) {
+    spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path,
+                 seconds_text(req.loader.runtime), seconds_text(room), seconds_text(p.deadline));
+    req.loader.runtime = room;
+  }
+  spdlog::info("{}: probing {}", path, describe_dataset_request(req));
+  DeadlineWatch watch(run.stop, run.deadline - kRecordReserve);
+  auto result = run_dataset_probe(req, watch.flag(), nullptr);
+  if (watch.deadline_hit()) {
+    return runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(p.deadline), path));
+  }
+  if (!result.ok()) return result.error();
+  if (result->stop_reason == "signal") return runtime_error("interrupted by a signal while probing " + path);
+  return result;
+}
+
 std::string shared_origin(const RecordedResult& r) {
   return fmt::format("pod {} on node {} at {}", r.pod, r.node, rfc3339_seconds(r.time));
 }
@@ -191,6 +220,18 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
   PathResult out;
   out.path = path;
   EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
+  if (run.policy.workload_mode == WorkloadMode::kDataset) {
+    // Not shared through the PVC: a dataset result depends on the dataset under this path, which
+    // differs between pods of one claim more often than the volume's speed does.
+    auto dataset = probe_dataset_path(run, path, ctx);
+    if (!dataset.ok()) return dataset.error();
+    out.source = "probe";
+    out.measurement = measurement_from_dataset(*dataset);
+    out.dataset = std::move(*dataset);
+    out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
+    spdlog::info("{}: {}", path, measurement_figures(out.measurement));
+    return out;
+  }
   std::optional<PvcRef> pvc;
   if (run.api && run.policy.result_ttl > nanoseconds::zero()) {
     if (auto claim = pvc_for_path(run.pod, path, run.options.container_name)) {

@@ -8,6 +8,7 @@
 #include "base/version.h"
 #include "policy/measurement_json.h"
 #include "policy/policy_units.h"
+#include "report/dataset_report.h"
 #include "report/report_json.h"
 #include "report/text_layout.h"
 
@@ -150,7 +151,9 @@ nlohmann::json preflight_report_json(const PreflightSummary& s) {
                        {"shared_from", r.shared_from},
                        {"measurement", measurement_to_json(r.measurement)},
                        {"verdict", verdict_to_json(r.verdict)},
-                       {"report", r.probe ? probe_result_to_json(*r.probe) : nlohmann::json::object()}});
+                       {"report", r.probe     ? probe_result_to_json(*r.probe)
+                                  : r.dataset ? dataset_probe_to_json(*r.dataset)
+                                              : nlohmann::json::object()}});
   }
   nlohmann::json policy = nlohmann::json::object();
   if (s.policy) {

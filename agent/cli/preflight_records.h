@@ -29,6 +29,7 @@ struct PathResult {
   std::string pvc;          // the claim behind the path, "" without one
   std::string shared_from;  // "pod ns/x on node y at 2026-...": where a shared result came from
   std::optional<ProbeResult> probe;
+  std::optional<DatasetProbeResult> dataset;  // workload.mode: dataset
   Measurement measurement;
   Verdict verdict;
 };

@@ -15,6 +15,8 @@
 #include "base/units.h"
 #include "bench/probe.h"
 #include "cli/command_line.h"
+#include "cli/dataset_command.h"
+#include "cli/dataset_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
@@ -70,15 +72,19 @@ std::string format_progress(const ProbeProgress& p) {
 
 Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std::string* help_text) {
   po::options_description flags = probe_flags();
+  flags.add(dataset_flags());
   auto parsed = parse_command_line(args, flags);
   if (!parsed.ok()) return parsed.error();
   const po::variables_map& vm = parsed->flags;
   ProbeOptions o;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate probe PATH [options]\n\n"
+    out << "usage: iogate probe PATH [options]\n"
+           "       iogate probe --mode dataset PATH [--workers 1,2,4,8] [options]\n\n"
            "Benchmarks the storage under PATH (a directory: a test file is written there, or the largest\n"
-           "files are read if it is read-only; a file: that file is read).\n\n"
+           "files are read if it is read-only; a file: that file is read). With --mode dataset, walks the\n"
+           "dataset under PATH and reads sampled files whole, as a DataLoader does, in samples/s; it never\n"
+           "writes.\n\n"
         << flags;
     *help_text = out.str();
     return o;
@@ -89,6 +95,21 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   o.path = paths[0];
 
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  const std::string mode = str("mode");
+  if (mode == "dataset") {
+    o.output_format = str("output-format");
+    if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
+    if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
+    o.root = str("root");
+    auto request = dataset_request_from_flags(vm, o.path, o.root);
+    if (!request.ok()) return request.error();
+    o.dataset = std::move(*request);
+    return o;
+  }
+  if (mode != "io") return usage_error(fmt::format("--mode: expected io or dataset, got \"{}\"", mode));
+  for (const char* k : {"workers", "scan-time", "scan-entries", "sample", "target-samples-per-s"}) {
+    if (vm.count(k) && !vm[k].defaulted()) return usage_error(fmt::format("--{}: only with --mode dataset", k));
+  }
   Workload& w = o.workload;
   auto rw = parse_rw_mode(str("rw"));
   if (!rw.ok()) return rw.error();
@@ -147,6 +168,7 @@ int run_probe_command(const std::vector<std::string>& args) {
   std::string help;
   auto options = parse_probe_args(args, &help);
   if (auto done = parsing_exit("probe", options, help)) return *done;
+  if (options->dataset) return run_dataset_probe_command(*options->dataset, options->output_format);
   StopSignals signals;
   const bool tty = isatty(STDERR_FILENO);
   ProgressCallback progress;

@@ -1,11 +1,13 @@
 // `iogate probe PATH [flags]`: parse fio-style flags, run the probe, print the report.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "bench/adaptive_stop.h"
+#include "bench/dataset_probe.h"
 #include "bench/workload.h"
 
 namespace iogate {
@@ -16,6 +18,8 @@ struct ProbeOptions {
   EarlyStopConfig early_stop;
   std::string output_format = "human";  // human | json
   std::string root = "/";
+  // Set by --mode dataset: the samples/s probe of a tree of files instead of block I/O.
+  std::optional<DatasetRequest> dataset;
 };
 
 // Parses the arguments after "probe"; --help prints usage and yields no options (ok with empty path).

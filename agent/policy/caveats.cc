@@ -25,7 +25,8 @@ std::vector<std::string> measurement_caveats(const Policy& p, const Measurement&
         "Measured on memory (tmpfs, ramfs or zram), not storage: such volumes serve 500,000-2,000,000 4k reads a "
         "second and lose their data with the node, so this says nothing about a disk.");
   }
-  if (!m.direct) {
+  // A dataset run reads buffered by design (as a DataLoader does) and drops each file after it.
+  if (!m.direct && !m.dataset) {
     out.push_back(
         "O_DIRECT was refused, so the probe used buffered I/O: re-read blocks can come from the page cache at memory "
         "speed, and the figures may be optimistic.");
@@ -58,7 +59,7 @@ std::vector<std::string> measurement_caveats(const Policy& p, const Measurement&
         format_bytes(double(m.files_bytes - m.readable_bytes)), format_bytes(double(m.files_bytes)),
         format_bytes(double(m.readable_bytes))));
   }
-  if (is_or_has(m, DeviceClass::kNetworkFs)) {
+  if (is_or_has(m, DeviceClass::kNetworkFs) && !m.dataset) {
     out.push_back(
         "On a network file system every small file also costs metadata round trips (open, stat: typically 0.1-1 ms "
         "each) that this probe of large files does not measure, so a dataset of many small files may read slower.");

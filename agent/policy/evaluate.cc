@@ -130,6 +130,15 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
     c.passed = m.bandwidth_bytes_per_s >= c.threshold_value;
     out.push_back(std::move(c));
   }
+  if (r.min_samples_per_s || r.samples_per_s_per_gpu) {
+    RuleCheck c = make_check(r, "min_samples_per_s");
+    c.threshold_value = effective_min_samples_per_s(r, gpus);
+    c.measured_value = m.samples_per_s;
+    c.threshold = min_samples_text(r, gpus);
+    c.measured = format_thousands(m.samples_per_s) + " samples/s";
+    c.passed = m.dataset && m.samples_per_s >= c.threshold_value;
+    out.push_back(std::move(c));
+  }
   if (!r.allowed_classes.empty()) {
     // A mixed volume passes when every leaf is allowed: its class alone says nothing.
     RuleCheck c = make_check(r, "allowed_classes");
@@ -193,6 +202,41 @@ Measurement measurement_from_probe(const ProbeResult& r) {
   return m;
 }
 
+Measurement measurement_from_dataset(const DatasetProbeResult& r) {
+  Measurement m;
+  m.dataset = true;
+  if (const LoaderRun* l = r.loader()) {
+    m.samples_per_s = l->samples_per_s();
+    m.iops = m.samples_per_s;
+    m.bandwidth_bytes_per_s = l->bytes_per_s();
+    m.p99_latency_ns = double(l->file_ns.percentile(99));
+    m.measured_s = double(l->elapsed_ns) / 1e9;
+    m.direct = l->direct;
+  }
+  m.device_class = r.storage.device_class;
+  collect_leaf_classes(r.storage.stack, m.leaf_classes);
+  m.path = r.path;
+  m.fs_type = r.storage.mount.fs_type;
+  m.page_cache = r.page_cache;
+  m.read_only = true;
+  m.read_existing_files = true;
+  m.files_bytes = static_cast<uint64_t>(std::max(0.0, r.scan.bytes_estimate));
+  m.readable_bytes = m.files_bytes;
+  m.stop_reason = r.stop_reason;
+  return m;
+}
+
+std::string min_samples_text(const Rule& r, std::optional<int> gpus) {
+  FloorTerms t{r.min_samples_per_s, r.samples_per_s_per_gpu, "min_samples_per_s", format_thousands, " samples/s", "/GPU"};
+  return floor_text(t, gpus, effective_min_samples_per_s(r, gpus.value_or(0)));
+}
+
+double effective_min_samples_per_s(const Rule& r, int gpus) {
+  double fixed = r.min_samples_per_s ? double(*r.min_samples_per_s) : 0;
+  double scaled = r.samples_per_s_per_gpu ? double(*r.samples_per_s_per_gpu) * std::max(gpus, 0) : 0;
+  return std::max(fixed, scaled);
+}
+
 std::string min_iops_text(const Rule& r, std::optional<int> gpus) {
   FloorTerms t{r.min_iops, r.min_iops_per_gpu, "min_iops", format_thousands, " IOPS", "/GPU"};
   return floor_text(t, gpus, effective_min_iops(r, gpus.value_or(0)));
@@ -242,6 +286,7 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
 
 std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
   std::optional<double> floor;
+  if (p.workload_mode == WorkloadMode::kDataset) return floor;  // no early stop in a dataset run
   for (const Rule& r : p.rules) {
     if (selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels)) continue;
     double iops = effective_min_iops(r, ctx.gpus);
@@ -287,6 +332,11 @@ Verdict evaluate_policy(const Policy& p, const Measurement& m, const EvaluationC
       v.caveats.push_back(fmt::format(
           "Rule {} sets only min_iops_per_gpu ({}/GPU) and the pod requests no GPUs, so its IOPS floor is 0.", r.name,
           format_thousands(double(*r.min_iops_per_gpu))));
+    }
+    if (r.samples_per_s_per_gpu && !r.min_samples_per_s && ctx.gpus <= 0) {
+      v.caveats.push_back(fmt::format(
+          "Rule {} sets only samples_per_s_per_gpu ({}/GPU) and the pod requests no GPUs, so its samples/s floor is 0.",
+          r.name, format_thousands(double(*r.samples_per_s_per_gpu))));
     }
     if (r.min_bandwidth_per_gpu_bytes_per_s && !r.min_bandwidth_bytes_per_s && ctx.gpus <= 0) {
       v.caveats.push_back(fmt::format(

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/dataset_probe.h"
 #include "bench/probe_result.h"
 #include "policy/policy.h"
 
@@ -44,10 +45,16 @@ struct Measurement {
   // The early stop's confidence interval, as a fraction of the mean IOPS, when the probe gives one.
   std::optional<double> ci_half_width_relative;
   std::optional<double> ci_confidence;  // e.g. 0.95
+  // A dataset run (workload.mode: dataset): files read whole per second; iops and
+  // p99_latency_ns are then the samples/s and the file latency's p99, bandwidth its bytes/s.
+  bool dataset = false;
+  double samples_per_s = 0;
 };
 
 // Aggregates over jobs. Rates are over the longest job's measured window (as the report shows).
 Measurement measurement_from_probe(const ProbeResult& r);
+// The headline loader run (the sweep's fastest) of a dataset probe.
+Measurement measurement_from_dataset(const DatasetProbeResult& r);
 
 // The pod the verdict is for. `path` is the dataset path as named on the command line, which
 // selectors' `paths` are matched against (the measurement's path when empty).
@@ -59,7 +66,7 @@ struct EvaluationContext {
 
 struct RuleCheck {
   std::string rule;
-  std::string check;  // "min_iops", "max_p99_latency", "min_bandwidth", "allowed_classes", "forbidden_classes"
+  std::string check;  // "min_iops", "max_p99_latency", "min_bandwidth", "min_samples_per_s", "allowed_classes", "forbidden_classes"
   std::string measured, threshold;  // "8,120 IOPS", ">= 10,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 2 GPUs)"
   double measured_value = 0, threshold_value = 0;  // IOPS, ns, bytes/s; 0 for class checks
   bool passed = false;
@@ -86,11 +93,14 @@ Verdict evaluate_policy(const Policy& p, const Measurement& m, const EvaluationC
 double effective_min_iops(const Rule& r, int gpus);
 // max(min_bandwidth, min_bandwidth_per_gpu × gpus) in bytes a second; 0 when the rule sets neither.
 double effective_min_bandwidth(const Rule& r, int gpus);
+// max(min_samples_per_s, samples_per_s_per_gpu × gpus); 0 when the rule sets neither.
+double effective_min_samples_per_s(const Rule& r, int gpus);
 
 // The floors as people read them: ">= 10,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 2 GPUs)",
 // ">= 500 MB/s"; without a GPU count, the formula: ">= max(10,000, 5,000/GPU x GPUs) IOPS".
 std::string min_iops_text(const Rule& r, std::optional<int> gpus);
 std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus);
+std::string min_samples_text(const Rule& r, std::optional<int> gpus);  // ">= 2,000 samples/s (...)"
 
 // Why a rule's selector does not match, or nullopt when it does.
 std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass device_class,

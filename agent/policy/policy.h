@@ -50,6 +50,24 @@ struct Rule {
   // Likewise for bandwidth: max(min_bandwidth, min_bandwidth_per_gpu × GPUs).
   std::optional<uint64_t> min_bandwidth_bytes_per_s, min_bandwidth_per_gpu_bytes_per_s;
   std::vector<DeviceClass> allowed_classes, forbidden_classes;
+  // Dataset workloads (workload.mode: dataset): samples (files read whole) per second, floor
+  // max(min_samples_per_s, samples_per_s_per_gpu × GPUs), as for IOPS.
+  std::optional<uint64_t> min_samples_per_s, samples_per_s_per_gpu;
+};
+
+// What the probe does: block I/O on a test file (fio's workload), or the dataset loader over the
+// files under the path (iogate probe --mode dataset). A mode of its own rather than `rw: dataset`:
+// `rw` keeps fio's meaning, and a dataset run has no block size, queue depth or test file, so the
+// two sets of keys exclude each other and each is validated as a whole.
+enum class WorkloadMode { kIo, kDataset };
+
+// The dataset loader's settings (workload.mode: dataset); the runtime is workload.runtime.
+struct DatasetWorkload {
+  int workers = 0;  // 0: 70% of the CPUs
+  size_t sample = 20'000;
+  std::chrono::nanoseconds scan_time = std::chrono::seconds(10);
+  uint64_t scan_entries = 2'000'000;
+  bool direct = false;
 };
 
 // randread 4k, iodepth 32, 1 job, runtime limit 10 s, ramp 1 s, 256 MiB test file: small enough
@@ -100,6 +118,8 @@ struct Policy {
   std::chrono::nanoseconds deadline = std::chrono::seconds(60);  // the whole preflight
   // The probe's workload; runtime is a limit, the probe stops earlier once the result settles.
   Workload workload = default_policy_workload();
+  WorkloadMode workload_mode = WorkloadMode::kIo;
+  DatasetWorkload dataset;  // with workload_mode kDataset
   // Early stop: once the confidence interval's half-width is within stop_tolerance of the mean.
   bool early_stop = true;
   double stop_tolerance = 0.03;

@@ -213,16 +213,95 @@ const Keys kTopKeys = {"apiVersion", "kind",     "metadata", "profile",    "mode
                        "node",       "webhook"};
 const Keys kWebhookKeys = {"allow_opt_out"};
 const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
-const Keys kWorkloadKeys = {"rw", "rwmixread", "bs", "iodepth", "numjobs", "runtime", "ramp", "size", "direct"};
+const Keys kWorkloadKeys = {"mode",   "rw",     "rwmixread", "bs",        "iodepth",     "numjobs", "runtime",
+                            "ramp",   "size",   "direct",    "workers",   "sample",      "scan_time", "scan_entries"};
+// The keys of each workload mode; a key of the other mode is an error naming it.
+const Keys kIoWorkloadKeys = {"rw", "rwmixread", "bs", "iodepth", "numjobs", "ramp", "size"};
+const Keys kDatasetWorkloadKeys = {"workers", "sample", "scan_time", "scan_entries"};
 const Keys kEarlyStopKeys = {"enabled", "tolerance", "confidence"};
 const Keys kRuleKeys = {"name",         "description",     "selector",          "min_iops",
                         "min_iops_per_gpu", "max_p99_latency", "min_bandwidth", "min_bandwidth_per_gpu",
-                        "allowed_classes", "forbidden_classes"};
+                        "allowed_classes", "forbidden_classes", "min_samples_per_s", "samples_per_s_per_gpu"};
 const Keys kSelectorKeys = {"device_classes", "paths", "pod_labels"};
 const Keys kNodeKeys = {"paths",        "interval",      "jitter",        "busy_util",
                         "busy_retry",   "taint_effect",  "fast_min_iops", "fast_min_iops_per_gpu",
                         "fast_factor"};
 const Keys kNodePathKeys = {"path", "name"};
+
+// workload.mode: dataset and its keys; the block-I/O keys are refused in that mode and the
+// dataset keys in the other.
+Status read_dataset_workload(const YAML::Node& n, Policy& p) {
+  const std::string path = "workload";
+  if (const YAML::Node v = n["mode"]) {
+    std::string m = v.IsScalar() ? v.Scalar() : "";
+    if (m == "dataset") p.workload_mode = WorkloadMode::kDataset;
+    else if (m == "io") p.workload_mode = WorkloadMode::kIo;
+    else return expected(child(path, "mode"), "io or dataset", v);
+  }
+  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
+  for (std::string_view key : dataset ? kIoWorkloadKeys : kDatasetWorkloadKeys) {
+    if (n[std::string(key)]) {
+      return usage_error(fmt::format("{}: {}", child(path, std::string(key)),
+                                     dataset ? "not used by mode: dataset (it reads whole files)"
+                                             : "only with mode: dataset"));
+    }
+  }
+  if (!dataset) return ok_status();
+  DatasetWorkload& d = p.dataset;
+  if (const YAML::Node v = n["workers"]) {
+    auto x = read_integer(v, child(path, "workers"), 1, 1024);
+    if (!x.ok()) return x.error();
+    d.workers = static_cast<int>(*x);
+  }
+  if (const YAML::Node v = n["sample"]) {
+    auto x = read_integer(v, child(path, "sample"), 1, 10'000'000);
+    if (!x.ok()) return x.error();
+    d.sample = static_cast<size_t>(*x);
+  }
+  if (const YAML::Node v = n["scan_entries"]) {
+    auto x = read_integer(v, child(path, "scan_entries"), 1, int64_t{1} << 40);
+    if (!x.ok()) return x.error();
+    d.scan_entries = static_cast<uint64_t>(*x);
+  }
+  if (const YAML::Node v = n["scan_time"]) {
+    auto x = read_duration(v, child(path, "scan_time"));
+    if (!x.ok()) return x.error();
+    if (x->count() <= 0) return usage_error(fmt::format("{}: must be more than 0", child(path, "scan_time")));
+    d.scan_time = *x;
+  }
+  if (const YAML::Node v = n["direct"]) {
+    auto x = read_bool(v, child(path, "direct"));
+    if (!x.ok()) return x.error();
+    d.direct = *x;
+  }
+  return ok_status();
+}
+
+// Rules check what the workload measures: samples/s only a dataset run, IOPS and per-I/O latency
+// only a block-I/O run.
+Status check_rules_against_workload(const Policy& p) {
+  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
+  for (size_t i = 0; i < p.rules.size(); ++i) {
+    const Rule& r = p.rules[i];
+    const std::string path = element("rules", i);
+    if (dataset) {
+      for (auto [key, set] : {std::pair{"min_iops", bool(r.min_iops)}, std::pair{"min_iops_per_gpu", bool(r.min_iops_per_gpu)},
+                              std::pair{"max_p99_latency", bool(r.max_p99_latency_ns)}}) {
+        if (set) {
+          return usage_error(fmt::format("{}: not measured by workload.mode: dataset; use min_samples_per_s or "
+                                         "samples_per_s_per_gpu",
+                                         child(path, key)));
+        }
+      }
+    } else {
+      for (auto [key, set] : {std::pair{"min_samples_per_s", bool(r.min_samples_per_s)},
+                              std::pair{"samples_per_s_per_gpu", bool(r.samples_per_s_per_gpu)}}) {
+        if (set) return usage_error(fmt::format("{}: needs workload.mode: dataset", child(path, key)));
+      }
+    }
+  }
+  return ok_status();
+}
 
 Status read_workload(const YAML::Node& n, Workload& w) {
   const std::string path = "workload";
@@ -363,7 +442,9 @@ Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
     if (!x.ok()) return x.error();
     r.selector = *x;
   }
-  for (auto [key, field] : {std::pair{"min_iops", &r.min_iops}, std::pair{"min_iops_per_gpu", &r.min_iops_per_gpu}}) {
+  for (auto [key, field] : {std::pair{"min_iops", &r.min_iops}, std::pair{"min_iops_per_gpu", &r.min_iops_per_gpu},
+                            std::pair{"min_samples_per_s", &r.min_samples_per_s},
+                            std::pair{"samples_per_s_per_gpu", &r.samples_per_s_per_gpu}}) {
     if (const YAML::Node v = n[key]) {
       auto x = read_positive(v, child(path, key));
       if (!x.ok()) return x.error();
@@ -401,10 +482,11 @@ Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
     }
   }
   if (!r.min_iops && !r.min_iops_per_gpu && !r.max_p99_latency_ns && !r.min_bandwidth_bytes_per_s &&
-      !r.min_bandwidth_per_gpu_bytes_per_s && r.allowed_classes.empty() && r.forbidden_classes.empty()) {
+      !r.min_bandwidth_per_gpu_bytes_per_s && r.allowed_classes.empty() && r.forbidden_classes.empty() &&
+      !r.min_samples_per_s && !r.samples_per_s_per_gpu) {
     return usage_error(fmt::format(
         "{}: no check; give at least one of min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
-        "min_bandwidth_per_gpu, allowed_classes, forbidden_classes",
+        "min_bandwidth_per_gpu, allowed_classes, forbidden_classes, min_samples_per_s, samples_per_s_per_gpu",
         path));
   }
   return r;
@@ -611,6 +693,7 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
     p.deadline = *x;
   }
   if (const YAML::Node v = root["workload"]) {
+    if (Status s = read_dataset_workload(v, p); !s.ok()) return s.error();
     if (Status s = read_workload(v, p.workload); !s.ok()) return s.error();
   }
   if (Status s = validate_policy_workload(p.workload); !s.ok()) return s.error();
@@ -641,10 +724,13 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
       p.webhook.allow_opt_out = *x;
     }
   }
-  auto probe_time = p.workload.ramp + p.workload.runtime;
+  if (Status s = check_rules_against_workload(p); !s.ok()) return s.error();
+  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
+  auto probe_time = (dataset ? p.dataset.scan_time : p.workload.ramp) + p.workload.runtime;
   if (p.deadline < probe_time) {
-    return usage_error(fmt::format("deadline: {} is shorter than workload.ramp + workload.runtime ({}); the probe could not finish",
+    return usage_error(fmt::format("deadline: {} is shorter than {} + workload.runtime ({}); the probe could not finish",
                                    format_duration_compact(p.deadline.count()),
+                                   dataset ? "workload.scan_time" : "workload.ramp",
                                    format_duration_compact(probe_time.count())));
   }
   return p;

@@ -24,8 +24,16 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-nlohmann::json workload_json(const Workload& w) {
-  nlohmann::json j = {{"rw", rw_mode_name(w.rw)},   {"bs_bytes", w.block_size},      {"iodepth", w.iodepth},
+nlohmann::json workload_json(const Policy& p) {
+  const Workload& w = p.workload;
+  if (p.workload_mode == WorkloadMode::kDataset) {
+    const DatasetWorkload& d = p.dataset;
+    return {{"mode", "dataset"},          {"workers", d.workers},
+            {"sample", d.sample},         {"scan_time_ns", d.scan_time.count()},
+            {"scan_entries", d.scan_entries}, {"runtime_ns", w.runtime.count()},
+            {"direct", d.direct}};
+  }
+  nlohmann::json j = {{"mode", "io"}, {"rw", rw_mode_name(w.rw)},   {"bs_bytes", w.block_size},      {"iodepth", w.iodepth},
                       {"numjobs", w.numjobs},       {"runtime_ns", w.runtime.count()}, {"ramp_ns", w.ramp.count()},
                       {"size_bytes", w.size},       {"direct", w.direct}};
   if (w.rw == RwMode::kRandRw) j["rwmixread"] = w.rwmixread;
@@ -56,6 +64,11 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
     if (r.min_iops_per_gpu) j["min_iops_per_gpu"] = *r.min_iops_per_gpu;
     if (gpus && (r.min_iops || r.min_iops_per_gpu)) j["effective_min_iops"] = effective_min_iops(r, *gpus);
     if (r.max_p99_latency_ns) j["max_p99_latency_ns"] = *r.max_p99_latency_ns;
+    if (r.min_samples_per_s) j["min_samples_per_s"] = *r.min_samples_per_s;
+    if (r.samples_per_s_per_gpu) j["samples_per_s_per_gpu"] = *r.samples_per_s_per_gpu;
+    if (gpus && (r.min_samples_per_s || r.samples_per_s_per_gpu)) {
+      j["effective_min_samples_per_s"] = effective_min_samples_per_s(r, *gpus);
+    }
     if (r.min_bandwidth_bytes_per_s) j["min_bandwidth_bytes_per_s"] = *r.min_bandwidth_bytes_per_s;
     if (r.min_bandwidth_per_gpu_bytes_per_s) j["min_bandwidth_per_gpu_bytes_per_s"] = *r.min_bandwidth_per_gpu_bytes_per_s;
     if (gpus && (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s)) {
@@ -73,7 +86,7 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
           {"mode", policy_mode_name(p.mode)},
           {"on_error", on_error_name(p.on_error)},
           {"deadline_ns", p.deadline.count()},
-          {"workload", workload_json(p.workload)},
+          {"workload", workload_json(p)},
           {"early_stop", {{"enabled", p.early_stop}, {"tolerance", p.stop_tolerance}, {"confidence", p.stop_confidence}}},
           {"result_ttl_ns", p.result_ttl.count()},
           {"gpus", gpus ? nlohmann::json(*gpus) : nlohmann::json(nullptr)},
@@ -114,12 +127,25 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
   workload += fmt::format(" size={} ramp {}, runtime up to {}{}", format_size_compact(w.size),
                           format_duration_compact(w.ramp.count()), format_duration_compact(w.runtime.count()),
                           w.direct ? "" : ", buffered");
+  if (p.workload_mode == WorkloadMode::kDataset) {
+    const DatasetWorkload& d = p.dataset;
+    workload = fmt::format("dataset: {} workers, {} files sampled, scan up to {} or {} entries, runtime up to {}{}",
+                           d.workers ? std::to_string(d.workers) : "70%-of-CPUs", d.sample,
+                           format_duration_compact(d.scan_time.count()), d.scan_entries,
+                           format_duration_compact(w.runtime.count()), d.direct ? ", O_DIRECT" : "");
+  }
   field("workload", workload);
+  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
+  if (dataset) {
+    field("early stop", "not used by dataset runs (each reads its sampled files once)");
+    field("result ttl", "not used: dataset results are not shared through the PVC");
+  } else {
   field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
                                                  format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
                                    : "off: runs the whole runtime");
   field("result ttl", p.result_ttl.count() ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
                                            : "0 (always probe)");
+  }
   const NodeSettings& n = p.node;
   std::string node_paths;
   for (const NodePath& np : n.paths) node_paths += (node_paths.empty() ? "" : ", ") + np.path + (np.name.empty() ? "" : " (" + np.name + ")");
@@ -140,6 +166,7 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
     if (r.min_iops || r.min_iops_per_gpu) {
       checks.emplace_back("min_iops", min_iops_text(r, gpus));
     }
+    if (r.min_samples_per_s || r.samples_per_s_per_gpu) checks.emplace_back("min_samples_per_s", min_samples_text(r, gpus));
     if (r.max_p99_latency_ns) checks.emplace_back("max_p99_latency", "<= " + format_duration_ns(double(*r.max_p99_latency_ns)));
     if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
       checks.emplace_back("min_bandwidth", min_bandwidth_text(r, gpus));

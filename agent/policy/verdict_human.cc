@@ -42,6 +42,11 @@ std::string render_verdict_human(const Verdict& v) {
 }
 
 std::string measurement_figures(const Measurement& m) {
+  if (m.dataset) {
+    return fmt::format("dataset: {} samples/s, file p99 {}, {} on {}", format_thousands(m.samples_per_s),
+                       format_duration_ns(m.p99_latency_ns), format_rate_bytes(m.bandwidth_bytes_per_s),
+                       device_class_name(m.device_class));
+  }
   return fmt::format("{} {}: {} IOPS, p99 {}, {} on {}", rw_mode_name(m.rw), format_size_compact(m.block_size),
                      format_thousands(m.iops), format_duration_ns(m.p99_latency_ns),
                      format_rate_bytes(m.bandwidth_bytes_per_s), device_class_name(m.device_class));

@@ -14,35 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-// nlohmann::json::dump() throws on invalid UTF-8, and Linux paths are arbitrary bytes: replace
-// each byte that does not start a well-formed sequence with U+FFFD so that a report always prints.
-std::string utf8_or_replacement(std::string_view s) {
-  static constexpr uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};  // rejects overlong forms
-  std::string out;
-  out.reserve(s.size());
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-    for (size_t k = 1; ok && k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      ok = (cc & 0xC0) == 0x80;
-      cp = (cp << 6) | (cc & 0x3Fu);
-    }
-    ok = ok && cp >= kMinForLength[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    if (ok) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
-}
-
 // NaN and infinity would dump as null; the schema promises numbers.
 double finite(double v) { return std::isfinite(v) ? v : 0.0; }
 
@@ -203,6 +174,35 @@ json convergence_json(const Convergence& c) {
 }  // namespace
 
 std::string percentile_key(double p) { return fmt::format("{:f}", p); }
+
+std::string utf8_or_replacement(std::string_view s) {
+  static constexpr uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};  // rejects overlong forms
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
+    for (size_t k = 1; ok && k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      ok = (cc & 0xC0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    ok = ok && cp >= kMinForLength[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+
 
 nlohmann::json probe_result_to_json(const ProbeResult& r) {
   json jobs = json::array();

@@ -6,6 +6,9 @@
 // Units are in the key's suffix (_ns, _bytes, _per_s); times are RFC 3339 UTC.
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/probe_result.h"
@@ -19,6 +22,10 @@ inline constexpr double kReportPercentiles[] = {1, 5, 10, 50, 90, 95, 99, 99.9, 
 
 // A percentile's key the way fio writes it: printf("%f"), e.g. 99.9 -> "99.900000".
 std::string percentile_key(double p);
+
+// nlohmann::json::dump() throws on invalid UTF-8, and Linux paths are arbitrary bytes: each byte
+// that does not start a well-formed sequence becomes U+FFFD, so that a report always prints.
+std::string utf8_or_replacement(std::string_view s);
 
 // The JSON histogram keeps at most this many [low_ns, high_ns, count] rows.
 inline constexpr size_t kReportHistogramRows = 64;

@@ -186,3 +186,22 @@ TEST_CASE("jittered waits stay within interval × (1 ± jitter)") {
   CHECK(jittered(hours(6), 0.1, 0.5) == hours(6));
   CHECK(jittered(hours(6), 0.0, 0.9) == hours(6));
 }
+
+TEST_CASE("a dataset measurement writes no randread-iops label, and its samples/s floor sets the tier") {
+  auto parsed = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {mode: dataset}\n"
+                             "rules:\n  - name: feed\n    min_samples_per_s: 1000\n",
+                             "policy.yaml");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
+  PathOutcome o = measured("/data", "train", 5000, DeviceClass::kNvme);
+  o.measurement->dataset = true;
+  o.measurement->samples_per_s = 5000;
+  std::vector<PathOutcome> paths = {o};
+  NodeJudgement j = judge_node(*parsed, paths, 0, "--gpus");
+  REQUIRE(j.best);
+  CHECK(j.outcome == "pass");
+  auto labels = node_labels(j, paths, nlohmann::json{{"iogate.io/randread-iops", "123"}});
+  CHECK(labels.at("iogate.io/disk-class") == "nvme");
+  CHECK(labels.at("iogate.io/tier") == "fast");  // 5,000 >= 4 x 1,000
+  CHECK_FALSE(labels.at("iogate.io/randread-iops"));  // a stale value is removed
+  CHECK(labels.count("iogate.io/randread-iops.train") == 0);
+}

@@ -276,7 +276,7 @@ TEST_CASE("structure errors: unknown keys, missing and duplicate fields") {
                "rules[2].name: \"a\" is already the name of rules[0]");
   expect_error("rules: [{name: a}]\n",
                "rules[0]: no check; give at least one of min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
-               "min_bandwidth_per_gpu, allowed_classes, forbidden_classes");
+               "min_bandwidth_per_gpu, allowed_classes, forbidden_classes, min_samples_per_s, samples_per_s_per_gpu");
   expect_error("mode: warn\nmode: off\nrules: [{name: a, min_iops: 1}]\n", "mode: given twice");
   expect_error("rules: [a, b]\n", "rules[0]: expected a map, got \"a\"");
 

@@ -1,0 +1,58 @@
+// What to do about a dataset's loading speed: recommendations from the scan, the loader runs and
+// the storage under the path, each with the numbers that triggered it.
+//
+// A pure function of plain numbers, so every trigger is tested without a slow disk:
+//   workers-for-target   Little's law: concurrent reads needed = target samples/s × mean file
+//                        latency, against the CPUs available (and the sweep's scaling knee)
+//   cache-in-ram         the dataset fits in the node's memory (MemTotal): tmpfs or a warm page cache
+//   pack-into-shards     median file < 128 KiB on a slow or network volume: per-file costs dominate
+//   move-to-nvme         a rotational disk under the path
+//   metadata-bottleneck  open() takes more than half of a file's time (p50): metadata round trips
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device/device_class.h"
+
+namespace iogate {
+
+inline constexpr uint64_t kSmallFileBytes = 128 * 1024;
+inline constexpr double kOpenDominatesFraction = 0.5;
+
+struct DatasetFacts {
+  double files_estimate = 0;
+  double bytes_estimate = 0;
+  uint64_t median_file_bytes = 0;
+  // The headline loader run.
+  int workers = 0;
+  double samples_per_s = 0;
+  double mean_file_ns = 0;
+  uint64_t open_p50_ns = 0, file_p50_ns = 0;
+  int knee_workers = 0;  // from a sweep; 0 without one
+  int cpus = 0;
+  uint64_t mem_total_bytes = 0;  // 0: unknown
+  DeviceClass device_class = DeviceClass::kUnknown;
+  bool rotational_leaf = false;
+  std::optional<double> target_samples_per_s;
+};
+
+struct Recommendation {
+  std::string id;
+  std::string message;  // one or two sentences, with the numbers
+  std::vector<std::pair<std::string, double>> evidence;  // keys carry units (_ns, _bytes, _per_s)
+};
+
+std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f);
+
+// Little's law: the reads in flight needed to sustain `samples_per_s` when each file takes
+// `mean_file_ns`, rounded up (at least 1).
+int workers_for_rate(double samples_per_s, double mean_file_ns);
+
+// Classes where per-file costs (seeks, network round trips, per-request cloud latency) are high.
+bool slow_per_file(DeviceClass c);
+
+}  // namespace iogate

@@ -1,0 +1,70 @@
+// The dataset probe: can this volume feed the GPUs with this dataset, in samples per second?
+//
+// Scan the tree (dataset_scan.h), shuffle the sampled files, run the loader once or over a sweep
+// of worker counts (dataset_loader.h), and say what to do about it (dataset_advice.h), with
+// what `iogate detect` says about the storage under the path. Never writes to the dataset.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "bench/dataset_advice.h"
+#include "bench/dataset_loader.h"
+#include "bench/dataset_scan.h"
+#include "device/storage_stack.h"
+
+namespace iogate {
+
+struct DatasetRequest {
+  std::string path;
+  std::string root = "/";  // where /proc and /sys are read (as ProbeRequest::root)
+  ScanBudget scan;
+  LoaderOptions loader;              // workers ignored: see worker_counts
+  std::vector<int> worker_counts;    // one entry: a single run; several: a sweep
+  std::optional<uint64_t> seed;      // sampling and shuffling; fresh unless given
+  std::optional<double> target_samples_per_s;  // for the workers-for-target recommendation
+};
+
+struct DatasetProgress {
+  std::string phase;  // "scan", "load"
+  int workers = 0;    // while loading
+};
+using DatasetProgressCallback = std::function<void(const DatasetProgress&)>;
+
+struct DatasetProbeResult {
+  std::string path;
+  std::string started_at;  // RFC 3339 UTC
+  uint64_t seed = 0;
+  StorageStack storage;
+  bool page_cache = false;  // tmpfs/ramfs: memory speed
+  DatasetScan scan;
+  std::vector<LoaderRun> sweep;  // in the order run
+  size_t headline = 0;           // the run with the most samples/s
+  int knee_workers = 0;          // scaling_knee over the sweep (the only count for a single run)
+  int cpus = 0;
+  uint64_t mem_total_bytes = 0;
+  std::vector<Recommendation> recommendations;
+  std::vector<std::string> warnings;
+  std::string stop_reason;  // "complete" or "signal"
+
+  const LoaderRun* loader() const { return sweep.empty() ? nullptr : &sweep[headline]; }
+};
+
+// Errors: bad path (usage), a tree without a readable regular file (usage, with the
+// permission-denied count and first path when that is why). A signal ends the scan or the
+// loader early and still returns what was measured, stop_reason "signal".
+Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& request, const std::atomic<bool>& stop,
+                                             const DatasetProgressCallback& on_progress);
+
+// MemTotal from PROC/meminfo in bytes; 0 when unreadable.
+uint64_t read_mem_total_bytes(const std::string& proc_root);
+
+// Whether any physical leaf of the stack is a spinning disk (class hdd).
+bool has_rotational_leaf(const StorageStack& s);
+
+}  // namespace iogate

@@ -1,0 +1,102 @@
+// The dataset scan: what a tree of training samples looks like, within a budget.
+//
+// Datasets hold millions of files, sometimes in one directory, so the walk is bounded by time
+// and by entries read, and what it could not read is estimated. The walk is breadth first: when
+// the budget runs out, every directory of the upper levels has been read and the unread ones are
+// queued with their depth, so the files below them can be extrapolated from the fan-out of the
+// levels that were read (see estimate_tree). Files are sampled uniformly as they stream by
+// (Reservoir, Algorithm R), and only sampled files are stat'ed: the sizes, their percentiles and
+// the total size come from the sample.
+//
+// Read-only: directories are opened O_RDONLY|O_DIRECTORY|O_NOFOLLOW (with O_NOATIME where the
+// kernel permits it), symbolic links inside the tree are counted and never followed (the root is
+// followed: the user named it), nothing is created.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace iogate {
+
+struct ScanBudget {
+  std::chrono::nanoseconds time = std::chrono::seconds(10);
+  uint64_t entries = 2'000'000;  // directory entries read, all kinds
+  size_t sample_size = 20'000;   // files kept for sizes and for the loader
+  uint64_t seed = 1;
+};
+
+struct SampledFile {
+  std::string path;
+  uint64_t size_bytes = 0;
+};
+
+// What the directories of one depth (0: the dataset root) looked like.
+struct DepthStats {
+  uint64_t dirs_read = 0;     // completely read
+  uint64_t dirs_pending = 0;  // queued (or cut mid-read) when the budget ran out
+  uint64_t files = 0;         // regular files in the directories read
+  uint64_t subdirs = 0;       // subdirectories in the directories read
+  uint64_t files_in_pending = 0;  // files already listed in pending directories cut mid-read
+};
+
+struct FileSizePercentiles {
+  uint64_t p10 = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double mean = 0;
+};
+
+struct DatasetScan {
+  std::string root;
+  // "complete", "time" or "entries" (a budget ran out), "signal".
+  std::string stop_reason;
+  bool complete() const { return stop_reason == "complete"; }
+
+  uint64_t entries_read = 0;
+  uint64_t files_seen = 0;          // regular files listed
+  uint64_t dirs_read = 0;
+  uint64_t symlinks_skipped = 0;
+  uint64_t other_skipped = 0;       // sockets, fifos, devices
+  uint64_t vanished = 0;            // listed, then gone before the stat
+  uint64_t permission_denied = 0;   // directories (or files) the walk was refused
+  std::vector<std::string> permission_denied_paths;  // the first few, for the message
+  uint64_t max_dir_entries = 0;     // the largest directory read (or the part read of it)
+  std::vector<DepthStats> depths;
+
+  // Estimates; exact (files_exact) when the walk completed.
+  double files_estimate = 0;
+  bool files_exact = false;
+  double bytes_estimate = 0;
+  std::string estimate_method;  // one sentence: how the count was obtained
+
+  std::vector<SampledFile> sample;  // uniform over the files listed, in walk order
+  FileSizePercentiles sizes;        // of the sample
+  uint64_t elapsed_ns = 0;
+
+  // Directory fan-out over the directories read: mean subdirectories and files per directory.
+  double mean_subdirs_per_dir() const;
+  double mean_files_per_dir() const;
+};
+
+// Walks `root` (a directory) within `budget`. `stop` ends the walk early (stop_reason "signal").
+// Errors: root missing or not a directory (usage), or unreadable (runtime). An empty tree is not
+// an error here: the caller decides (the probe needs files).
+Result<DatasetScan> scan_dataset(const std::string& root, const ScanBudget& budget, const std::atomic<bool>& stop);
+
+// The estimate of the regular files in a tree walked breadth first and cut short: files seen,
+// plus, for each directory still pending at depth d, the files expected below it when every
+// level d' >= d branches like the mean of the directories read at d' (levels deeper than any read
+// are taken to be like the deepest level read, and one level deep: without them no fan-out is
+// known, so this under- rather than over-counts). Files already listed in a directory cut
+// mid-read are subtracted from that directory's expectation. With no level read at all (the
+// budget ran out inside the root) there is nothing to extrapolate from: files_seen, a lower
+// bound. Equals files_seen when nothing is pending.
+double estimate_tree_files(uint64_t files_seen, const std::vector<DepthStats>& depths);
+
+// Nearest-rank percentiles of the sizes (the input is copied and sorted).
+FileSizePercentiles file_size_percentiles(std::vector<uint64_t> sizes);
+
+}  // namespace iogate

@@ -1,0 +1,16 @@
+// `iogate probe --mode dataset PATH`: run the dataset probe and print its report.
+//
+// SIGINT/SIGTERM end the scan or the loader within a file's read, and the partial report is
+// still printed (stop_reason "signal"), with exit code 3; nothing is left behind because nothing
+// was written.
+#pragma once
+
+#include <string>
+
+#include "bench/dataset_probe.h"
+
+namespace iogate {
+
+int run_dataset_probe_command(const DatasetRequest& request, const std::string& output_format);
+
+}  // namespace iogate

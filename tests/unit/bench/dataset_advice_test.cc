@@ -1,0 +1,123 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "bench/dataset_advice.h"
+
+using namespace iogate;
+
+namespace {
+// A healthy local NVMe dataset far larger than memory, no target: nothing to say.
+DatasetFacts quiet() {
+  DatasetFacts f;
+  f.files_estimate = 1e6;
+  f.bytes_estimate = 2e12;
+  f.median_file_bytes = 110 * 1024;
+  f.workers = 8;
+  f.samples_per_s = 20000;
+  f.mean_file_ns = 400'000;
+  f.open_p50_ns = 20'000;
+  f.file_p50_ns = 300'000;
+  f.cpus = 16;
+  f.mem_total_bytes = uint64_t{256} << 30;
+  f.device_class = DeviceClass::kNvme;
+  return f;
+}
+
+const Recommendation* find(const std::vector<Recommendation>& recs, const std::string& id) {
+  auto it = std::find_if(recs.begin(), recs.end(), [&](const Recommendation& r) { return r.id == id; });
+  return it == recs.end() ? nullptr : &*it;
+}
+
+double evidence(const Recommendation& r, const std::string& key) {
+  for (const auto& [k, v] : r.evidence) {
+    if (k == key) return v;
+  }
+  FAIL("no evidence key " << key);
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("Little's law: reads in flight = rate x latency, rounded up") {
+  CHECK(workers_for_rate(10000, 1'000'000) == 10);  // 10k/s x 1 ms
+  CHECK(workers_for_rate(10000, 1'050'000) == 11);
+  CHECK(workers_for_rate(100, 1'000) == 1);          // at least one
+  CHECK(workers_for_rate(0, 0) == 1);
+}
+
+TEST_CASE("nothing to recommend on fast storage with a large dataset and no target") {
+  CHECK(recommend_for_dataset(quiet()).empty());
+}
+
+TEST_CASE("a target needing more reads in flight than CPUs says so, with the numbers") {
+  DatasetFacts f = quiet();
+  f.target_samples_per_s = 100000;  // x 0.4 ms = 40 in flight > 16 CPUs
+  f.knee_workers = 8;
+  auto recs = recommend_for_dataset(f);
+  const Recommendation* r = find(recs, "workers-for-target");
+  REQUIRE(r);
+  CHECK(evidence(*r, "workers_needed") == 40);
+  CHECK(evidence(*r, "cpus") == 16);
+  CHECK(evidence(*r, "mean_file_ns") == 400'000);
+  CHECK(r->message.find("more than the 16 CPUs") != std::string::npos);
+  CHECK(r->message.find("stopped scaling at 8") != std::string::npos);
+  f.target_samples_per_s = 20000;  // 8 in flight: fits
+  r = find(recs = recommend_for_dataset(f), "workers-for-target");
+  REQUIRE(r);
+  CHECK(r->message.find("at least 8") != std::string::npos);
+}
+
+TEST_CASE("a dataset smaller than memory: cache it in RAM (not when it already is)") {
+  DatasetFacts f = quiet();
+  f.bytes_estimate = 50e9;
+  auto recs = recommend_for_dataset(f);
+  const Recommendation* r = find(recs, "cache-in-ram");
+  REQUIRE(r);
+  CHECK(evidence(*r, "bytes_estimate") == 50e9);
+  CHECK(evidence(*r, "mem_total_bytes") == double(uint64_t{256} << 30));
+  f.device_class = DeviceClass::kRam;
+  CHECK_FALSE(find(recommend_for_dataset(f), "cache-in-ram"));
+  f = quiet();
+  f.bytes_estimate = 50e9;
+  f.mem_total_bytes = 0;  // unknown
+  CHECK_FALSE(find(recommend_for_dataset(f), "cache-in-ram"));
+}
+
+TEST_CASE("small files on a slow volume: pack into shards") {
+  for (DeviceClass c : {DeviceClass::kHdd, DeviceClass::kNetworkFs, DeviceClass::kCloudBlock}) {
+    DatasetFacts f = quiet();
+    f.device_class = c;
+    auto recs = recommend_for_dataset(f);
+    const Recommendation* r = find(recs, "pack-into-shards");
+    REQUIRE(r);
+    CHECK(evidence(*r, "median_file_bytes") == 110 * 1024);
+  }
+  DatasetFacts f = quiet();
+  f.device_class = DeviceClass::kNetworkFs;
+  f.median_file_bytes = 200 * 1024;  // large enough
+  CHECK_FALSE(find(recommend_for_dataset(f), "pack-into-shards"));
+  CHECK_FALSE(find(recommend_for_dataset(quiet()), "pack-into-shards"));  // NVMe copes
+}
+
+TEST_CASE("a rotational leaf: move to NVMe") {
+  DatasetFacts f = quiet();
+  f.rotational_leaf = true;
+  auto recs = recommend_for_dataset(f);
+  CHECK(find(recs, "move-to-nvme"));
+  CHECK(find(recs, "pack-into-shards"));  // a spinning disk is slow per file too
+}
+
+TEST_CASE("open dominating the file time: metadata bottleneck") {
+  DatasetFacts f = quiet();
+  f.device_class = DeviceClass::kNetworkFs;
+  f.median_file_bytes = 1 << 20;
+  f.open_p50_ns = 2'000'000;
+  f.file_p50_ns = 3'000'000;
+  auto recs = recommend_for_dataset(f);
+  const Recommendation* r = find(recs, "metadata-bottleneck");
+  REQUIRE(r);
+  CHECK(evidence(*r, "open_fraction") == doctest::Approx(2.0 / 3));
+  CHECK(r->message.find("network file system") != std::string::npos);
+  f.open_p50_ns = 1'000'000;  // a third: not dominating
+  CHECK_FALSE(find(recommend_for_dataset(f), "metadata-bottleneck"));
+}
