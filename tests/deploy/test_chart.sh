@@ -441,6 +441,19 @@ for p in $("$IOGATE" policy profiles | awk '{print $1}'); do
     "$IOGATE" policy check "$SCRATCH/p-policy.yaml" >/dev/null 2>"$SCRATCH/p.err" &&
     pass "profile $p: the rendered policy passes iogate policy check" || fail "profile $p: $(cat "$SCRATCH/p.err" "$SCRATCH/p.yaml" | head -5)"
 done
+# A dataset-mode policy (workload.mode dataset, samples/s floors) goes through the schema and the binary.
+cat >"$SCRATCH/dataset-values.yaml" <<'EOF2'
+policy:
+  profile: null
+  workload: {mode: dataset, workers: 4, sample: 5000, scan_time: 5s, scan_entries: 100000, runtime: 10s}
+  rules:
+    - {name: feed-gpus, min_samples_per_s: 2000, samples_per_s_per_gpu: 800}
+EOF2
+"$HELM_RENDER" -n ns -f "$SCRATCH/dataset-values.yaml" -s templates/policy-configmap.yaml iogate "$CHART" >"$SCRATCH/d.yaml" 2>&1 &&
+  to_json "$SCRATCH/d.yaml" | jq -r '.[0].data["policy.yaml"]' >"$SCRATCH/d-policy.yaml" &&
+  "$IOGATE" policy check "$SCRATCH/d-policy.yaml" >"$SCRATCH/d.out" 2>&1 && grep -q 'samples' "$SCRATCH/d.out" &&
+  pass "a dataset-mode policy (samples/s floors) renders and passes iogate policy check" ||
+  fail "dataset policy: $(cat "$SCRATCH/d.out" "$SCRATCH/d.yaml" 2>/dev/null | head -8)"
 
 # ---------------------------------------------------------------------------------------------
 # Bad values: the schema's message names the key; the chart's own checks name the fix.
@@ -461,6 +474,7 @@ expect_failure "a typo'd nested key (nodeAgent.toleration)" 'nodeAgent.*tolerati
 expect_failure "a typo'd key in a toleration (efect)" 'efect' --set 'nodeAgent.tolerations[0].efect=NoSchedule'
 expect_failure "failurePolicy ignore (lower case)" 'failurePolicy.*(Ignore|one of)' --set webhook.mutate.failurePolicy=ignore
 expect_failure "a taint effect that does not exist" 'effect' --set 'nodeAgent.tolerations[0].effect=NoRun'
+expect_failure "a workload mode that does not exist (datasets)" 'mode' --set policy.workload.mode=datasets
 expect_failure "image.pullPolicy sometimes" 'pullPolicy' --set image.pullPolicy=Sometimes
 expect_failure "certManager.enabled maybe" 'certManager' --set webhook.certManager.enabled=maybe
 expect_failure "serviceMonitor.interval 1 minute" 'interval' --set 'nodeAgent.serviceMonitor.interval=1 minute'
