@@ -196,11 +196,11 @@ std::vector<LoaderRun> run_loader_sweep(const std::vector<SampledFile>& files, c
 
 int scaling_knee(const std::vector<LoaderRun>& sweep, double min_gain) {
   if (sweep.empty()) return 0;
-  int knee = sweep[0].workers;
-  for (size_t i = 1; i < sweep.size(); ++i) {
-    double before = sweep[i - 1].samples_per_s(), now = sweep[i].samples_per_s();
-    if (before <= 0 || now < before * (1 + min_gain)) break;
-    knee = sweep[i].workers;
+  double best = 0;
+  for (const LoaderRun& run : sweep) best = std::max(best, run.samples_per_s());
+  int knee = 0;
+  for (const LoaderRun& run : sweep) {
+    if (run.samples_per_s() * (1 + min_gain) >= best && (knee == 0 || run.workers < knee)) knee = run.workers;
   }
   return knee;
 }

@@ -64,9 +64,10 @@ std::vector<LoaderRun> run_loader_sweep(const std::vector<SampledFile>& files, c
                                         const LoaderOptions& options, const std::atomic<bool>& stop,
                                         const std::function<void(int)>& before_run = {});
 
-// Where adding workers stops paying: the worker count of the last sweep entry that still gained
-// at least `min_gain` (0.10: 10%) samples/s over the one before; the first count if none did, 0
-// for an empty sweep.
+// Where adding workers stops paying: the fewest workers whose samples/s comes within `min_gain`
+// (0.10: 10%) of the sweep's best, i.e. no count tried gives more than 10% over it. Judged against
+// the best rather than step by step, because short runs are noisy: one dip (2 workers slower
+// than 1) must not hide that 4 workers read three times as fast. 0 for an empty sweep.
 int scaling_knee(const std::vector<LoaderRun>& sweep, double min_gain = 0.10);
 
 // The default worker count: 70% of the CPUs this process may run on (as PyTorch guides advise,

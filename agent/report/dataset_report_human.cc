@@ -81,7 +81,7 @@ std::string render_dataset_human(const DatasetProbeResult& r, bool color) {
     }
     bool last = r.knee_workers == r.sweep.back().workers;
     out += words("", last ? fmt::format("still scaling at {} workers, the most tried", r.knee_workers)
-                          : fmt::format("scaling stops at {} workers (the next count gains < 10%)", r.knee_workers));
+                          : fmt::format("scaling stops at {} workers (no count tried gives 10% more)", r.knee_workers));
   }
   for (const Recommendation& rec : r.recommendations) out += words("advice", fmt::format("[{}] {}", rec.id, rec.message));
   for (const std::string& w : r.warnings) {

@@ -40,7 +40,7 @@ case "$TARGET" in
       SOURCES+=("${f#"$SRC_DIR"/}")
     done
     SOURCES+=(agent/kube/pod_spec.cc agent/kube/base64.cc agent/bench/workload.cc agent/bench/probe_result.cc
-              agent/bench/latency_histogram.cc agent/device/device_class.cc)
+              agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc agent/device/device_class.cc)
     MAX_LEN=16384
     ;;
   *)
