@@ -19,6 +19,20 @@ namespace {
 
 constexpr const char kMarkerPrefix[] = "IOGATE-TESTFILE/1 size=";
 constexpr size_t kFillChunk = 1 << 20;
+// The fill is written back and dropped from the page cache every this many bytes. A pod's memory
+// limit counts the page cache its writes dirty: an initContainer limited to 256 MiB that wrote a
+// 256 MiB test file in one go would sit at its limit, stalled in reclaim or OOM-killed (cgroup v1),
+// and the probe reads with O_DIRECT anyway. 16 MiB keeps the fill's cache small and the disk busy.
+constexpr uint64_t kFlushEvery = 16 << 20;
+
+// Writes [from, to) back and drops it from the page cache. Best effort: a file system without
+// sync_file_range (some FUSE) keeps its pages, and the fdatasync at the end still makes it durable.
+void flush_and_drop(int fd, uint64_t from, uint64_t to) {
+  if (to <= from) return;
+  off_t off = static_cast<off_t>(from), len = static_cast<off_t>(to - from);
+  sync_file_range(fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+  posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED);
+}
 
 std::string marker_for(uint64_t size) { return fmt::format("{}{} complete\n", kMarkerPrefix, size); }
 
@@ -52,8 +66,13 @@ Status fill(int fd, const std::string& path, const std::string& dir, uint64_t si
   // EOPNOTSUPP/EINVAL (e.g. some FUSE, NFSv3): the writes below allocate anyway.
   std::vector<uint64_t> chunk(kFillChunk / 8);
   FastRng rng(seed);
+  uint64_t flushed = 0;
   for (uint64_t off = 0; off < size; off += kFillChunk) {
     if (stop.load(std::memory_order_relaxed)) return runtime_error("interrupted while writing the test file");
+    if (off - flushed >= kFlushEvery) {
+      flush_and_drop(fd, flushed, off);
+      flushed = off;
+    }
     for (uint64_t& w : chunk) w = rng.next() | 0x0101010101010101ULL;  // no zero bytes at all
     size_t n = static_cast<size_t>(std::min<uint64_t>(kFillChunk, size - off));
     const char* p = reinterpret_cast<const char*>(chunk.data());
@@ -67,6 +86,7 @@ Status fill(int fd, const std::string& path, const std::string& dir, uint64_t si
     }
   }
   if (fdatasync(fd) != 0) return runtime_error(fmt::format("{}: fdatasync: {}", path, std::strerror(errno)));
+  flush_and_drop(fd, flushed, size);
   std::string marker = marker_for(size);
   if (pwrite(fd, marker.data(), marker.size(), 0) != static_cast<ssize_t>(marker.size()) || fdatasync(fd) != 0) {
     return runtime_error(fmt::format("{}: writing the test file marker: {}", path, std::strerror(errno)));
