@@ -188,23 +188,29 @@ void attempt(Agent& a, size_t i) {
                  o.measurement->stop_reason, duration_text(wait));
     a.dirty = true;
   };
+  // What both workloads do with a finished probe before its measurement: note how long it took,
+  // and settle a stop or an error. True when there is a measurement to record.
+  auto settled = [&](const auto& result, nanoseconds took) {
+    a.longest_probe = std::max(a.longest_probe, took);
+    if (a.stop.load() || (result.ok() && result->stop_reason == "signal")) {
+      o.state = "stopped";
+      o.detail = "interrupted by a signal";
+      return false;
+    }
+    if (!result.ok()) {
+      ++o.errors;
+      retry_later("error", result.error().message);
+      return false;
+    }
+    return true;
+  };
   if (a.policy.workload_mode == WorkloadMode::kDataset) {
     DatasetRequest req = policy_dataset_request(a.policy, path, a.options.root, ctx, stack->device_class);
     spdlog::info("{}: probing {}", path, describe_dataset_request(req));
     const Clock::time_point started = Clock::now();
     auto result = run_dataset_probe(req, a.stop, nullptr);
     const nanoseconds took = Clock::now() - started;
-    a.longest_probe = std::max(a.longest_probe, took);
-    if (a.stop.load() || (result.ok() && result->stop_reason == "signal")) {
-      o.state = "stopped";
-      o.detail = "interrupted by a signal";
-      return;
-    }
-    if (!result.ok()) {
-      ++o.errors;
-      retry_later("error", result.error().message);
-      return;
-    }
+    if (!settled(result, took)) return;
     // The file latencies stand for the per-I/O ones of a block-I/O probe.
     if (const LoaderRun* l = result->loader()) {
       o.p50_ns = double(l->file_ns.percentile(50));
@@ -220,17 +226,7 @@ void attempt(Agent& a, size_t i) {
   const Clock::time_point started = Clock::now();
   auto result = run_probe(req, a.stop, nullptr);
   const nanoseconds took = Clock::now() - started;
-  a.longest_probe = std::max(a.longest_probe, took);
-  if (a.stop.load() || (result.ok() && result->stop_reason == "signal")) {
-    o.state = "stopped";
-    o.detail = "interrupted by a signal";
-    return;
-  }
-  if (!result.ok()) {
-    ++o.errors;
-    retry_later("error", result.error().message);
-    return;
-  }
+  if (!settled(result, took)) return;
   set_quantiles(o, *result);
   measured(measurement_from_probe(*result), took);
 }
