@@ -1,12 +1,14 @@
 // The libaio engine. The loop keeps every slot in flight: each reaped completion immediately
-// becomes the next submission, and both directions are batched (one io_submit and at most one
-// io_getevents per batch, usually none, thanks to the user-space ring). The loop allocates
-// nothing; the clock is read once per reap batch and once per submit batch.
+// becomes the next submission. Completions are read from the kernel's user-space ring (an
+// io_getevents only to wait when it is empty); refills go to io_submit one by one by default, or
+// --iodepth-batch at a time. The loop allocates nothing; the clock is read once per reap batch
+// and once per io_submit.
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -40,6 +42,7 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
   std::vector<iocb*> batch(static_cast<size_t>(depth));
   std::vector<io_event> events(static_cast<size_t>(depth));
   std::vector<uint64_t> submit_ns(static_cast<size_t>(depth));
+  std::vector<uint64_t> seen_ns(static_cast<size_t>(depth), 0);  // when the slot's last completion was seen, in the window
   std::vector<uint8_t> is_write(static_cast<size_t>(depth));
   SequentialCursor cursor(plan.seq_begin, plan.seq_end);
   const bool random = rw_mode_random(w.rw);
@@ -77,7 +80,11 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
   // Submits batch[0, n); returns how many went in, or sets out.error.
   auto submit = [&](int n) -> int {
     uint64_t t = monotonic_ns();
-    for (int i = 0; i < n; ++i) submit_ns[reinterpret_cast<uintptr_t>(batch[i]->data)] = t;
+    for (int i = 0; i < n; ++i) {
+      auto slot = reinterpret_cast<uintptr_t>(batch[i]->data);
+      submit_ns[slot] = t;
+      if (seen_ns[slot]) result.refill_wait_ns += t - std::exchange(seen_ns[slot], 0);
+    }
     int done = 0;
     while (done < n) {
       int rc = io_submit(ctx->get(), n - done, batch.data() + done);
@@ -96,23 +103,35 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
     return done;
   };
 
-  int pending = 0;  // prepared but not yet accepted by the kernel, at batch[0, pending)
-  for (int slot = 0; slot < depth; ++slot) {
+  // Prepared but not yet accepted by the kernel, at batch[0, pending). A refill goes in as soon as
+  // `submit_batch` of them are prepared: with the default of 1 every completion is replaced at
+  // once, as fio's defaults do, so the device keeps iodepth I/Os; larger batches save syscalls but
+  // leave the device short of the refills still waiting for their batch.
+  const int submit_batch = std::min(w.iodepth_batch, depth);
+  int pending = 0;
+  auto flush = [&] {
+    if (pending == 0 || out.error) return;
+    int n = submit(pending);
+    if (out.error) return;
+    in_flight += n;
+    if (n < pending) std::memmove(batch.data(), batch.data() + n, sizeof(iocb*) * static_cast<size_t>(pending - n));
+    pending -= n;
+  };
+  for (int slot = 0; slot < depth && !out.error; ++slot) {
     prepare(slot);
     batch[pending++] = &iocbs[slot];
+    if (pending >= submit_batch) flush();
   }
+  flush();
 
   uint64_t last_seen = recorder.ramp_end_ns;
   uint64_t measured = 0;
   while (!out.error) {
-    if (pending) {
-      int n = submit(pending);
-      if (out.error) break;
-      in_flight += n;
-      if (n < pending) std::memmove(batch.data(), batch.data() + n, sizeof(iocb*) * static_cast<size_t>(pending - n));
-      pending -= n;
+    if (in_flight == 0) {
+      if (pending == 0) break;
+      flush();  // only after the kernel said EAGAIN with nothing of ours in flight
+      continue;
     }
-    if (in_flight == 0) break;
 
     int got = ctx->reap_from_ring(events.data(), depth);
     if (got == 0) {
@@ -140,11 +159,14 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
       }
       --in_flight;
       measured += recorder.record(is_write[slot], submit_ns[slot], now);
-      if (keep_going) {
+      if (keep_going && !out.error) {
+        if (now >= recorder.ramp_end_ns) seen_ns[slot] = now;
         prepare(slot);
         batch[pending++] = &iocbs[slot];
+        if (pending >= submit_batch) flush();
       }
     }
+    flush();
     out.completed.store(measured, std::memory_order_relaxed);
   }
   // Drain whatever is still in flight after an error, so buffers outlive the kernel's use of them.

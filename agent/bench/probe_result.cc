@@ -15,6 +15,7 @@ void merge_job_result(JobResult& into, const JobResult& from) {
   for (size_t s = 0; s < from.iops_per_second.size(); ++s) into.iops_per_second[s] += from.iops_per_second[s];
   into.submit_calls += from.submit_calls;
   into.reap_calls += from.reap_calls;
+  into.refill_wait_ns += from.refill_wait_ns;
 }
 
 JobResult ProbeResult::aggregate() const {

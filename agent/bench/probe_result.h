@@ -27,6 +27,9 @@ struct JobResult {
   std::vector<uint64_t> iops_per_second;  // completions (both directions) in each second of the window
   uint64_t submit_calls = 0;              // io_submit calls (or pread/pwrite calls in thread mode)
   uint64_t reap_calls = 0;                // io_getevents calls; user-space ring reaps are not syscalls
+  // Summed over the window, per slot: from a completion being seen to its refill's io_submit.
+  // Time the device had one I/O fewer because of the probe itself (libaio; 0 for psync).
+  uint64_t refill_wait_ns = 0;
 };
 
 // A device's /proc/diskstats deltas over the measured window, like `iostat -x`.

@@ -35,6 +35,9 @@ Status validate_workload(const Workload& w) {
     return usage_error(fmt::format("--bs: at most 64m, got {}", format_size_compact(w.block_size)));
   }
   if (w.iodepth < 1 || w.iodepth > 4096) return usage_error(fmt::format("--iodepth: must be in [1, 4096], got {}", w.iodepth));
+  if (w.iodepth_batch < 1 || w.iodepth_batch > w.iodepth) {
+    return usage_error(fmt::format("--iodepth-batch: must be in [1, --iodepth ({})], got {}", w.iodepth, w.iodepth_batch));
+  }
   if (w.numjobs < 1 || w.numjobs > 256) return usage_error(fmt::format("--numjobs: must be in [1, 256], got {}", w.numjobs));
   if (w.rwmixread < 0 || w.rwmixread > 100) {
     return usage_error(fmt::format("--rwmixread: must be in [0, 100], got {}", w.rwmixread));

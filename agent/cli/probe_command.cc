@@ -43,6 +43,7 @@ po::options_description probe_flags() {
       ("rwmixread", po::value<std::string>()->default_value("50"), "percent reads in randrw")
       ("bs", po::value<std::string>()->default_value("4k"), "block size (k/m/g suffixes, binary)")
       ("iodepth", po::value<std::string>()->default_value("32"), "I/Os in flight per job")
+      ("iodepth-batch", po::value<std::string>()->default_value("1"), "I/Os per io_submit (fio's iodepth_batch_submit); more saves CPU, costs IOPS")
       ("numjobs", po::value<std::string>()->default_value("1"), "jobs: one thread and one aio context each")
       ("runtime", po::value<std::string>()->default_value("10s"), "measured time (s/m/ms)")
       ("ramp", po::value<std::string>()->default_value("1s"), "warm-up excluded from results (fio's ramp_time)")
@@ -123,6 +124,9 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   auto depth = parse_integer(str("iodepth"), "--iodepth", 1, 4096);
   if (!depth.ok()) return depth.error();
   w.iodepth = static_cast<int>(*depth);
+  auto batch = parse_integer(str("iodepth-batch"), "--iodepth-batch", 1, 4096);
+  if (!batch.ok()) return batch.error();
+  w.iodepth_batch = static_cast<int>(*batch);
   auto jobs = parse_integer(str("numjobs"), "--numjobs", 1, 256);
   if (!jobs.ok()) return jobs.error();
   w.numjobs = static_cast<int>(*jobs);

@@ -4,6 +4,8 @@ expect_usage "--bs" probe "$SCRATCH" --bs 4q
 expect_usage "--bs" probe "$SCRATCH" --bs 1000 --size 16m --runtime 1s
 expect_usage "--iodepth" probe "$SCRATCH" --iodepth 0
 expect_usage "--iodepth" probe "$SCRATCH" --iodepth lots
+expect_usage "--iodepth-batch: must be in \[1, --iodepth (8)\], got 16" probe "$SCRATCH" --iodepth 8 --iodepth-batch 16
+expect_usage "--iodepth-batch" probe "$SCRATCH" --iodepth-batch 0
 expect_usage "--rw" probe "$SCRATCH" --rw randomread
 expect_usage "--runtime" probe "$SCRATCH" --runtime 10x
 expect_usage "--size" probe "$SCRATCH" --size big

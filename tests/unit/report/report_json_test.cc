@@ -53,7 +53,9 @@ const Spec kClatSpec = {{"min", Type::kInteger},    {"max", Type::kInteger}, {"m
                         {"stddev", Type::kNumber},  {"N", Type::kInteger},   {"percentile", Type::kObject}};
 const Spec kJobSpec = {{"jobname", Type::kString},     {"job_id", Type::kInteger},    {"job_runtime_ns", Type::kInteger},
                        {"read", Type::kObject},        {"write", Type::kObject},      {"iops_timeline", Type::kArray},
-                       {"submit_calls", Type::kInteger}, {"reap_calls", Type::kInteger}};
+                       {"submit_calls", Type::kInteger}, {"reap_calls", Type::kInteger},
+                       {"refill_wait_ns", Type::kInteger}, {"mean_in_flight", Type::kNumber},
+                       {"mean_awaiting_refill", Type::kNumber}};
 
 const Spec kConvergenceSpec = {
     {"early_stop", Type::kBool},           {"tolerance", Type::kNumber},
@@ -129,6 +131,7 @@ TEST_CASE("every documented key is present with its type, and no other") {
                  {{"rw", Type::kString},
                   {"bs_bytes", Type::kInteger},
                   {"iodepth", Type::kInteger},
+                  {"iodepth_batch", Type::kInteger},
                   {"numjobs", Type::kInteger},
                   {"rwmixread", Type::kInteger},
                   {"runtime_ns", Type::kInteger},
@@ -179,6 +182,7 @@ TEST_CASE("fixed values: schema, mode, target device, workload as requested and 
   CHECK(j["workload"]["rw"] == "randread");
   CHECK(j["workload"]["bs_bytes"] == 4096);
   CHECK(j["workload"]["iodepth"] == 32);
+  CHECK(j["workload"]["iodepth_batch"] == 1);
   CHECK(j["workload"]["numjobs"] == 2);
   CHECK(j["workload"]["runtime_ns"] == 10'000'000'000LL);
   CHECK(j["workload"]["ramp_ns"] == 1'000'000'000LL);
