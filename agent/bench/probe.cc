@@ -24,10 +24,20 @@
 namespace iogate {
 namespace {
 
-// An early stop ends the window this far ahead of the monitor's clock, so that no job can have
-// counted a completion after the new end before it saw it (see JobControl). Far longer than the
-// two instructions between reading the clock and publishing the end; short against any window.
+// An early stop ends the window at least this far ahead of the monitor's clock, so that no job
+// can have counted a completion after the new end before it saw it (see JobControl). Far longer
+// than the two instructions between reading the clock and publishing the end.
 constexpr uint64_t kStopLeadNs = 5'000'000;
+
+// Where an early stop ends the window: the first sample boundary at least kStopLeadNs ahead, so
+// the window is a whole number of sample intervals. A device that serves in bursts (a cgroup
+// throttle releases a slice's worth every 100 ms, some cloud volumes per token refill) then gets
+// one burst per interval, as its samples did; ending a few ms past a boundary instead counted one
+// burst too many, +5% on a 2 s window at 3,000 IOPS.
+uint64_t early_window_end(uint64_t window_start, uint64_t tick, uint64_t now, uint64_t limit) {
+  uint64_t ticks = (now + kStopLeadNs - window_start + tick - 1) / tick;
+  return std::min(limit, window_start + ticks * tick);
+}
 
 // 53 bits: the seed travels in JSON, and jq and JavaScript read numbers as doubles.
 uint64_t fresh_seed() {
@@ -223,9 +233,15 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
     threads.emplace_back(target.direct ? run_aio_job : run_psync_job, std::cref(plans[size_t(j)]), std::ref(control),
                          std::ref(*outcomes[size_t(j)]));
   }
+  const uint64_t tick = uint64_t(req.early_stop.sample_interval.count());
   ready.wait();
   const uint64_t start = monotonic_ns();
-  const uint64_t ramp_end = start + uint64_t(w.ramp.count());
+  // The window opens half a sample interval past the ramp, so its sample boundaries fall midway
+  // between the bursts of a throttle that counts its periods from the first I/O (the cgroup
+  // throttle releases 100 ms' worth at once, on a grid set by the first bio). On that grid, each
+  // sample caught 0, 1 or 2 bursts by the jitter of a few µs, and a 3,000 IOPS cap did not settle
+  // within 10 s in one run of four.
+  const uint64_t ramp_end = start + uint64_t(w.ramp.count()) + tick / 2;
   const uint64_t end = ramp_end + uint64_t(w.runtime.count());
   control.ramp_end_ns = ramp_end;
   control.end_ns = end;
@@ -237,7 +253,6 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
   uint64_t window_end = end;
   // The loop ticks every sample interval: progress, signals, diskstats, and after the ramp one
   // IOPS sample per tick (completions of all jobs since the last one) for the interval.
-  const uint64_t tick = uint64_t(req.early_stop.sample_interval.count());
   EarlyStop early(req.early_stop);
   uint64_t last_count = 0, last_tick = start;   // for progress
   uint64_t sampled_count = 0, sampled_at = 0;   // for the interval
@@ -274,7 +289,7 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
       sampled_at = sample_end;
       if (now + kStopLeadNs < end) {  // else the runtime ends it anyway
         if (StopDecision d = early.decide(); d.stop) {
-          window_end = std::min(end, monotonic_ns() + kStopLeadNs);
+          window_end = early_window_end(ramp_end, tick, monotonic_ns(), end);
           control.end_ns.store(window_end, std::memory_order_release);
           result.stop_reason = d.reason;
           sleep_until_ns(window_end);
