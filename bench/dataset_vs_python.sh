@@ -15,7 +15,8 @@
 # files one after the other in blocks of MIN_KIB (fio skips a file smaller than its block size, so
 # it cannot read a file whole in one read as iogate and Python do; the tail short of a block is
 # not read either): its samples/s is its bytes/s over the mean file size, a slight underestimate.
-# Prints the median samples/s of each and the ratios iogate/python and iogate/fio.
+# Prints the median samples/s of each and the ratios iogate/python and iogate/fio; with ROWS=FILE,
+# also writes every run there as TSV (workers, tool, samples/s, round) for bench/results.py.
 source "$(dirname "$0")/lib.sh"
 DIR=${1:-/var/tmp}
 ROUNDS=${2:-3}
@@ -60,6 +61,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   printf 'round %d  workers 1   fio    %8.0f samples/s (bytes/s over the mean file size)\n' "$round" "$fio_sps"
 done
 
+[[ -z ${ROWS:-} ]] || cp "$results" "$ROWS"
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 pick() { awk -F'\t' -v w="$1" -v t="$2" '$1 == w && $2 == t {print $3}' "$results" | median; }
 echo

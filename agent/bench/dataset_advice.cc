@@ -1,5 +1,6 @@
 #include "bench/dataset_advice.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -28,9 +29,56 @@ bool slow_per_file(DeviceClass c) {
   }
 }
 
+namespace {
+
+// With a sweep the answer is measured, not estimated: Little's law on the headline run's mean
+// file latency overstates the workers needed wherever that latency grew with the queue.
+Recommendation workers_from_sweep(const DatasetFacts& f, double target) {
+  auto best = std::max_element(f.sweep.begin(), f.sweep.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  int reached = 0;
+  for (const auto& [workers, rate] : f.sweep) {
+    if (rate >= target && (reached == 0 || workers < reached)) reached = workers;
+  }
+  const int most = std::max_element(f.sweep.begin(), f.sweep.end())->first;
+  std::string message;
+  if (reached) {
+    double rate = 0;
+    for (const auto& [workers, r] : f.sweep) {
+      if (workers == reached) rate = r;
+    }
+    message = fmt::format("{} samples/s: reached with {} worker{} ({} measured): set num_workers to at least {}",
+                          format_count(target), reached, reached == 1 ? "" : "s", format_count(rate), reached);
+  } else if (f.knee_workers > 0 && f.knee_workers < most) {
+    message = fmt::format(
+        "{} samples/s: no worker count reached it; the best was {} at {} workers and the sweep stopped scaling at {}, "
+        "so the storage, not the worker count, is the limit ({:.1f}x short): storage with more IOPS or lower "
+        "per-file latency, a local cache, or shards",
+        format_count(target), format_count(best->second), best->first, f.knee_workers, target / best->second);
+  } else {
+    message = fmt::format(
+        "{} samples/s: not reached, and still scaling at {} workers ({} measured): try more workers (threads "
+        "wait on I/O, so more than the {} CPUs can help) or asynchronous reads",
+        format_count(target), most, format_count(best->second), f.cpus);
+  }
+  return {"workers-for-target", message,
+          {{"target_samples_per_s", target},
+           {"mean_file_ns", f.mean_file_ns},
+           {"workers_needed", reached},
+           {"cpus", f.cpus},
+           {"measured_samples_per_s", best->second},
+           {"measured_workers", best->first},
+           {"knee_workers", f.knee_workers},
+           {"from_sweep", 1}}};
+}
+
+}  // namespace
+
 std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f) {
   std::vector<Recommendation> out;
-  if (f.target_samples_per_s && *f.target_samples_per_s > 0 && f.mean_file_ns > 0) {
+  if (f.target_samples_per_s && *f.target_samples_per_s > 0 && f.sweep.size() > 1) {
+    out.push_back(workers_from_sweep(f, *f.target_samples_per_s));
+  } else if (f.target_samples_per_s && *f.target_samples_per_s > 0 && f.mean_file_ns > 0) {
     double target = *f.target_samples_per_s;
     int needed = workers_for_rate(target, f.mean_file_ns);
     std::string message = fmt::format(
@@ -43,10 +91,6 @@ std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f) {
     } else {
       message += fmt::format(": set num_workers to at least {} (of {} CPUs)", needed, f.cpus);
     }
-    if (f.knee_workers > 0 && needed > f.knee_workers) {
-      message += fmt::format("; the sweep stopped scaling at {} workers, so the storage, not the worker count, "
-                             "is likely the limit", f.knee_workers);
-    }
     out.push_back({"workers-for-target", message,
                    {{"target_samples_per_s", target},
                     {"mean_file_ns", f.mean_file_ns},
@@ -54,7 +98,8 @@ std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f) {
                     {"cpus", f.cpus},
                     {"measured_samples_per_s", f.samples_per_s},
                     {"measured_workers", f.workers},
-                    {"knee_workers", f.knee_workers}}});
+                    {"knee_workers", f.knee_workers},
+                    {"from_sweep", 0}}});
   }
   if (f.mem_total_bytes > 0 && f.bytes_estimate > 0 && f.bytes_estimate < double(f.mem_total_bytes) &&
       f.device_class != DeviceClass::kRam) {

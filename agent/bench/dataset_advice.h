@@ -2,8 +2,10 @@
 // the storage under the path, each with the numbers that triggered it.
 //
 // A pure function of plain numbers, so every trigger is tested without a slow disk:
-//   workers-for-target   Little's law: concurrent reads needed = target samples/s × mean file
-//                        latency, against the CPUs available (and the sweep's scaling knee)
+//   workers-for-target   with a sweep: the fewest workers that reached the target, or, when none
+//                        did, the best rate and the knee (storage-bound, or still scaling);
+//                        without one, Little's law: concurrent reads needed = target samples/s ×
+//                        mean file latency, against the CPUs available
 //   cache-in-ram         the dataset fits in the node's memory (MemTotal): tmpfs or a warm page cache
 //   pack-into-shards     median file < 128 KiB on a slow or network volume: per-file costs dominate
 //   move-to-nvme         a rotational disk under the path
@@ -33,6 +35,7 @@ struct DatasetFacts {
   double mean_file_ns = 0;
   uint64_t open_p50_ns = 0, file_p50_ns = 0;
   int knee_workers = 0;  // from a sweep; 0 without one
+  std::vector<std::pair<int, double>> sweep;  // (workers, samples/s) of each sweep run; empty without one
   int cpus = 0;
   uint64_t mem_total_bytes = 0;  // 0: unknown
   DeviceClass device_class = DeviceClass::kUnknown;

@@ -142,6 +142,9 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
     f.open_p50_ns = l->open_ns.percentile(50);
     f.file_p50_ns = l->file_ns.percentile(50);
     f.knee_workers = r.sweep.size() > 1 ? r.knee_workers : 0;
+    if (r.sweep.size() > 1) {
+      for (const LoaderRun& run : r.sweep) f.sweep.emplace_back(run.workers, run.samples_per_s());
+    }
     f.cpus = r.cpus;
     f.mem_total_bytes = r.mem_total_bytes;
     f.device_class = r.storage.device_class;

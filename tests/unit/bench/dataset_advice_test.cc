@@ -49,10 +49,9 @@ TEST_CASE("nothing to recommend on fast storage with a large dataset and no targ
   CHECK(recommend_for_dataset(quiet()).empty());
 }
 
-TEST_CASE("a target needing more reads in flight than CPUs says so, with the numbers") {
+TEST_CASE("without a sweep, a target needing more reads in flight than CPUs says so, with the numbers") {
   DatasetFacts f = quiet();
   f.target_samples_per_s = 100000;  // x 0.4 ms = 40 in flight > 16 CPUs
-  f.knee_workers = 8;
   auto recs = recommend_for_dataset(f);
   const Recommendation* r = find(recs, "workers-for-target");
   REQUIRE(r);
@@ -60,7 +59,7 @@ TEST_CASE("a target needing more reads in flight than CPUs says so, with the num
   CHECK(evidence(*r, "cpus") == 16);
   CHECK(evidence(*r, "mean_file_ns") == 400'000);
   CHECK(r->message.find("more than the 16 CPUs") != std::string::npos);
-  CHECK(r->message.find("stopped scaling at 8") != std::string::npos);
+  CHECK(evidence(*r, "from_sweep") == 0);  // the knee is a sweep's: see the sweep cases below
   f.target_samples_per_s = 20000;  // 8 in flight: fits
   r = find(recs = recommend_for_dataset(f), "workers-for-target");
   REQUIRE(r);
@@ -120,4 +119,44 @@ TEST_CASE("open dominating the file time: metadata bottleneck") {
   CHECK(r->message.find("network file system") != std::string::npos);
   f.open_p50_ns = 1'000'000;  // a third: not dominating
   CHECK_FALSE(find(recommend_for_dataset(f), "metadata-bottleneck"));
+}
+
+TEST_CASE("with a sweep, the workers needed are the fewest that reached the target, measured") {
+  DatasetFacts f = quiet();
+  f.mean_file_ns = 1'160'000;  // the headline (16 workers) latency, inflated by the queue
+  f.sweep = {{1, 4809}, {2, 6658}, {4, 10507}, {8, 12261}, {16, 13288}};
+  f.knee_workers = 8;
+  f.target_samples_per_s = 5000;
+  const Recommendation* r = nullptr;
+  auto recs = recommend_for_dataset(f);
+  REQUIRE((r = find(recs, "workers-for-target")));
+  CHECK(evidence(*r, "workers_needed") == 2);  // Little's law on 1.16 ms would say 6
+  CHECK(evidence(*r, "from_sweep") == 1);
+  CHECK(r->message.find("reached with 2 workers (6.7k measured)") != std::string::npos);
+}
+
+TEST_CASE("with a sweep that stopped scaling short of the target: the storage is the limit") {
+  DatasetFacts f = quiet();
+  f.sweep = {{1, 2235}, {2, 2062}, {4, 2028}, {8, 1997}, {16, 2013}};  // a 2,000 IOPS volume
+  f.knee_workers = 1;
+  f.target_samples_per_s = 5000;
+  auto recs = recommend_for_dataset(f);
+  const Recommendation* r = find(recs, "workers-for-target");
+  REQUIRE(r);
+  CHECK(evidence(*r, "workers_needed") == 0);
+  CHECK(evidence(*r, "measured_samples_per_s") == 2235);
+  CHECK(r->message.find("the storage, not the worker count, is the limit (2.2x short)") != std::string::npos);
+  CHECK(r->message.find("more workers") == std::string::npos);
+}
+
+TEST_CASE("with a sweep still scaling at its largest count: more workers") {
+  DatasetFacts f = quiet();
+  f.sweep = {{1, 1000}, {2, 1900}, {4, 3700}};
+  f.knee_workers = 4;
+  f.target_samples_per_s = 5000;
+  auto recs = recommend_for_dataset(f);
+  const Recommendation* r = find(recs, "workers-for-target");
+  REQUIRE(r);
+  CHECK(r->message.find("still scaling at 4 workers") != std::string::npos);
+  CHECK(r->message.find("storage, not the worker count") == std::string::npos);
 }

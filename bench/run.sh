@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Every benchmark of the probe, and bench/RESULTS.md regenerated from what they measured.
+#
+#   bash bench/run.sh                      # all sections (about 50 minutes on 2 cores)
+#   bash bench/run.sh parity verdict       # only these; the others' last rows are kept
+#   ROUNDS=5 RUNTIME=5 DIR=/var/tmp bash bench/run.sh
+#
+# Sections: machine, parity (bench/parity.sh on the disk and on a rig), verdict (bench/verdict.sh
+# on rigs capped at 3k/16k/50k read IOPS and on the disk), dataset (bench/dataset_vs_python.sh, and
+# the sweep's advice on a 2,000 IOPS rig and on the disk), budgets (peak RSS, preflight wall time,
+# binary size). Raw rows go to bench/results/SECTION.tsv; bench/results.py turns them into
+# bench/RESULTS.md. Needs root (the rigs) and an idle machine: anything else running is measured too.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+out=${RESULTS_DIR:-$here/results}
+mkdir -p "$out"
+ROUNDS=${ROUNDS:-5}
+RUNTIME=${RUNTIME:-5}
+DIR=${DIR:-/var/tmp}
+IOGATE=${IOGATE:-$root/build/iogate}
+export IOGATE
+[[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
+bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
+sections=("$@")
+((${#sections[@]})) || sections=(machine parity verdict dataset budgets)
+# The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
+# disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
+RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
+
+section_machine() {
+  local disk
+  disk=$(findmnt -no SOURCE --target "$DIR" | sed 's|/dev/||')
+  {
+    printf 'date\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)"
+    printf 'commit\t%s\n' "$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- agent || echo '+changes')"
+    printf 'iogate\t%s\n' "$("$IOGATE" --version 2>&1 | head -1)"
+    printf 'fio\t%s\n' "$(fio --version)"
+    printf 'kernel\t%s\n' "$(uname -r)"
+    printf 'cpu\t%s × %s\n' "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+    printf 'memory\t%s\n' "$(free -g | awk '/Mem:/ {print $2 " GiB"}')"
+    printf 'disk\t%s (%s, rotational=%s, scheduler %s) under %s, %s\n' "$disk" \
+      "$(cat "/sys/block/$disk/device/model" 2>/dev/null || echo virtio)" "$(cat "/sys/block/$disk/queue/rotational")" \
+      "$(sed 's/.*\[\(.*\)\].*/\1/' "/sys/block/$disk/queue/scheduler")" "$DIR" "$(stat -f -c %T "$DIR")"
+    printf 'rig\t%s\n' "$(bash "$here/rig.sh" check | tr '\n' ';' | sed 's/;$//')"
+    printf 'load\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+  } >"$out/machine.tsv"
+}
+
+section_parity() {
+  {
+    TARGET=disk bash "$here/parity.sh" "$DIR" "$ROUNDS" "$RUNTIME"
+    TARGET="rig 50k" RIG=$RIG_FAST bash "$here/parity.sh" "$DIR" "$ROUNDS" "$RUNTIME"
+  } >"$out/parity.tsv.new"
+  mv "$out/parity.tsv.new" "$out/parity.tsv"
+}
+
+section_verdict() {
+  {
+    for cap in 3000 16000 50000; do CAP=$cap bash "$here/verdict.sh" "$DIR" "$ROUNDS" 30; done
+    bash "$here/verdict.sh" "$DIR" "$ROUNDS" 30
+  } >"$out/verdict.tsv.new"
+  mv "$out/verdict.tsv.new" "$out/verdict.tsv"
+}
+
+section_dataset() {
+  # The issue's dataset: 6,000 files of ~60 KiB, cold page cache before each run.
+  FILES=6000 MIN_KIB=30 MAX_KIB=90 ROWS="$out/dataset.tsv.new" \
+    bash "$here/dataset_vs_python.sh" "$DIR" "$ROUNDS" "$RUNTIME" 1 2 4 8 16 >&2
+  mv "$out/dataset.tsv.new" "$out/dataset.tsv"
+  # The sweep's advice where the storage is the limit (a 2,000 IOPS cap) and where it is not.
+  source "$here/rig.sh"
+  trap rig_down_all EXIT
+  rig_up ds-2k --backing tmpfs --riops 2000 --size 1g >/dev/null
+  local rig_data data
+  rig_data=$(rig_dir ds-2k)/data
+  data=$(mktemp -d "$DIR/iogate-dsadvice.XXXXXX")
+  for d in "$rig_data" "$data"; do
+    python3 "$root/tests/integration/make_dataset.py" "$d" --files 6000 --dirs 60 --subdirs 10 --min-kib 30 --max-kib 90 --large 0 >/dev/null
+  done
+  sync
+  {
+    for where in "cap 2000:$rig_data:rig_run ds-2k" "disk:$data:"; do
+      IFS=: read -r label d runner <<<"$where"
+      echo 3 >/proc/sys/vm/drop_caches
+      $runner "$IOGATE" probe --mode dataset "$d" --workers 1,2,4,8,16 --runtime 3s --target-samples-per-s 5000 \
+        --output-format json | jq -r --arg t "$label" \
+        '[$t, .loader.knee_workers, ([.loader.sweep[] | "\(.workers):\(.samples_per_s | round)"] | join(" ")),
+          ([.recommendations[] | select(.id == "workers-for-target") | .message] | first // "-")] | @tsv'
+    done
+  } >"$out/dataset_advice.tsv"
+  rm -rf "$data"
+  rig_down ds-2k
+}
+
+section_budgets() {
+  local work
+  work=$(mktemp -d "$DIR/iogate-budget.XXXXXX")
+  {
+    # Peak RSS of the whole process (getrusage of the child), with the test file laid out first.
+    for shape in "1 32" "4 32" "16 256"; do
+      read -r jobs depth <<<"$shape"
+      kib=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+        "$IOGATE" probe "$work" --size 256m --numjobs "$jobs" --iodepth "$depth" --runtime 3s --ramp 500ms)
+      printf 'rss\tprobe numjobs %s iodepth %s\t%s\n' "$jobs" "$depth" "$((kib * 1024))"
+    done
+    # preflight from process start to exit, test-file layout (256 MiB) and removal included,
+    # against the image-classification profile's floor (10,000 IOPS), no API server.
+    for ((r = 1; r <= ROUNDS; r++)); do
+      local t0 t1
+      t0=$(date +%s%N)
+      "$IOGATE" preflight "$work" --policy profile:image-classification --no-api >/dev/null 2>&1 || true
+      t1=$(date +%s%N)
+      printf 'preflight_wall\tround %s\t%s\n' "$r" "$(((t1 - t0) / 1000))"
+    done
+    printf 'binary\tbuild/iogate (with symbols)\t%s\n' "$(stat -c %s "$IOGATE")"
+    strip -o "$work/iogate.stripped" "$IOGATE"
+    printf 'binary\tstripped, as in the image\t%s\n' "$(stat -c %s "$work/iogate.stripped")"
+  } >"$out/budgets.tsv"
+  rm -rf "$work"
+}
+
+for s in "${sections[@]}"; do
+  echo "bench: $s…" >&2
+  "section_$s"
+done
+python3 "$here/results.py" "$out" >"${RESULTS_MD:-$here/RESULTS.md}"
+echo "bench: wrote ${RESULTS_MD:-$here/RESULTS.md}" >&2
