@@ -156,7 +156,18 @@ TestFile::TestFile(TestFile&& o) noexcept
 
 TestFile::~TestFile() {
   fd_.reset();
-  if (owned_ && !(keep_ && complete_) && !path_.empty()) unlink(path_.c_str());
+  if (!owned_ || path_.empty()) return;
+  if (!(keep_ && complete_)) {
+    unlink(path_.c_str());
+    return;
+  }
+  // A write workload's random blocks include the first, and with it the marker that lets the
+  // next run reuse the file: put it back (buffered; a later O_DIRECT read flushes it first).
+  UniqueFd fd(open(path_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+  std::string marker = marker_for(size_);
+  if (fd.valid() && pwrite(fd.get(), marker.data(), marker.size(), 0) != static_cast<ssize_t>(marker.size())) {
+    unlink(path_.c_str());  // a kept file the next run would refuse helps no one
+  }
 }
 
 int TestFile::reopen(int open_flags) {

@@ -15,3 +15,15 @@ assert_no_test_files "$SCRATCH"
 quick_probe "$SCRATCH" --rw read --bs 128k >"$out"
 assert_jq "$out" '.jobs[0].read.total_ios > 100 and .workload.bs_bytes == 131072' "sequential 128k read"
 assert_no_test_files "$SCRATCH"
+
+# A kept test file survives its own write workloads: the writes cover the first block, where the
+# marker that allows reuse lives, and the next run must still reuse the file, not refuse it.
+kept="$SCRATCH/kept"
+mkdir -p "$kept"
+for run in 1 2 3; do
+  "$IOGATE" probe "$kept" --size 8m --keep-file --rw randwrite --bs 4k --runtime 1s --ramp 0 --output-format json >"$out" ||
+    fail "randwrite run $run on the kept file failed"
+done
+assert_jq "$out" '.target.test_file_reused == true and .jobs[0].write.total_ios > 2048' \
+  "a kept file reused after randwrites that covered its first block (2048 blocks, $(jq .jobs[0].write.total_ios "$out") writes)"
+rm -rf "$kept"
