@@ -52,10 +52,16 @@ probe_row() {
 }
 
 # fio_row RW BS DEPTH JOBS RUNTIME_S [extra fio options]
+# A writing fio gets its own copy of the test file: its writes would overwrite the marker that
+# lets iogate reuse its kept file. Same size, same incompressible data, same file system.
 fio_row() {
-  local rw=$1 bs=$2 depth=$3 jobs=$4 runtime=$5
+  local rw=$1 bs=$2 depth=$3 jobs=$4 runtime=$5 target=$file
   shift 5
-  fio_json --rw="$rw" --bs="$bs" --iodepth="$depth" --numjobs="$jobs" --runtime="$runtime" --ramp_time=1 \
+  if [[ $rw != read && $rw != randread ]]; then
+    target=$work/fio-write.dat
+    [[ -f $target ]] || cp --sparse=never "$file" "$target"
+  fi
+  file=$target fio_json --rw="$rw" --bs="$bs" --iodepth="$depth" --numjobs="$jobs" --runtime="$runtime" --ramp_time=1 \
     --lat_percentiles=1 ${RWMIX:+--rwmixread="$RWMIX"} "$@" |
     jq -r '.jobs[0] as $j | (if $j.read.total_ios > 0 then $j.read else $j.write end) as $l |
       [$j.read.iops + $j.write.iops, $j.read.bw_bytes + $j.write.bw_bytes,

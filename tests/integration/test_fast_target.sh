@@ -6,12 +6,7 @@
 # the measured ratios (1.1-1.4x fio, 1.2-1.4x batched), so a busy machine does not flip them; a
 # regression does. It holds the cpu lock too: the fuzz targets would otherwise run beside it.
 source "$(dirname "$0")/lib.sh"
-need_root "the rig (losetup, mount, cgroups)"
-command -v fio >/dev/null || fail "fio is not installed: bash scripts/install-deps.sh"
-source "$TESTS_DIR/../bench/rig.sh"
-RIG_STATE="$SCRATCH/rig-state" RIG_TMPFS_DIR=/dev/shm
-checks=$(rig_check) || skip "the rig cannot run here: $(grep '^no' <<<"$checks" | head -2 | tr '\n' ';')"
-on_exit rig_down_all
+use_rig
 rig_up fast --backing tmpfs --size 384m || fail "bench/rig.sh up fast"
 dir=$(rig_dir fast)
 "$IOGATE" probe "$dir" --size 256m --keep-file --runtime 200ms --ramp 0 >/dev/null

@@ -6,12 +6,7 @@
 # too little data would not. Preflight against a floor 15% below the cap passes and 20% above it
 # fails, each stopped early as clearly beside the floor (the interval excludes floor ± 10%).
 source "$(dirname "$0")/lib.sh"
-need_root "the rig (losetup, mount, cgroups)"
-command -v fio >/dev/null || fail "fio is not installed: bash scripts/install-deps.sh"
-source "$TESTS_DIR/../bench/rig.sh"
-RIG_STATE="$SCRATCH/rig-state" RIG_TMPFS_DIR=/dev/shm
-checks=$(rig_check) || skip "the rig cannot run here: $(grep '^no' <<<"$checks" | head -2 | tr '\n' ';')"
-on_exit rig_down_all
+use_rig
 
 for cap in 3000 16000; do
   rig="verdict-$cap"
