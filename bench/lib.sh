@@ -59,7 +59,8 @@ fio_row() {
   shift 5
   if [[ $rw != read && $rw != randread ]]; then
     target=$work/fio-write.dat
-    [[ -f $target ]] || cp --sparse=never "$file" "$target"
+    [[ -f $target ]] || cp --sparse=never "$file" "$target" ||
+      { rm -f "$target"; echo "bench: no room for fio's copy of the test file beside it" >&2; return 1; }
   fi
   file=$target fio_json --rw="$rw" --bs="$bs" --iodepth="$depth" --numjobs="$jobs" --runtime="$runtime" --ramp_time=1 \
     --lat_percentiles=1 ${RWMIX:+--rwmixread="$RWMIX"} "$@" |

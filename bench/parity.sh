@@ -16,7 +16,8 @@ RUNTIME=${3:-5}
 SIZE=${SIZE:-1g}
 TARGET=${TARGET:-disk}
 if [[ -n ${RIG:-} ]]; then
-  rig_up "parity-$$" $RIG --size "$(( $(numfmt --from=iec "${SIZE^^}") * 5 / 4 ))" >/dev/null
+  # Room for the test file and the copy a writing fio gets (bench/lib.sh), and ext4's own.
+  rig_up "parity-$$" $RIG --size "$(( $(numfmt --from=iec "${SIZE^^}") * 5 / 2 ))" >/dev/null
   DIR=$(rig_dir "parity-$$")
   BENCH_RUN=(rig_run "parity-$$")
 fi

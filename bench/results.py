@@ -86,7 +86,7 @@ if machine:
     w("")
 
 FIELDS = ["iops", "bw", "p50", "p99", "cpu"]
-parity = rows("parity.tsv")
+parity = [r for name in ("parity_disk.tsv", "parity_rig.tsv") for r in rows(name) or []]
 if parity:
     w("## fio parity")
     w("")

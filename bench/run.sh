@@ -2,10 +2,11 @@
 # Every benchmark of the probe, and bench/RESULTS.md regenerated from what they measured.
 #
 #   bash bench/run.sh                      # all sections (about 50 minutes on 2 cores)
-#   bash bench/run.sh parity verdict       # only these; the others' last rows are kept
+#   bash bench/run.sh parity_rig verdict   # only these; the others' last rows are kept
 #   ROUNDS=5 RUNTIME=5 DIR=/var/tmp bash bench/run.sh
 #
-# Sections: machine, parity (bench/parity.sh on the disk and on a rig), verdict (bench/verdict.sh
+# Sections: machine, parity (= parity_disk + parity_rig: bench/parity.sh on the disk and on a rig
+# capped at 50k IOPS and 500 MiB/s each way), verdict (bench/verdict.sh
 # on rigs capped at 3k/16k/50k read IOPS and on the disk), dataset (bench/dataset_vs_python.sh, and
 # the sweep's advice on a 2,000 IOPS rig and on the disk), budgets (peak RSS, preflight wall time,
 # binary size). Raw rows go to bench/results/SECTION.tsv; bench/results.py turns them into
@@ -47,13 +48,15 @@ section_machine() {
   } >"$out/machine.tsv"
 }
 
-section_parity() {
-  {
-    TARGET=disk bash "$here/parity.sh" "$DIR" "$ROUNDS" "$RUNTIME"
-    TARGET="rig 50k" RIG=$RIG_FAST bash "$here/parity.sh" "$DIR" "$ROUNDS" "$RUNTIME"
-  } >"$out/parity.tsv.new"
-  mv "$out/parity.tsv.new" "$out/parity.tsv"
+section_parity_disk() {
+  TARGET=disk bash "$here/parity.sh" "$DIR" "$ROUNDS" "$RUNTIME" >"$out/parity_disk.tsv.new"
+  mv "$out/parity_disk.tsv.new" "$out/parity_disk.tsv"
 }
+section_parity_rig() {
+  TARGET="rig 50k" RIG=$RIG_FAST bash "$here/parity.sh" "$DIR" "$ROUNDS" "$RUNTIME" >"$out/parity_rig.tsv.new"
+  mv "$out/parity_rig.tsv.new" "$out/parity_rig.tsv"
+}
+section_parity() { section_parity_disk && section_parity_rig; }
 
 section_verdict() {
   {
