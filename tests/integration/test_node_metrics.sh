@@ -64,7 +64,9 @@ prometheus --config.file="$SCRATCH/prometheus.yml" --storage.tsdb.path="$SCRATCH
   --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$SCRATCH/prom.log" 2>&1 &
 prom=$!
 on_exit "kill $prom"
-query() { curl -s --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
+# A loaded machine can drop one connection to Prometheus: curl retries it. A query that still fails
+# is reported where it is used (under set -e it used to end the test with no message).
+query() { curl -s --retry 3 --retry-all-errors --retry-delay 0 --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
 for _ in $(seq 300); do
   query 'iogate_probe_iops' >"$SCRATCH/q.json" 2>/dev/null || true
   jq -e '.status == "success" and (.data.result | length) == 1' "$SCRATCH/q.json" >/dev/null 2>&1 && break
@@ -78,7 +80,7 @@ jq -e --argjson want "$iops" '(.data.result[0].value[1] | tonumber) as $got | ($
 pass "Prometheus's IOPS equals /report's ($iops)"
 # Prometheus commits a scrape's own series (up, scrape_duration_seconds) just after its samples.
 for _ in $(seq 50); do
-  query 'up{job="iogate-node"}' >"$SCRATCH/up.json"
+  query 'up{job="iogate-node"}' >"$SCRATCH/up.json" || true
   jq -e '(.data.result | length) == 1' "$SCRATCH/up.json" >/dev/null && break
   sleep 0.2
 done
@@ -88,7 +90,7 @@ pass "target up"
 n=0
 while IFS= read -r expr; do
   [[ -n $expr ]] || continue
-  query "$expr" >"$SCRATCH/d.json"
+  query "$expr" >"$SCRATCH/d.json" || fail "Prometheus did not answer the dashboard query $expr"
   jq -e '.status == "success"' "$SCRATCH/d.json" >/dev/null || fail "dashboard query fails on Prometheus: $expr: $(jq -r .error "$SCRATCH/d.json")"
   n=$((n + 1))
 done < <(dashboard_exprs)
