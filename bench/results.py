@@ -39,6 +39,11 @@ def rng(xs, fmt):
     return f"{fmt(min(xs))}–{fmt(max(xs))}"
 
 
+def mr(xs, fmt):
+    """Median [range]."""
+    return f"{fmt(med(xs))} [{rng(xs, fmt)}]"
+
+
 def f0(x):
     return "-" if x is None else f"{x:,.0f}"
 
@@ -118,8 +123,8 @@ if parity:
                 ratio = {k: paired(by_round, tool, "fio", k) for k in FIELDS}
                 r_iops, r_p50, r_p99, r_cpu = (med(ratio[k]) for k in ("iops", "p50", "p99", "cpu"))
                 lat_goal = (lambda v: goal(v, 0.9, 1.1)) if rig else (lambda v: "")
-                w(f"| {label} | {f0(med(col(runs, 'iops')))} [{rng(col(runs, 'iops'), f0)}] "
-                  f"| {f0(med(col(fio, 'iops')))} [{rng(col(fio, 'iops'), f0)}] "
+                w(f"| {label} | {mr(col(runs, 'iops'), f0)} "
+                  f"| {mr(col(fio, 'iops'), f0)} "
                   f"| {f2(r_iops)} [{rng(ratio['iops'], f2)}]{goal(r_iops, 0.97, 1.03) if tool == 'iogate' else ''} "
                   f"| {us(med(col(runs, 'p50')))} / {us(med(col(fio, 'p50')))} | {f2(r_p50)}{lat_goal(r_p50) if tool == 'iogate' else ''} "
                   f"| {us(med(col(runs, 'p99')))} / {us(med(col(fio, 'p99')))} | {f2(r_p99)}{lat_goal(r_p99) if tool == 'iogate' else ''} "
@@ -152,11 +157,11 @@ if verdict:
             times = [r["verdict"] for r in runs]
             ok = target != "disk" and ratios and all(abs(x - 1) <= 0.05 for x in ratios) and max(times) <= 5
             mark = "" if target == "disk" else (" ✓" if ok else " ✗")
-            w(f"| {target} | {tool} | {f0(med([r['iops'] for r in runs]))} | {f2(med(ratios))} [{rng(ratios, f2)}]{mark} "
+            w(f"| {target} | {tool} | {f0(med([r['iops'] for r in runs]))} | {mr(ratios, f2)}{mark} "
               f"| {f2(med(times))}, {f2(max(times))} | {f2(med([r['wall'] for r in runs]))} "
               f"| {', '.join(f'{k} ×{v}' for k, v in stops.most_common())} "
               f"| {f2(med([r['ci'] for r in runs]))}% | {sum(r['trusted'] == 'true' for r in runs)}/{len(runs)} |")
-        w(f"| {target} | fio 30 s | {f0(med(fio))} [{rng(fio, f0)}] | | 31 | | | | |")
+        w(f"| {target} | fio 30 s | {mr(fio, f0)} | | 31 | | | | |")
     w("")
 
 dataset = rows("dataset.tsv")
@@ -179,8 +184,8 @@ if dataset:
         py = [t.get("python") for t in rounds.values()]
         fio = [t.get("fio") for t in rounds.values() if "fio" in t]
         ratios = [t["iogate"] / t["python"] for t in rounds.values() if t.get("iogate") and t.get("python")]
-        w(f"| {workers} | {f0(med(io))} [{rng(io, f0)}] | {f0(med(py))} [{rng(py, f0)}] "
-          f"| {f2(med(ratios))} [{rng(ratios, f2)}]{goal(med(ratios), 1.0, 1e9)} | {f0(med(fio)) if fio else '-'} |")
+        w(f"| {workers} | {mr(io, f0)} | {mr(py, f0)} "
+          f"| {mr(ratios, f2)}{goal(med(ratios), 1.0, 1e9)} | {f0(med(fio)) if fio else '-'} |")
     w("")
 
 advice = rows("dataset_advice.tsv")
