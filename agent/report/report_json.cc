@@ -94,7 +94,7 @@ json job_json(const JobResult& j, const std::string& name) {
       {"reap_calls", j.reap_calls},
       {"refill_wait_ns", j.refill_wait_ns},
       {"mean_in_flight", finite(mean_in_flight(j))},
-      {"mean_awaiting_refill", finite(per_second(j.refill_wait_ns, j.runtime_ns) / 1e9)},
+      {"mean_awaiting_refill", j.runtime_ns ? double(j.refill_wait_ns) / double(j.runtime_ns) : 0.0},
   };
 }
 
