@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the deployment test tools (helm-render, check-manifests) into OUTDIR; with --test also
-# runs gofmt, go vet and their Go tests. Offline: Go and its libraries come from Debian
-# (scripts/install-deps.sh) and build in GOPATH mode from /usr/share/gocode, so no module proxy
-# is needed. Exits 77 (ctest's skip) where Go or a library is missing.
+# Builds the deployment test tool check-manifests (iogate's own rules for rendered manifests) into
+# OUTDIR; with --test also runs gofmt, go vet and its Go tests. It is a Go module of its own
+# (tests/deploy/check-manifests/go.mod, go.sum committed), built with Go >= 1.26 from
+# /usr/local/go (or $GO) through the Go module proxy; -mod=readonly, so go.sum must already hold
+# every hash. The chart itself is rendered by the real, pinned helm (tests/upstream/build.sh).
+# A missing Go fails (exit 1) and names the fix.
 set -euo pipefail
 
 usage() { echo "usage: $0 OUTDIR [--test]" >&2; exit 2; }
@@ -20,45 +22,41 @@ done
 src=${BASH_SOURCE[0]}
 [[ "$src" == */* ]] || src=./$src
 here=$(cd "${src%/*}" && pwd)
-tools=(helm-render check-manifests)
+tools=(check-manifests)
 
-if ! command -v go >/dev/null; then
-  echo "SKIP: go not found; install golang-go (scripts/install-deps.sh installs it with the test packages)"
-  exit 77
+# Go >= 1.26: the module says go 1.26.0. Debian 12's golang-go (1.19) cannot build it, so PATH is
+# not searched: a stray old go there must not be picked.
+go=${GO:-/usr/local/go/bin/go}
+if [[ ! -x "$go" ]] || ! "$go" version 2>/dev/null | grep -Eq 'go1\.(2[6-9]|[3-9][0-9])'; then
+  echo "FAIL: no Go >= 1.26 at $go ($("$go" version 2>&1 || true)); install Go 1.26 at /usr/local/go" >&2
+  exit 1
 fi
-gocode=/usr/share/gocode
-for pkg in github.com/Masterminds/sprig gopkg.in/yaml.v2 gopkg.in/yaml.v3; do
-  if [[ ! -d "$gocode/src/$pkg" ]]; then
-    echo "SKIP: $gocode/src/$pkg missing; install golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev"
-    exit 77
-  fi
-done
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-# GOPATH mode against Debian's packaged sources; a user's module settings must not leak in.
-export GOPATH=$gocode GO111MODULE=off GOFLAGS="" GOENV=off GOCACHE="$out/gocache"
+# A user's module settings must not leak in (-mod=mod would rewrite go.sum); the toolchain is the
+# one found above, never a download.
+export GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local GOCACHE="$out/gocache"
 
 # Several tests may build into the same OUTDIR at once (ctest -j); one build at a time. The lock
 # file is our own, so a caller that already holds its own lock on OUTDIR cannot deadlock us.
-if command -v flock >/dev/null; then
-  exec 9>"$out/.build_tools.lock"
-  flock 9
-fi
+exec 9>"$out/.build_tools.lock"
+flock 9
 
 for t in "${tools[@]}"; do
-  (cd "$here/$t" && go build -o "$out/$t" .)
+  (cd "$here/$t" && "$go" build -o "$out/$t" .)
   echo "built $out/$t"
 done
 
 if ((run_tests)); then
-  gofmt=$(go env GOROOT)/bin/gofmt
+  gofmt=$("$go" env GOROOT)/bin/gofmt
   unformatted=$("$gofmt" -l "${tools[@]/#/$here/}")
   if [[ -n "$unformatted" ]]; then
     echo "FAIL: not gofmt-formatted: $unformatted" >&2
     exit 1
   fi
   for t in "${tools[@]}"; do
-    (cd "$here/$t" && go vet . && go test -count=1 .)
+    (cd "$here/$t" && "$go" vet . && "$go" test -count=1 .)
   done
+  echo "ok: ${tools[*]}: gofmt, go vet and go test pass"
 fi

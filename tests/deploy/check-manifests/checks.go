@@ -1,9 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 type problem struct {
 	ID  string // Kind/namespace/name
@@ -21,7 +18,7 @@ type config struct {
 // check runs every rule over the whole input; each rule is in its own file.
 func check(objs []*object, cfg config) []problem {
 	var probs []problem
-	probs = append(probs, checkBasics(objs)...)
+	probs = append(probs, checkDuplicates(objs)...)
 	probs = append(probs, checkContainers(objs, cfg.appVersion)...)
 	probs = append(probs, checkWebhooks(objs)...)
 	probs = append(probs, checkBindings(objs)...)
@@ -34,26 +31,13 @@ func check(objs []*object, cfg config) []problem {
 	return probs
 }
 
-// checkBasics: apiVersion, kind and metadata.name on every document, and no object twice (a
-// second copy would silently replace the first at apply time).
-func checkBasics(objs []*object) []problem {
+// checkDuplicates: no object twice. Neither helm nor kubectl apply refuses a second copy in one
+// manifest: it silently replaces the first. (A missing apiVersion, kind or name is left to them:
+// both refuse such a document.)
+func checkDuplicates(objs []*object) []problem {
 	var probs []problem
 	seen := map[string]bool{}
 	for _, o := range objs {
-		var missing []string
-		if o.APIVersion == "" {
-			missing = append(missing, "apiVersion")
-		}
-		if o.Kind == "" {
-			missing = append(missing, "kind")
-		}
-		if o.Name == "" {
-			missing = append(missing, "metadata.name")
-		}
-		if len(missing) > 0 {
-			probs = append(probs, problem{o.ID(), "missing " + strings.Join(missing, ", ")})
-			continue
-		}
 		key := o.APIVersion + " " + o.ID()
 		if seen[key] {
 			probs = append(probs, problem{o.ID(), "appears more than once"})

@@ -26,11 +26,9 @@ func podSpec(o *object) map[string]interface{} {
 func checkContainers(objs []*object, appVersion string) []problem {
 	var probs []problem
 	for _, o := range objs {
+		// A workload without a pod spec or containers is the apiserver's to refuse.
 		spec := podSpec(o)
 		if spec == nil {
-			if isWorkload(o.Kind) {
-				probs = append(probs, problem{o.ID(), "has no pod template spec"})
-			}
 			continue
 		}
 		for _, field := range []string{"initContainers", "containers"} {
@@ -45,19 +43,8 @@ func checkContainers(objs []*object, appVersion string) []problem {
 				}
 			}
 		}
-		if len(list(spec, "containers")) == 0 {
-			probs = append(probs, problem{o.ID(), "pod spec has no containers"})
-		}
 	}
 	return probs
-}
-
-func isWorkload(kind string) bool {
-	switch kind {
-	case "Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob", "ReplicationController":
-		return true
-	}
-	return false
 }
 
 func containerProblems(c interface{}, appVersion string) []string {

@@ -1,5 +1,6 @@
-// check-manifests checks rendered Kubernetes manifests (helm-render or `kubectl kustomize`
-// output) against iogate's deployment rules and prints every problem as
+// check-manifests checks rendered Kubernetes manifests (`helm template` or `kubectl kustomize`
+// output) against iogate's own deployment rules, the ones that real validation (helm lint, the
+// apiserver's schema and admission) does not make, and prints every problem as
 // "<Kind>/<namespace>/<name>: <problem>".
 package main
 
@@ -15,16 +16,16 @@ const usageText = `usage: check-manifests [flags] FILE.yaml...   (FILE "-" reads
 Checks multi-document YAML and prints each problem as "<Kind>/<namespace>/<name>: <problem>";
 exits 1 when there is any. Cluster-scoped objects print namespace "-".
 
-Always checked:
-  - every document has apiVersion, kind and metadata.name; no object appears twice
+Always checked (iogate's rules; well-formedness is left to helm and the apiserver):
+  - no object appears twice (helm and kubectl apply keep the last copy without a word)
   - every container and initContainer of a Pod/Deployment/DaemonSet/StatefulSet/ReplicaSet/
     Job/CronJob: securityContext.readOnlyRootFilesystem true, allowPrivilegeEscalation false,
     capabilities.drop containing ALL, resources.requests and resources.limits
   - webhook configurations: each webhook's clientConfig.service is a Service of the input
     (same namespace) with that port (default 443), path /mutate (Mutating) or /validate
-    (Validating), sideEffects None, admissionReviewVersions including v1
-  - every RoleBinding/ClusterRoleBinding references a Role/ClusterRole of the input and only
-    ServiceAccounts of the input
+    (Validating)
+  - every RoleBinding/ClusterRoleBinding has subjects, references a Role/ClusterRole of the
+    input and binds only ServiceAccounts of the input
 
 flags:
   --namespace NS       namespace of namespaced objects that have none (a chart leaves it to

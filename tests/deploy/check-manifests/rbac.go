@@ -138,6 +138,8 @@ func sortedDiff(a, b map[string]bool) []string {
 
 // checkBindings: every RoleBinding/ClusterRoleBinding refers to a role of the input and binds
 // ServiceAccounts of the input, so no binding grants to something this deployment did not make.
+// The apiserver accepts a binding to a role or account that does not exist; the shape of roleRef
+// and subjects (kinds, a ClusterRoleBinding's subject namespace) it validates, so not here.
 func checkBindings(objs []*object) []problem {
 	present := map[string]bool{}
 	for _, o := range objs {
@@ -153,12 +155,7 @@ func checkBindings(objs []*object) []problem {
 		if refKind == "Role" {
 			refNS = o.Namespace
 		}
-		switch {
-		case refKind != "Role" && refKind != "ClusterRole":
-			probs = append(probs, problem{o.ID(), fmt.Sprintf("roleRef.kind %q is not Role or ClusterRole", refKind)})
-		case o.Kind == "ClusterRoleBinding" && refKind == "Role":
-			probs = append(probs, problem{o.ID(), "a ClusterRoleBinding cannot reference a Role"})
-		case !present[refKind+"/"+refNS+"/"+refName]:
+		if !present[refKind+"/"+refNS+"/"+refName] {
 			probs = append(probs, problem{o.ID(), fmt.Sprintf("roleRef %s %s is not in the input", refKind, refName)})
 		}
 		subjects := list(o.Doc, "subjects")
@@ -174,9 +171,7 @@ func checkBindings(objs []*object) []problem {
 			if ns == "" && o.Kind == "RoleBinding" {
 				ns = o.Namespace
 			}
-			if ns == "" {
-				probs = append(probs, problem{o.ID(), fmt.Sprintf("subject ServiceAccount %s has no namespace", name)})
-			} else if !present["ServiceAccount/"+ns+"/"+name] {
+			if !present["ServiceAccount/"+ns+"/"+name] {
 				probs = append(probs, problem{o.ID(), fmt.Sprintf("subject ServiceAccount %s/%s is not in the input", ns, name)})
 			}
 		}
