@@ -12,8 +12,8 @@ build_packages=(
 # Real peers and tools the integration tests and benchmarks drive. skopeo and umoci read and unpack
 # the OCI image that scripts/build-image.sh writes (tests/integration/test_image.sh).
 test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl prometheus skopeo umoci
-  # The deployment tests: Go tools built offline from Debian's Go sources, and YAML linting.
-  golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev golang-gopkg-yaml.v2-dev
+  # The deployment tests lint YAML; their Go (check-manifests, the pinned upstream tools) needs
+  # Go >= 1.26, which Debian 12 does not package (checked below).
   yamllint)
 
 want=("${build_packages[@]}")
@@ -32,6 +32,18 @@ if ((${#missing[@]} > 0)); then
   echo "install-deps: installing ${missing[*]}" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Go >= 1.26 at /usr/local/go: tests/deploy/build_tools.sh (check-manifests) and
+# tests/upstream/build.sh (kube-apiserver, kubectl, etcd, helm) build with it. Debian 12's
+# golang-go is 1.19, too old, so it is neither installed nor used; Go comes from go.dev/dl.
+if [[ "${1:-}" != "--build-only" ]]; then
+  go_version=$(/usr/local/go/bin/go env GOVERSION 2>/dev/null || true)
+  if ! [[ "$go_version" =~ ^go1\.(2[6-9]|[3-9][0-9]) ]]; then
+    echo "install-deps: FAIL: /usr/local/go/bin/go is ${go_version:-missing}, the tests need Go >= 1.26;" \
+      "install Go 1.26 at /usr/local/go (https://go.dev/dl/go1.26.8.linux-amd64.tar.gz, unpacked in /usr/local)" >&2
+    exit 1
+  fi
 fi
 
 # cpp-httplib, header-only. Debian's libcpp-httplib-dev splits the library into a header and a
