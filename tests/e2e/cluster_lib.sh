@@ -1,0 +1,212 @@
+# A throwaway Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager
+# and kube-scheduler, the pinned upstream builds of tests/upstream. No kubelet: Nodes are objects
+# the tests create. Source this file, then:
+#
+#   cluster_up DIR     start everything with its state under DIR (created; removed by cluster_down)
+#                      and wait until /readyz and the controllers answer; exports KUBECONFIG
+#                      (system:masters), CLUSTER_SERVER, CLUSTER_CA and CLUSTER_DIR
+#   cluster_down       stop every process cluster_up started (TERM, then KILL) and remove DIR
+#
+# Every process is started with a parent-death signal, so a test killed by ctest's timeout takes
+# its cluster with it. The caller owns the EXIT trap and calls cluster_down from it.
+
+CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CLUSTER_PIDS=()
+CLUSTER_DIR=""
+# The in-cluster Service CIDR: the apiserver gives the kubernetes Service its first address. No
+# traffic is sent to it; clients here use 127.0.0.1.
+CLUSTER_SERVICE_CIDR=10.96.0.0/16
+
+# cluster_tools: UPSTREAM_BIN (ctest sets it) or the pinned builds, built on first use.
+cluster_tools() {
+  if [[ -z "${UPSTREAM_BIN:-}" ]]; then
+    UPSTREAM_BIN=$(bash "$CLUSTER_LIB_DIR/../upstream/build.sh" --print-bin) || return 1
+  fi
+  local t
+  for t in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    [[ -x "$UPSTREAM_BIN/$t" ]] || {
+      echo "cluster: $UPSTREAM_BIN/$t missing; build it with: bash tests/upstream/build.sh" >&2
+      return 1
+    }
+  done
+  export PATH="$UPSTREAM_BIN:$PATH"
+}
+
+# free_ports N: N distinct TCP ports on 127.0.0.1 that were free a moment ago.
+free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+# cluster_pki DIR: CA, apiserver serving pair, client pairs for admin, controller-manager and
+# scheduler, and the service-account signing key. EC P-256 for TLS (fast to make); RSA for the
+# service-account key, the algorithm every Kubernetes version accepts for RS256 tokens.
+cluster_pki() {
+  local d=$1
+  mkdir -p "$d"
+  ( cd "$d"
+    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+    key ca.key
+    openssl req -x509 -new -key ca.key -sha256 -days 2 -subj "/CN=iogate-e2e-ca" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+      -out ca.crt 2>/dev/null
+    sign() {  # NAME SUBJECT EXTENSIONS
+      key "$1.key"
+      openssl req -new -key "$1.key" -subj "$2" -out "$1.csr" 2>/dev/null
+      printf '%s\n' "$3" >"$1.ext"
+      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -sha256 -days 2 \
+        -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+      rm -f "$1.csr" "$1.ext"
+    }
+    client="basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+    sign apiserver "/CN=kube-apiserver" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+    sign admin "/O=system:masters/CN=iogate-e2e-admin" "$client"
+    sign controller-manager "/CN=system:kube-controller-manager" "$client"
+    sign scheduler "/CN=system:kube-scheduler" "$client"
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
+    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
+    rm -f ca.srl
+    chmod 600 ./*.key )
+}
+
+# cluster_kubeconfig FILE USER: a kubeconfig for USER's client pair, with absolute paths.
+cluster_kubeconfig() {
+  cat >"$1" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {server: "$CLUSTER_SERVER", certificate-authority: "$CLUSTER_DIR/pki/ca.crt"}
+users:
+- name: $2
+  user: {client-certificate: "$CLUSTER_DIR/pki/$2.crt", client-key: "$CLUSTER_DIR/pki/$2.key"}
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: $2}
+current-context: e2e
+KC
+}
+
+# cluster_start NAME CMD...: CMD in the background, logging to DIR/logs/NAME.log, killed (TERM)
+# when this shell dies.
+cluster_start() {
+  local name=$1; shift
+  setpriv --pdeathsig TERM -- "$@" >"$CLUSTER_DIR/logs/$name.log" 2>&1 &
+  CLUSTER_PIDS+=($!)
+}
+
+cluster_fail() {  # MESSAGE: say what failed, with the tail of every log
+  echo "cluster: $1" >&2
+  local f
+  for f in "$CLUSTER_DIR"/logs/*.log; do
+    [[ -f "$f" ]] || continue
+    echo "--- ${f##*/} (last 15 lines)" >&2
+    tail -15 "$f" >&2
+  done
+  return 1
+}
+
+# cluster_wait WHAT SECONDS CMD...: retry CMD every 0.2 s until it succeeds; fail with the logs,
+# or at once when one of the cluster's processes has died.
+cluster_wait() {
+  local what=$1 limit=$2 pid; shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    for pid in "${CLUSTER_PIDS[@]}"; do
+      kill -0 "$pid" 2>/dev/null || { cluster_fail "a component exited while waiting for $what"; return 1; }
+    done
+    ((SECONDS < deadline)) || { cluster_fail "$what not ready after ${limit}s"; return 1; }
+    sleep 0.2
+  done
+}
+
+cluster_up() {
+  CLUSTER_DIR=${1:?cluster_up DIR}
+  cluster_tools || return 1
+  mkdir -p "$CLUSTER_DIR/logs" "$CLUSTER_DIR/etcd"
+  CLUSTER_DIR=$(cd "$CLUSTER_DIR" && pwd)
+  cluster_pki "$CLUSTER_DIR/pki"
+  local etcd_port peer_port api_port cm_port sched_port
+  read -r etcd_port peer_port api_port cm_port sched_port <<<"$(free_ports 5)"
+  CLUSTER_SERVER=https://127.0.0.1:$api_port
+  CLUSTER_CA=$CLUSTER_DIR/pki/ca.crt
+  local pki=$CLUSTER_DIR/pki
+
+  # No fsync: the data is thrown away with the test, and fsync on a shared disk is most of etcd's
+  # latency.
+  cluster_start etcd etcd --name e2e --data-dir "$CLUSTER_DIR/etcd" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+    --initial-cluster "e2e=http://127.0.0.1:$peer_port" --unsafe-no-fsync --log-level warn
+  cluster_wait etcd 30 curl -sf "http://127.0.0.1:$etcd_port/health"
+
+  # The admission plugins are kube-apiserver's defaults (MutatingAdmissionWebhook and
+  # ValidatingAdmissionWebhook among them) plus NodeRestriction, which goes with the Node
+  # authorizer. The endpoint reconciler is off: it would publish 127.0.0.1 as the kubernetes
+  # Service's endpoint, which validation refuses, and nothing in the cluster dials it.
+  cluster_start kube-apiserver kube-apiserver \
+    --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+    --endpoint-reconciler-type none \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --client-ca-file "$pki/ca.crt" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --service-cluster-ip-range "$CLUSTER_SERVICE_CIDR" \
+    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --allow-privileged=true --profiling=false --v=1
+  cluster_kubeconfig "$CLUSTER_DIR/admin.kubeconfig" admin
+  cluster_kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" controller-manager
+  cluster_kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" scheduler
+  export KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig
+  cluster_wait "kube-apiserver /readyz" 120 kubectl get --raw /readyz
+
+  # No kubelet heartbeats the Nodes the tests create, so the node lifecycle controller would
+  # mark them unreachable and evict; everything else runs. Each controller gets its own
+  # service account (--use-service-account-credentials), as in a real cluster.
+  cluster_start kube-controller-manager kube-controller-manager \
+    --kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$cm_port" --leader-elect=false \
+    --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+    --use-service-account-credentials --controllers '*,-node-lifecycle-controller' \
+    --profiling=false --v=1
+  cluster_start kube-scheduler kube-scheduler \
+    --kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$sched_port" --leader-elect=false \
+    --profiling=false --v=1
+  cluster_wait "kube-controller-manager /healthz" 60 \
+    curl -sfk "https://127.0.0.1:$cm_port/healthz"
+  cluster_wait "kube-scheduler /healthz" 60 curl -sfk "https://127.0.0.1:$sched_port/healthz"
+  # The service-account controller has run once the default namespace has its account; pods
+  # and token requests need it.
+  cluster_wait "the default ServiceAccount" 60 kubectl -n default get serviceaccount default
+  export CLUSTER_SERVER CLUSTER_CA CLUSTER_DIR
+}
+
+cluster_down() {
+  local pid
+  for pid in "${CLUSTER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  local deadline=$((SECONDS + 15))
+  for pid in "${CLUSTER_PIDS[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  CLUSTER_PIDS=()
+  [[ -z "$CLUSTER_DIR" ]] || rm -rf "$CLUSTER_DIR"
+  CLUSTER_DIR=""
+}

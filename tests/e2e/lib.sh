@@ -1,0 +1,89 @@
+# Shared by the e2e tests (tests/e2e/test_*.sh): each test gets its own throwaway control plane
+# (cluster_lib.sh) in its scratch folder, torn down on every exit path, and these helpers.
+# Source it first; it sources tests/integration/lib.sh (pass, fail, skip, assert_jq, on_exit,
+# SCRATCH, IOGATE) and exports KUBECONFIG (system:masters) and PATH with the pinned kubectl, helm
+# and etcd first.
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TESTS_DIR=${TESTS_DIR:-$(cd "$E2E_DIR/.." && pwd)}
+ROOT=$(cd "$TESTS_DIR/.." && pwd)
+source "$TESTS_DIR/integration/lib.sh"
+source "$E2E_DIR/cluster_lib.sh"
+CHART="$ROOT/charts/iogate"
+
+for tool in jq curl openssl python3 setpriv; do
+  command -v "$tool" >/dev/null || fail "$tool is missing: bash scripts/install-deps.sh"
+done
+# The pinned builds: UPSTREAM_BIN (ctest sets it), else tests/upstream/build.sh's cache, which
+# scripts/test.sh fills before ctest runs. A missing build fails loudly with the fix.
+if [[ -z "${UPSTREAM_BIN:-}" ]]; then
+  UPSTREAM_BIN=${IOGATE_TOOLS_CACHE:-/var/cache/iogate-tools}/bin
+fi
+for tool in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl helm; do
+  [[ -x "$UPSTREAM_BIN/$tool" ]] ||
+    fail "$UPSTREAM_BIN/$tool is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
+done
+export UPSTREAM_BIN PATH="$UPSTREAM_BIN:$PATH"
+
+on_exit cluster_down
+cluster_up "$SCRATCH/cluster" || fail "the test cluster did not come up (logs above)"
+pass "cluster up at $CLUSTER_SERVER ($(kubectl version -o json | jq -r .serverVersion.gitVersion))"
+# helm keeps its caches and repository config in the scratch folder, not in $HOME.
+export HELM_CACHE_HOME="$SCRATCH/helm/cache" HELM_CONFIG_HOME="$SCRATCH/helm/config" \
+  HELM_DATA_HOME="$SCRATCH/helm/data"
+
+# k ARGS...: kubectl as cluster admin.
+k() { kubectl "$@"; }
+
+# make_node NAME [LABEL=VALUE...]: a Node object as a kubelet would register it and keep it:
+# Ready, with capacity (cpu, memory, pods, and nvidia.com/gpu as a device plugin advertises it,
+# written through the status subresource) and without the not-ready taint that the
+# TaintNodesByCondition admission plugin puts on a new Node (no kubelet here clears it).
+make_node() {
+  local name=$1; shift
+  local labels='{"kubernetes.io/hostname":"'"$name"'","kubernetes.io/os":"linux"}' kv
+  for kv in "$@"; do
+    labels=$(jq -c --arg k "${kv%%=*}" --arg v "${kv#*=}" '. + {($k): $v}' <<<"$labels")
+  done
+  jq -n --arg n "$name" --argjson l "$labels" \
+    '{apiVersion:"v1",kind:"Node",metadata:{name:$n,labels:$l}}' | kubectl create -f - >/dev/null
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  kubectl patch node "$name" --subresource=status --type=merge -p "$(jq -nc --arg t "$now" '{status:{
+    capacity:{cpu:"8",memory:"32Gi",pods:"110","nvidia.com/gpu":"4"},
+    allocatable:{cpu:"8",memory:"32Gi",pods:"110","nvidia.com/gpu":"4"},
+    conditions:[{type:"Ready",status:"True",reason:"KubeletReady",message:"kubelet is posting ready status",
+                 lastHeartbeatTime:$t,lastTransitionTime:$t}],
+    nodeInfo:{kubeletVersion:"v1.37.2",architecture:"amd64",operatingSystem:"linux"}}}')" >/dev/null
+  kubectl taint node "$name" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+}
+
+# sa_token NAMESPACE SERVICEACCOUNT: a bound token for the account, as the kubelet projects one.
+sa_token() { kubectl -n "$1" create token "$2" --duration 1h; }
+
+# as_pod NAMESPACE TOKEN CMD...: CMD as a container would run it: in its own mount namespace with
+# the service-account token, the cluster CA and the namespace at
+# /var/run/secrets/kubernetes.io/serviceaccount (a tmpfs seen by CMD alone), and
+# KUBERNETES_SERVICE_HOST/PORT pointing at the apiserver. Root only (unshare -m).
+as_pod() {
+  local ns=$1 token=$2; shift 2
+  local sa="$SCRATCH/sa.$RANDOM"
+  mkdir -p "$sa"
+  printf '%s' "$token" >"$sa/token"
+  printf '%s' "$ns" >"$sa/namespace"
+  cp "$CLUSTER_CA" "$sa/ca.crt"
+  local hostport=${CLUSTER_SERVER#https://}
+  env -u KUBECONFIG KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
+    unshare -m -- bash -c 'mount --make-rprivate / && mkdir -p /var/run/secrets/kubernetes.io/serviceaccount &&
+      mount -t tmpfs -o size=1m tmpfs /var/run/secrets/kubernetes.io/serviceaccount &&
+      cp "$0"/token "$0"/namespace "$0"/ca.crt /var/run/secrets/kubernetes.io/serviceaccount/ &&
+      exec "$@"' "$sa" "$@"
+}
+
+# helm_install RELEASE NAMESPACE [helm flags...]: the chart, installed for real (no --wait: no
+# kubelet runs its pods); fails the test with helm's output.
+helm_install() {
+  local release=$1 ns=$2; shift 2
+  helm install "$release" "$CHART" -n "$ns" --create-namespace "$@" >"$SCRATCH/helm-$release.out" 2>&1 ||
+    fail "helm install $release: $(cat "$SCRATCH/helm-$release.out")"
+  pass "helm install $release -n $ns $*"
+}

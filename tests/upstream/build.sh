@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds the upstream tools the deploy and e2e tests run (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, etcd, helm) from the versions pinned in versions.env, each from its own
+# small Go module beside this script, through the Go module proxy.
+#
+#   tests/upstream/build.sh [--print-bin] [TOOL...]
+#
+# Each module builds into $IOGATE_TOOLS_CACHE/<module>-<version>-<go.sum hash>/ (default cache
+# /var/cache/iogate-tools): a new pin or a new go.sum is a new folder, and a folder that is
+# complete (its .done stamp) is reused without running go at all. $IOGATE_TOOLS_CACHE/bin/ then
+# holds a link per tool to the current build; --print-bin prints that folder (tests add it to PATH).
+# Go's own build and module caches (GOCACHE, GOMODCACHE) are left where the machine keeps them, so
+# a pin bump recompiles only what changed. Concurrent callers serialise on a lock in the cache.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache=${IOGATE_TOOLS_CACHE:-/var/cache/iogate-tools}
+
+print_bin=0
+wanted=()
+for a in "$@"; do
+  case "$a" in
+    --print-bin) print_bin=1 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "build.sh: unknown flag $a" >&2; exit 2 ;;
+    *) wanted+=("$a") ;;
+  esac
+done
+
+# module: version, Go packages to build (binary name = last path element), -ldflags.
+# Kubernetes and helm stamp their version at link time (as their Makefiles do), so kubectl
+# version, /version and helm's Capabilities.KubeVersion say the pinned release, not v0.0.0.
+kube_minor=${KUBERNETES_VERSION#v1.}; kube_minor=${kube_minor%%.*}
+kube_ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kube_ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor"
+  kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+done
+declare -A version packages ldflags
+version[kube]=$KUBERNETES_VERSION
+packages[kube]="k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl"
+ldflags[kube]=$kube_ldflags
+version[etcd]=$ETCD_VERSION
+packages[etcd]="iogate.test/upstream/etcd"
+ldflags[etcd]="-s -w"
+version[helm]=$HELM_VERSION
+packages[helm]="helm.sh/helm/v4/cmd/helm"
+ldflags[helm]="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION"
+modules=(kube etcd helm)
+
+binary_module() {  # TOOL -> the module that builds it
+  local m p
+  for m in "${modules[@]}"; do
+    for p in ${packages[$m]}; do
+      [[ "${p##*/}" == "$1" ]] && { echo "$m"; return; }
+    done
+  done
+  echo "build.sh: no module builds '$1' (tools: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm)" >&2
+  exit 2
+}
+
+selected=()
+if ((${#wanted[@]} == 0)); then
+  selected=("${modules[@]}")
+else
+  declare -A seen=()
+  for t in "${wanted[@]}"; do
+    m=$(binary_module "$t")
+    [[ -n "${seen[$m]:-}" ]] || { seen[$m]=1; selected+=("$m"); }
+  done
+fi
+
+find_go() {
+  local g
+  for g in "${GO:-}" /usr/local/go/bin/go "$(command -v go || true)"; do
+    [[ -n "$g" && -x "$g" ]] || continue
+    # The modules say go 1.26.0; Debian 12's golang-go (1.19) cannot build them.
+    if "$g" version | grep -Eq 'go1\.(2[6-9]|[3-9][0-9])'; then echo "$g"; return; fi
+  done
+  echo "build.sh: no Go >= 1.26 found (looked at \$GO, /usr/local/go/bin/go and PATH); install Go 1.26 at /usr/local/go" >&2
+  exit 1
+}
+
+mkdir -p "$cache/bin"
+exec 9>"$cache/.lock"
+flock 9
+
+for m in "${selected[@]}"; do
+  sum=$(cat "$here/$m/go.mod" "$here/$m/go.sum" | sha256sum | cut -c1-12)
+  dir="$cache/$m-${version[$m]}-$sum"
+  if [[ ! -f "$dir/.done" ]]; then
+    go=${go:-$(find_go)}
+    echo "build.sh: building $m ${version[$m]} into $dir" >&2
+    rm -rf "$dir"
+    mkdir -p "$dir.tmp"
+    start=$SECONDS
+    # -mod=readonly: go.sum is committed and must already hold every hash; GOFLAGS from the
+    # caller's environment could otherwise turn on -mod=mod and rewrite it.
+    (cd "$here/$m" && GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 GOTOOLCHAIN=local \
+      "$go" build -trimpath -ldflags "${ldflags[$m]}" -o "$dir.tmp/" ${packages[$m]})
+    echo "$((SECONDS - start))" > "$dir.tmp/.build-seconds"
+    touch "$dir.tmp/.done"
+    mv "$dir.tmp" "$dir"
+    echo "build.sh: built $m in $((SECONDS - start)) s" >&2
+  fi
+  for f in "$dir"/*; do
+    ln -sfn "$f" "$cache/bin/${f##*/}"
+  done
+done
+
+((print_bin)) && echo "$cache/bin"
+exit 0
