@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
-# The kustomize manifests (manifests/): the same objects as the Helm chart's defaults, and sound.
-#   - drift: scripts/render-manifests.sh, rerun on a copy of manifests/, changes nothing, so the
-#     generated files are what the chart renders today;
-#   - `kubectl kustomize` (kubectl's built-in kustomize, offline) builds the base and each overlay;
-#     each build passes yamllint and check-manifests (RBAC exactly as tests/deploy/expected-rbac.yaml,
-#     images pinned to the chart's appVersion, standard labels, security contexts, resources);
+# The kustomize manifests (manifests/): the same objects as the Helm chart's defaults, and sound
+# in a real cluster. Tools: the pinned helm and kubectl (tests/upstream/versions.env) and a
+# throwaway control plane (tests/e2e/cluster_lib.sh: etcd, kube-apiserver, controller-manager,
+# scheduler on loopback).
+#   - drift: scripts/render-manifests.sh (real helm template), rerun on a copy of manifests/,
+#     changes nothing, so the generated files are what the chart renders today;
+#   - `kubectl kustomize` builds the base and each overlay; each build passes yamllint and
+#     check-manifests (RBAC exactly as tests/deploy/expected-rbac.yaml, images pinned to the
+#     chart's appVersion, standard labels, security contexts, resources);
 #   - the overlays together hold exactly the chart's default objects (the webhook's certificate
 #     from cert-manager rather than a Secret made at install), plus the Namespace and the example's
 #     Job and PVC; each overlay holds its own part's objects and nothing of another part;
 #   - the policy ConfigMap has the chart's policy document, and `iogate policy check` accepts it;
 #   - the sample Job's initContainer is the chart's preflight, mounts the Job's dataset volume,
-#     reads the base's policy ConfigMap iogate-policy and runs as the overlay's ServiceAccount.
-# Tools as in test_chart.sh: HELM_RENDER/CHECK_MANIFESTS, else tests/deploy/build_tools.sh.
+#     reads the base's policy ConfigMap iogate-policy and runs as the overlay's ServiceAccount;
+#   - in the cluster: `kubectl apply --server-side --dry-run=server -k` of the base and each
+#     overlay is accepted by the apiserver (schema, validation, admission) and creates nothing;
+#     then `kubectl apply --server-side -k` of each, as manifests/README.md says, creates every
+#     object with its labels (and the ConfigMaps with their data). The webhook overlay's cert-manager
+#     Issuer and Certificate need their CRDs: tests/deploy/fixtures/cert-manager-crds.yaml stands in
+#     (no cert-manager runs); without them the apiserver has no such kinds, which is checked first.
+# CHECK_MANIFESTS if set, else tests/deploy/build_tools.sh builds it. A missing tool fails the test.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+DEPLOY_UPSTREAM="helm kubectl etcd kube-apiserver kube-controller-manager kube-scheduler"
 source "$HERE/lib.sh"
-need_tools kubectl jq yamllint
+need_tools jq yamllint curl openssl setpriv python3
 
 objects() { jq -r '.[] | "\(.kind) \(.metadata.namespace // "-")/\(.metadata.name)"' "$1" | sort -u; }
 
 # 1. The generated files are what the chart renders now.
 cp -r "$ROOT/manifests" "$SCRATCH/regen"
-if HELM_RENDER=$HELM_RENDER bash "$ROOT/scripts/render-manifests.sh" "$SCRATCH/regen" 2>"$SCRATCH/regen.err"; then
+if HELM=$HELM bash "$ROOT/scripts/render-manifests.sh" "$SCRATCH/regen" 2>"$SCRATCH/regen.err"; then
   if diff -ru "$ROOT/manifests" "$SCRATCH/regen" >"$SCRATCH/regen.diff"; then
     pass "manifests/ is what scripts/render-manifests.sh makes of the chart today"
   else
@@ -35,7 +45,7 @@ fi
 builds=(base overlays/node-agent overlays/webhook overlays/preflight-example)
 for b in "${builds[@]}"; do
   name=$(basename "$b")
-  if ! kubectl kustomize "$ROOT/manifests/$b" >"$SCRATCH/$name.yaml" 2>"$SCRATCH/$name.err"; then
+  if ! "$KUBECTL" kustomize "$ROOT/manifests/$b" >"$SCRATCH/$name.yaml" 2>"$SCRATCH/$name.err"; then
     fail "kubectl kustomize manifests/$b: $(cat "$SCRATCH/$name.err")"
     continue
   fi
@@ -49,10 +59,10 @@ for b in "${builds[@]}"; do
 done
 
 # 3. The same objects as the chart's defaults.
-"$HELM_RENDER" -n iogate-system --set webhook.certManager.enabled=true iogate "$ROOT/charts/iogate" \
+"$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system --set webhook.certManager.enabled=true \
   >"$SCRATCH/chart.yaml" || die "the chart does not render"
 to_json "$SCRATCH/chart.yaml" >"$SCRATCH/chart.json"
-"$HELM_RENDER" -n iogate-system iogate "$ROOT/charts/iogate" >"$SCRATCH/chart-default.yaml" || die "the chart does not render"
+"$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system >"$SCRATCH/chart-default.yaml" || die "the chart does not render"
 to_json "$SCRATCH/chart-default.yaml" >"$SCRATCH/chart-default.json"
 { objects "$SCRATCH/chart.json"
   printf '%s\n' "Namespace -/iogate-system" "Job iogate-system/training-example" \
@@ -121,5 +131,98 @@ jq -e '.[] | select(.kind == "ConfigMap" and .metadata.name == "iogate-policy" a
 jq -e '.[] | select(.kind == "ServiceAccount" and .metadata.name == "iogate-preflight" and .metadata.namespace == "iogate-system")' \
   "$SCRATCH/preflight-example.json" >/dev/null && pass "the overlay carries the Job's ServiceAccount" ||
   fail "no ServiceAccount iogate-preflight in the preflight-example overlay"
+
+# ---------------------------------------------------------------------------------------------
+# 6. In a real cluster (tests/e2e/cluster_lib.sh), torn down on every exit path.
+source "$ROOT/tests/e2e/cluster_lib.sh"
+EXIT_HOOKS+=(cluster_down)
+start=$SECONDS
+cluster_up "$SCRATCH/cluster" >"$SCRATCH/cluster.log" 2>&1 ||
+  die "the test cluster did not come up: $(cat "$SCRATCH/cluster.log")"
+pass "cluster up at $CLUSTER_SERVER in $((SECONDS - start)) s ($("$KUBECTL" version -o json | jq -r .serverVersion.gitVersion))"
+k() { "$KUBECTL" "$@"; }
+ssa() { k apply --server-side "$@"; }  # server-side apply, field manager "kubectl"
+
+# Without cert-manager's CRDs the apiserver has no Issuer or Certificate kind: the webhook overlay
+# is refused for exactly these two (manifests/README.md: "after cert-manager").
+ssa --dry-run=server -k "$ROOT/manifests/overlays/webhook" >"$SCRATCH/no-crds.out" 2>&1 &&
+  fail "the webhook overlay applied without cert-manager's CRDs"
+for kind in Issuer Certificate; do
+  grep -q "no matches for kind \"$kind\" in version \"cert-manager.io/v1\"" "$SCRATCH/no-crds.out" &&
+    pass "without cert-manager's CRDs the apiserver refuses the overlay's $kind: $(grep -o "no matches for kind \"$kind\"[^;]*" "$SCRATCH/no-crds.out" | head -1)" ||
+    fail "without CRDs: no 'no matches for kind \"$kind\"' in: $(cat "$SCRATCH/no-crds.out")"
+done
+
+# A server-side dry run cannot create the namespace its other objects go into (the
+# NamespaceLifecycle admission plugin refuses objects in a namespace that does not exist), so the
+# base's Namespace is applied for real first; everything else goes through the dry run.
+jq '.[] | select(.kind == "Namespace")' "$SCRATCH/base.json" >"$SCRATCH/namespace.json"
+ssa -f "$SCRATCH/namespace.json" >"$SCRATCH/ns.out" 2>&1 && pass "the base's Namespace applied: $(cat "$SCRATCH/ns.out")" ||
+  fail "the base's Namespace: $(cat "$SCRATCH/ns.out")"
+if ssa -f "$HERE/fixtures/cert-manager-crds.yaml" >"$SCRATCH/crds.out" 2>&1 &&
+    k wait --for=condition=Established --timeout=60s crd/issuers.cert-manager.io crd/certificates.cert-manager.io >>"$SCRATCH/crds.out" 2>&1; then
+  pass "the cert-manager.io/v1 Issuer and Certificate CRDs (test fixture) are established"
+else
+  fail "the cert-manager CRD fixture: $(cat "$SCRATCH/crds.out")"
+fi
+
+for b in "${builds[@]}"; do
+  name=$(basename "$b")
+  if ssa --dry-run=server -k "$ROOT/manifests/$b" >"$SCRATCH/$name.dry" 2>&1; then
+    pass "kubectl apply --server-side --dry-run=server -k manifests/$b: the apiserver accepts its $(grep -c 'serverside-applied (server dry run)' "$SCRATCH/$name.dry") objects"
+  else
+    fail "kubectl apply --server-side --dry-run=server -k manifests/$b: $(cat "$SCRATCH/$name.dry")"
+  fi
+done
+left=$(jq -s '{apiVersion: "v1", kind: "List", items: add}' "$SCRATCH"/{base,node-agent,webhook,preflight-example}.json |
+  k get -f - --ignore-not-found -o name 2>&1 | grep -v '^namespace/' | sort -u)
+[[ -z "$left" ]] && pass "the dry runs created nothing" || fail "objects exist after the dry runs only: $left"
+
+# For real, in manifests/README.md's order (the base first, which every overlay includes).
+for b in "${builds[@]}"; do
+  name=$(basename "$b")
+  if ssa -k "$ROOT/manifests/$b" >"$SCRATCH/$name.apply" 2>&1; then
+    pass "kubectl apply --server-side -k manifests/$b: $(grep -c 'serverside-applied' "$SCRATCH/$name.apply") objects"
+  else
+    fail "kubectl apply --server-side -k manifests/$b: $(cat "$SCRATCH/$name.apply")"
+  fi
+done
+# Each build's objects, read back: every one there, with the labels it was applied with (the
+# apiserver adds kubernetes.io/metadata.name to a Namespace), owned by kubectl's server-side
+# apply, and each ConfigMap with its data.
+for b in "${builds[@]}"; do
+  name=$(basename "$b")
+  if ! k get -f "$SCRATCH/$name.yaml" -o json --show-managed-fields >"$SCRATCH/$name.live.json" 2>"$SCRATCH/$name.live.err"; then
+    fail "manifests/$b: objects missing from the cluster: $(cat "$SCRATCH/$name.live.err")"
+    continue
+  fi
+  bad=$(jq -r --slurpfile live "$SCRATCH/$name.live.json" '
+    . as $want | $live[0].items as $got
+    | if ($got | length) != ($want | length) then "\($got | length) live objects for \($want | length) applied"
+      else range(0; $want | length) as $i | $want[$i] as $w | $got[$i] as $g
+        | select($g.kind != $w.kind or $g.metadata.name != $w.metadata.name
+            or (($w.metadata.labels // {}) | to_entries | all(. as $e | $g.metadata.labels[$e.key] == $e.value) | not)
+            or ($w.kind == "ConfigMap" and $g.data != $w.data)
+            or ([$g.metadata.managedFields[]? | select(.operation == "Apply") | .manager] | index("kubectl") == null))
+        | "\($w.kind)/\($w.metadata.name)" end' "$SCRATCH/$name.json")
+  [[ -z "$bad" ]] && pass "manifests/$b: all $(jq length "$SCRATCH/$name.json") objects are in the cluster as applied (labels, ConfigMap data, applied by kubectl)" ||
+    fail "manifests/$b: in the cluster but not as applied: $bad"
+done
+# The workloads pass pod admission for real: the controllers create their pods (no kubelet runs
+# them): the webhook's two replicas and the example Job's pod, as its ServiceAccount.
+deadline=$((SECONDS + 60))
+until [[ "$(k -n iogate-system get pods -l app.kubernetes.io/component=webhook -o name 2>/dev/null | wc -l)" -eq 2 &&
+         -n "$(k -n iogate-system get pods -l job-name=training-example -o name 2>/dev/null)" ]] || ((SECONDS > deadline)); do
+  sleep 1
+done
+k -n iogate-system get pods -o json >"$SCRATCH/pods.json"
+jq -e '[.items[] | select(.metadata.labels["app.kubernetes.io/component"] == "webhook")] | length == 2' "$SCRATCH/pods.json" >/dev/null &&
+  pass "the webhook Deployment's 2 pods were created (they pass the apiserver's pod validation and admission)" ||
+  fail "webhook pods: $(jq -c '[.items[].metadata.name]' "$SCRATCH/pods.json"); events: $(k -n iogate-system get events -o custom-columns=R:.reason,M:.message --no-headers | tail -5)"
+jq -e '[.items[] | select(.metadata.labels["job-name"] == "training-example")
+        | select(.spec.serviceAccountName == "iogate-preflight" and .spec.initContainers[0].name == "iogate-preflight")] | length == 1' \
+  "$SCRATCH/pods.json" >/dev/null &&
+  pass "the example Job's pod was created, as iogate-preflight, with the preflight initContainer" ||
+  fail "example Job pod: $(jq -c '[.items[].metadata.name]' "$SCRATCH/pods.json"); events: $(k -n iogate-system get events -o custom-columns=R:.reason,M:.message --no-headers | tail -5)"
 
 finish manifest
