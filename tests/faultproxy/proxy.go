@@ -133,6 +133,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e := Entry{
 		Seq:       p.seq.Add(1),
 		Time:      start.UTC().Format(time.RFC3339Nano),
+		UnixMS:    start.UnixMilli(),
 		Method:    r.Method,
 		Path:      r.URL.Path,
 		Query:     r.URL.RawQuery,

@@ -218,7 +218,7 @@ func TestPassThroughKeepsAuthorizationAndRedactsItInTheLog(t *testing.T) {
 	es := f.waitEntries(t, 1)
 	e := es[0]
 	if e.Method != "PATCH" || e.Path != "/api/v1/namespaces/ml/pods/p" || e.Query != "fieldManager=x" ||
-		e.Status != 200 || e.UpstreamStatus != 200 || e.Fault != "" || e.Auth != "Bearer <redacted>" || e.Seq != 1 {
+		e.Status != 200 || e.UpstreamStatus != 200 || e.Fault != "" || e.Auth != "Bearer <redacted>" || e.Seq != 1 || e.UnixMS <= 0 {
 		t.Errorf("log entry %+v", e)
 	}
 	if strings.Contains(f.log.String(), secret) || strings.Contains(f.log.String(), "c2VjcmV0") {

@@ -9,8 +9,9 @@ import (
 
 // Entry is one line of the request log (JSON lines), written when the request is over.
 type Entry struct {
-	Seq       int64  `json:"seq"`  // arrival order, from 1
-	Time      string `json:"time"` // arrival, RFC 3339 UTC with nanoseconds
+	Seq       int64  `json:"seq"`     // arrival order, from 1
+	Time      string `json:"time"`    // arrival, RFC 3339 UTC with nanoseconds
+	UnixMS    int64  `json:"unix_ms"` // arrival, Unix milliseconds (for arithmetic in jq)
 	Method    string `json:"method"`
 	Path      string `json:"path"`
 	Query     string `json:"query,omitempty"`

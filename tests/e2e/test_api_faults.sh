@@ -1,0 +1,495 @@
+#!/usr/bin/env bash
+# iogate's Kubernetes client under API faults, with the real kube-apiserver (tests/e2e/lib.sh)
+# behind tests/faultproxy: a TLS proxy on loopback, its serving certificate signed by the cluster
+# CA for 127.0.0.1, so iogate verifies TLS against the cluster CA exactly as in a pod. The proxy
+# passes the bearer token through: the real apiserver authenticates, RBAC authorizes, and every
+# answer that is not an injected fault (409s, a real 401 for a revoked token, 403s) is the real
+# one. Faults are what a real apiserver does not do on demand: 429 with Retry-After, 500, dropped
+# connections (before the write reaches the apiserver, and after it did), hangs, a 401.
+#
+#   - preflight (in-cluster config: a service-account volume in the kubelet's ..data layout,
+#     KUBERNETES_SERVICE_HOST/PORT at the proxy; a Role with exactly the rights README lists):
+#     a clean run (every call 2xx, the calls README names);
+#     429 x2 with Retry-After on the pod PATCH, 500 on the Event POST, a drop on the PVC GET, a
+#     TCP reset on the pod GET: each retried, Retry-After honoured, the annotations and exactly one new Event in the
+#     apiserver;
+#     drops after the write: the PVC lock PATCH (the retry meets the apiserver's real 409, the
+#     lock is read back as ours and taken again) and the Event POST (no duplicate Event);
+#     one injected 401: the token file re-read, the request retried;
+#     a real rotation: the token in the file revoked in the apiserver (its bound Secret deleted),
+#     the kubelet's ..data swap under a held request, the apiserver's own 401, the new token;
+#     every request hanging with a 12 s deadline: fail-closed exit 3, fail-open exit 0, both
+#     within the deadline plus slack;
+#   - iogate node --once with every Node PATCH answered 500: probing goes on, /metrics says
+#     iogate_api_sync_pending 1 with sync errors, nothing lands; the API back: the state lands;
+#   - no token in the proxy's log, iogate's logs or reports.
+E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$E2E_HERE/lib.sh"
+need_root "the service-account volume at its fixed path (unshare -m, mount --bind)"
+
+NS=ml
+NODE=gpu-node-1
+POD=train-0
+PVC=imagenet
+SA=iogate-preflight
+DATA="$SCRATCH/dataset"   # the PVC's volume, a folder on this host
+mkdir -p "$DATA"
+
+# ---------------------------------------------------------------------------------------------
+# The proxy: built (cached by its sources' hash) after its own checks, then started.
+FAULTPROXY=$(bash "$TESTS_DIR/faultproxy/build.sh" --test 2>"$SCRATCH/faultproxy-build.log") ||
+  fail "faultproxy: build, gofmt, go vet or go test failed: $(tail -30 "$SCRATCH/faultproxy-build.log")"
+grep -q '^ok' "$SCRATCH/faultproxy-build.log" || fail "faultproxy: go test did not report ok: $(cat "$SCRATCH/faultproxy-build.log")"
+pass "faultproxy: gofmt, go vet, go test ok; $FAULTPROXY"
+
+pki="$SCRATCH/proxy-pki"
+mkdir -p "$pki"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/proxy.key" 2>/dev/null
+openssl req -new -key "$pki/proxy.key" -subj "/CN=iogate-faultproxy" -out "$pki/proxy.csr" 2>/dev/null
+printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
+  "extendedKeyUsage=serverAuth" "subjectAltName=IP:127.0.0.1" >"$pki/proxy.ext"
+openssl x509 -req -in "$pki/proxy.csr" -CA "$CLUSTER_DIR/pki/ca.crt" -CAkey "$CLUSTER_DIR/pki/ca.key" \
+  -CAcreateserial -CAserial "$pki/ca.srl" -sha256 -days 1 -extfile "$pki/proxy.ext" -out "$pki/proxy.crt" 2>/dev/null
+PROXY_LOG="$SCRATCH/proxy.jsonl"
+setpriv --pdeathsig TERM -- "$FAULTPROXY" -listen 127.0.0.1:0 -control 127.0.0.1:0 \
+  -cert "$pki/proxy.crt" -key "$pki/proxy.key" -upstream "$CLUSTER_SERVER" -upstream-ca "$CLUSTER_CA" \
+  -log "$PROXY_LOG" >"$SCRATCH/proxy.out" 2>"$SCRATCH/proxy.err" &
+PROXY_PID=$!
+on_exit "kill -TERM $PROXY_PID"
+for _ in $(seq 100); do
+  grep -q '^listening on ' "$SCRATCH/proxy.out" && break
+  kill -0 "$PROXY_PID" 2>/dev/null || fail "faultproxy exited: $(cat "$SCRATCH/proxy.err")"
+  sleep 0.1
+done
+PROXY_URL=$(sed -n 's/^listening on //p' "$SCRATCH/proxy.out")
+CONTROL_URL=$(sed -n 's/^control on //p' "$SCRATCH/proxy.out")
+[[ $PROXY_URL =~ ^https://127\.0\.0\.1:[0-9]+$ && $CONTROL_URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] ||
+  fail "faultproxy did not say where it listens: $(cat "$SCRATCH/proxy.out" "$SCRATCH/proxy.err")"
+PROXY_PORT=${PROXY_URL##*:}
+pass "faultproxy on $PROXY_URL (control $CONTROL_URL) in front of $CLUSTER_SERVER"
+
+# fault JSON: add a fault (tests/faultproxy/README.md); prints its id.
+fault() {
+  local out
+  out=$(curl -sS --fail-with-body -X POST --data "$1" "$CONTROL_URL/faults") || fail "fault $1: $out"
+  jq -r '.ids[0]' <<<"$out"
+}
+clear_faults() { curl -sSf -X DELETE "$CONTROL_URL/faults" >/dev/null; }
+# held: how many requests the proxy holds now (hang, hold).
+held() { curl -sSf "$CONTROL_URL/faults" | jq '[.[].held] | add // 0'; }
+# mark: the proxy's last request number so far; requests_since MARK FILE: the later ones, in
+# arrival order.
+mark() { jq -s 'map(.seq) | max // 0' "$PROXY_LOG"; }
+requests_since() { jq -s --argjson m "$1" 'map(select(.seq > $m)) | sort_by(.seq)' "$PROXY_LOG" >"$2"; }
+
+# ---------------------------------------------------------------------------------------------
+# The pod's world: a Node, the namespace, the dataset's claim, the preflight account with a Role
+# granting exactly what README's "The Kubernetes client" lists, and the training pod bound to the
+# node (no kubelet runs it: preflight runs here, in its shoes).
+make_node "$NODE"
+k create namespace "$NS" >/dev/null
+k -n "$NS" create serviceaccount "$SA" >/dev/null
+k -n "$NS" apply -f - >/dev/null <<Y
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: $SA}
+rules:
+  - {apiGroups: [""], resources: [pods], verbs: [get, patch]}
+  - {apiGroups: [""], resources: [persistentvolumeclaims], verbs: [get, patch]}
+  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: $SA}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: $SA}
+subjects: [{kind: ServiceAccount, name: $SA, namespace: $NS}]
+Y
+jq -n --arg ns "$NS" --arg name "$PVC" '{apiVersion: "v1", kind: "PersistentVolumeClaim",
+  metadata: {name: $name, namespace: $ns, annotations: {"example.com/backup": "daily"}},
+  spec: {accessModes: ["ReadWriteMany"], resources: {requests: {storage: "1Ti"}}}}' | k create -f - >/dev/null
+jq -n --arg ns "$NS" --arg name "$POD" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '{
+  apiVersion: "v1", kind: "Pod",
+  metadata: {name: $name, namespace: $ns, annotations: {"example.com/owner": "alice"}},
+  spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
+    initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
+    containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                  resources: {limits: {"nvidia.com/gpu": "2"}}, volumeMounts: [{name: "dataset", mountPath: $data}]}],
+    volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}' | k create -f - >/dev/null
+TOKEN=$(sa_token "$NS" "$SA")
+pass "Node $NODE, namespace $NS, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with the Role README lists"
+
+# Through the proxy, the real apiserver decides: TLS verified against the cluster CA, the
+# account's token authenticated, RBAC allowing its own pod and refusing another account.
+printf 'Authorization: Bearer %s\n' "$TOKEN" >"$SCRATCH/auth.hdr"
+code=$(curl -sS --cacert "$CLUSTER_CA" -H @"$SCRATCH/auth.hdr" -o "$SCRATCH/curl.json" -w '%{http_code}' \
+  "$PROXY_URL/api/v1/namespaces/$NS/pods/$POD")
+[[ $code == 200 ]] && jq -e --arg p "$POD" '.metadata.name == $p' "$SCRATCH/curl.json" >/dev/null ||
+  fail "GET the pod through the proxy as $SA: $code $(head -c 300 "$SCRATCH/curl.json")"
+printf 'Authorization: Bearer %s\n' "$(sa_token "$NS" default)" >"$SCRATCH/default.hdr"
+code=$(curl -sS --cacert "$CLUSTER_CA" -H @"$SCRATCH/default.hdr" -o "$SCRATCH/curl.json" -w '%{http_code}' \
+  "$PROXY_URL/api/v1/namespaces/$NS/pods/$POD")
+rm -f "$SCRATCH/default.hdr"
+[[ $code == 403 ]] && jq -e '.kind == "Status" and .reason == "Forbidden" and (.message | test("system:serviceaccount:'"$NS"':default"))' \
+  "$SCRATCH/curl.json" >/dev/null || fail "GET the pod as $NS:default: want the apiserver's 403, got $code $(head -c 300 "$SCRATCH/curl.json")"
+pass "through the proxy (TLS against the cluster CA): $SA reads its pod (200), $NS:default is refused by RBAC (403 naming it)"
+
+# sa_volume DIR TOKEN: a service-account volume as the kubelet writes it: token, ca.crt and
+# namespace in a timestamped folder that ..data points at, each name a link through ..data.
+sa_volume() {
+  mkdir -p "$1/..2026_12_04_a"
+  printf '%s' "$2" >"$1/..2026_12_04_a/token"
+  cp "$CLUSTER_CA" "$1/..2026_12_04_a/ca.crt"
+  printf '%s' "${3:-$NS}" >"$1/..2026_12_04_a/namespace"
+  ln -s ..2026_12_04_a "$1/..data"
+  local f
+  for f in token ca.crt namespace; do ln -s "..data/$f" "$1/$f"; done
+}
+# rotate DIR TOKEN: the kubelet's atomic writer: a new folder, then ..data swapped by rename.
+rotate() {
+  local v="..2026_12_04_$RANDOM$RANDOM"
+  mkdir "$1/$v"
+  printf '%s' "$2" >"$1/$v/token"
+  cp "$1/..data/ca.crt" "$1/..data/namespace" "$1/$v/"
+  ln -sfn "$v" "$1/..data_tmp"
+  mv -T "$1/..data_tmp" "$1/..data"
+}
+# in_pod SA_DIR CMD...: lib.sh's as_pod with two differences: the service-account volume is
+# SA_DIR bind-mounted (so the test can rotate the token under a running CMD), and
+# KUBERNETES_SERVICE_HOST/PORT name the proxy.
+in_pod() {
+  local sa=$1; shift
+  env -u KUBECONFIG KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$PROXY_PORT" \
+    unshare -m -- bash -c 'mount --make-rprivate / && mkdir -p /var/run/secrets/kubernetes.io/serviceaccount &&
+      mount --bind "$0" /var/run/secrets/kubernetes.io/serviceaccount && exec "$@"' "$sa" "$@"
+}
+SA_DIR="$SCRATCH/sa"
+sa_volume "$SA_DIR" "$TOKEN"
+
+# policy NAME [ON_ERROR] [DEADLINE]: a quick randread workload any disk passes.
+policy() {
+  cat >"$SCRATCH/$1.yaml" <<P
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+mode: enforce
+on_error: ${2:-fail-closed}
+deadline: ${3:-60s}
+result_ttl: 1h
+workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 500ms, runtime: 3s, size: 64m}
+rules:
+  - name: gpu-feed
+    min_iops: 10
+    max_p99_latency: 5s
+P
+  echo "$SCRATCH/$1.yaml"
+}
+POLICY=$(policy pass)
+
+# preflight NAME [SA_DIR]: the initContainer's command in the pod's shoes (POD_NAME and
+# NODE_NAME from the downward API, the namespace from the service account); the report in
+# NAME.json, the debug log in NAME.log, the exit code in $rc, the wall time in $took (seconds).
+preflight() {
+  local name=$1 sa=${2:-$SA_DIR} pol=${3:-$POLICY} t0
+  t0=$(date +%s.%N)
+  set +e
+  in_pod "$sa" env POD_NAME="$POD" NODE_NAME="$NODE" CONTAINER_NAME=iogate-preflight \
+    timeout 180 "$IOGATE" preflight "$DATA" --policy "$pol" --output-format json --log-level debug \
+    >"$SCRATCH/$name.json" 2>"$SCRATCH/$name.log"
+  rc=$?
+  set -e
+  took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
+# statuses FILE METHOD PATH_SUFFIX: the statuses the proxy answered those requests with, in order.
+statuses() { jq -c --arg m "$2" --arg p "$3" '[.[] | select(.method == $m and (.path | endswith($p))) | .status]' "$1"; }
+pod_json() { k -n "$NS" get pod "$POD" -o json; }
+# The pod's iogate.io annotations removed, so that the next run's are its own.
+unannotate() {
+  k -n "$NS" annotate pod "$POD" iogate.io/verdict- iogate.io/randread-iops- iogate.io/p99-latency-us- \
+    iogate.io/device-class- iogate.io/report- >/dev/null
+}
+pod_events() {
+  k -n "$NS" get events.v1.events.k8s.io -o json | jq --arg p "$POD" '[.items[] | select(.regarding.kind == "Pod" and .regarding.name == $p)]'
+}
+assert_annotated() {  # NAME: the run's verdict is on the pod in the apiserver
+  pod_json >"$SCRATCH/$1.pod.json"
+  local iops
+  iops=$(jq -r '.results[0].measurement.iops | round' "$SCRATCH/$1.json")
+  assert_jq "$SCRATCH/$1.pod.json" '.metadata.annotations | .["iogate.io/verdict"] == "pass" and
+      .["iogate.io/randread-iops"] == "'"$iops"'" and (.["iogate.io/report"] | fromjson | .outcome == "pass") and
+      .["example.com/owner"] == "alice"' \
+    "$1: kubectl reads iogate.io/verdict=pass, randread-iops=$iops (the report's), the report; alice's annotation kept"
+}
+
+# ---------------------------------------------------------------------------------------------
+# A clean run through the proxy: it probes and records the result on the PVC for the next runs.
+m=$(mark)
+preflight clean
+[[ $rc -eq 0 ]] || fail "clean: exit $rc: $(tail -5 "$SCRATCH/clean.log")"
+assert_jq "$SCRATCH/clean.json" '.outcome == "pass" and .api == "ok" and .error == "" and .results[0].source == "probe" and .results[0].pvc == "'"$PVC"'"' \
+  "clean: exit 0, pass, probed, PVC $PVC found through the pod's mounts"
+grep -q "api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1" "$SCRATCH/clean.log" || fail "clean: not in-cluster: $(head -5 "$SCRATCH/clean.log")"
+requests_since "$m" "$SCRATCH/clean.req.json"
+assert_jq "$SCRATCH/clean.req.json" 'length >= 6 and all(.[]; .status >= 200 and .status < 300 and .upstream_status == .status and
+    (has("fault") | not) and .auth == "Bearer <redacted>")' \
+  "clean: every request ($(jq length "$SCRATCH/clean.req.json")) forwarded and answered 2xx by the apiserver, bearer token redacted"
+assert_jq "$SCRATCH/clean.req.json" '[.[] | .method + " " + (.path | sub("/namespaces/[^/]+/"; "/NS/"))] | unique ==
+    ["GET /api/v1/NS/persistentvolumeclaims/'"$PVC"'", "GET /api/v1/NS/pods/'"$POD"'",
+     "PATCH /api/v1/NS/persistentvolumeclaims/'"$PVC"'", "PATCH /api/v1/NS/pods/'"$POD"'",
+     "POST /apis/events.k8s.io/v1/NS/events"]' \
+  "clean: the calls README's RBAC list covers: pod get/patch, PVC get/patch, events.k8s.io create"
+assert_annotated clean
+
+# ---------------------------------------------------------------------------------------------
+# Transient faults, each before the request reaches the apiserver: retried, and what was asked
+# for lands once. The PVC's fresh result is reused: no probe.
+unannotate
+events_before=$(pod_events | jq length)
+m=$(mark)
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"429","count":2,"retry_after":1}' >/dev/null
+fault '{"method":"POST","path":".*/events","action":"500","count":1}' >/dev/null
+fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/persistentvolumeclaims/'"$PVC"'","action":"drop","count":1}' >/dev/null
+fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"reset","count":1}' >/dev/null
+preflight transient
+clear_faults
+[[ $rc -eq 0 ]] || fail "transient faults: exit $rc: $(tail -5 "$SCRATCH/transient.log")"
+assert_jq "$SCRATCH/transient.json" '.outcome == "pass" and .exit_code == 0 and .error == "" and .api == "ok" and .results[0].source == "shared"' \
+  "transient faults: exit 0, pass, the PVC's result reused"
+requests_since "$m" "$SCRATCH/transient.req.json"
+[[ $(statuses "$SCRATCH/transient.req.json" PATCH "/pods/$POD") == "[429,429,200]" ]] ||
+  fail "pod PATCH: want 429, 429, 200; got $(statuses "$SCRATCH/transient.req.json" PATCH "/pods/$POD")"
+assert_jq "$SCRATCH/transient.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/pods/'"$POD"'")))] |
+    (.[1].unix_ms - .[0].unix_ms) >= 1000 and (.[2].unix_ms - .[1].unix_ms) >= 1000 and .[2].upstream_status == 200' \
+  "pod PATCH: 429, 429 (Retry-After: 1), then 200 from the apiserver; each retry at least 1 s after the previous request"
+[[ $(grep -c 'PATCH /api/v1/namespaces/'"$NS"'/pods/'"$POD"': 429 TooManyRequests.*retry [12] of 5 in 1000 ms (Retry-After)' "$SCRATCH/transient.log") -eq 2 ]] ||
+  fail "iogate's log does not show two Retry-After waits of 1000 ms: $(grep -i 'retry' "$SCRATCH/transient.log" | head -5)"
+pass "iogate's log: two retries after exactly the Retry-After (1000 ms)"
+[[ $(statuses "$SCRATCH/transient.req.json" POST /events) == "[500,201]" ]] ||
+  fail "Event POST: want 500, 201; got $(statuses "$SCRATCH/transient.req.json" POST /events)"
+assert_jq "$SCRATCH/transient.req.json" '[.[] | select(.method == "POST")] | (.[0] | has("upstream_status") | not) and .[1].upstream_status == 201' \
+  "Event POST: the injected 500 (never reached the apiserver), then created (201)"
+[[ $(statuses "$SCRATCH/transient.req.json" GET "/persistentvolumeclaims/$PVC") == "[0,200]" ]] ||
+  fail "PVC GET: want drop (0), 200; got $(statuses "$SCRATCH/transient.req.json" GET "/persistentvolumeclaims/$PVC")"
+grep -q "GET /api/v1/namespaces/$NS/persistentvolumeclaims/$PVC: ConnectionLost" "$SCRATCH/transient.log" ||
+  fail "iogate's log does not name the lost connection: $(grep -i pvc "$SCRATCH/transient.log" | head -3)"
+pass "PVC GET: connection dropped without an answer, iogate saw ConnectionLost and retried (200)"
+[[ $(statuses "$SCRATCH/transient.req.json" GET "/pods/$POD") == "[0,200]" ]] ||
+  fail "pod GET: want reset (0), 200; got $(statuses "$SCRATCH/transient.req.json" GET "/pods/$POD")"
+grep -Eq "GET /api/v1/namespaces/$NS/pods/$POD: ConnectionLost.*retry 1 of 5" "$SCRATCH/transient.log" ||
+  fail "iogate's log does not show the reset connection retried: $(grep "GET /api/v1/namespaces/$NS/pods/" "$SCRATCH/transient.log" | head -3)"
+pass "pod GET: connection reset (TCP RST), iogate saw ConnectionLost and retried (200)"
+assert_annotated transient
+pod_events >"$SCRATCH/transient.events.json"
+assert_jq "$SCRATCH/transient.events.json" "length == $events_before + 1 and (.[-1] | .reason == \"StoragePolicyMet\" and .reportingController == \"iogate.io/preflight\")" \
+  "Event: exactly one new StoragePolicyMet in the apiserver after the 500 and the retry"
+
+# ---------------------------------------------------------------------------------------------
+# Connections dropped after the apiserver applied the write: the client cannot know, retries, and
+# meets the apiserver's own answer to a repeated write. The PVC's result removed so the pod probes
+# and takes the PVC's lock.
+unannotate
+k -n "$NS" annotate pvc "$PVC" iogate.io/probe-result- >/dev/null
+events_before=$(pod_events | jq length)
+m=$(mark)
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/persistentvolumeclaims/'"$PVC"'","action":"drop","count":1,"after_upstream":true}' >/dev/null
+fault '{"method":"POST","path":".*/events","action":"drop","count":1,"after_upstream":true}' >/dev/null
+preflight after
+clear_faults
+[[ $rc -eq 0 ]] || fail "drops after the write: exit $rc: $(tail -5 "$SCRATCH/after.log")"
+assert_jq "$SCRATCH/after.json" '.outcome == "pass" and .results[0].source == "probe"' "drops after the write: exit 0, pass, probed"
+requests_since "$m" "$SCRATCH/after.req.json"
+assert_jq "$SCRATCH/after.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'"))) |
+    [.status, .upstream_status]] == [[0, 200], [409, 409], [200, 200], [200, 200]]' \
+  "PVC lock PATCH: applied then dropped; the retry (old resourceVersion) got the apiserver's 409; re-read, taken again; result written"
+grep -q "another pod wrote first (409), reading it again" "$SCRATCH/after.log" || fail "iogate's log does not show the 409 re-read"
+k -n "$NS" get pvc "$PVC" -o json >"$SCRATCH/after.pvc.json"
+assert_jq "$SCRATCH/after.pvc.json" '(.metadata.annotations["iogate.io/probe-result"] | fromjson | .pod == "'"$NS/$POD"'") and
+    (.metadata.annotations | has("iogate.io/probe-lock") | not) and .metadata.annotations["example.com/backup"] == "daily"' \
+  "PVC (kubectl): the new result by $NS/$POD, the lock released, the backup annotation kept"
+assert_jq "$SCRATCH/after.req.json" '[.[] | select(.method == "POST") | [.status, .upstream_status]] == [[0, 201], [409, 409]]' \
+  "Event POST: created then dropped; the retry (same name) got the apiserver's 409 AlreadyExists"
+pod_events >"$SCRATCH/after.events.json"
+assert_jq "$SCRATCH/after.events.json" "length == $events_before + 1" "Event: exactly one new Event, no duplicate from the retry"
+assert_annotated after
+if grep -q 'not posted: .*409 AlreadyExists' "$SCRATCH/after.log"; then
+  echo "note: iogate logs the Event as not posted after the retry's 409 AlreadyExists, though it exists: $(grep -o 'event .* not posted.*' "$SCRATCH/after.log" | head -1)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# One 401 (the token expired or rotated, as the apiserver would answer): the token file re-read,
+# the request retried once.
+unannotate
+m=$(mark)
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"401","count":1}' >/dev/null
+preflight unauth
+clear_faults
+[[ $rc -eq 0 ]] || fail "one 401: exit $rc: $(tail -5 "$SCRATCH/unauth.log")"
+requests_since "$m" "$SCRATCH/unauth.req.json"
+[[ $(statuses "$SCRATCH/unauth.req.json" PATCH "/pods/$POD") == "[401,200]" ]] ||
+  fail "pod PATCH: want 401, 200; got $(statuses "$SCRATCH/unauth.req.json" PATCH "/pods/$POD")"
+[[ $(grep -c "401 Unauthorized; re-reading the token file and retrying once" "$SCRATCH/unauth.log") -eq 1 ]] ||
+  fail "iogate's log does not show one token re-read: $(grep -i 401 "$SCRATCH/unauth.log" | head -3)"
+pass "one injected 401 on the pod PATCH: token file re-read, the PATCH retried (200)"
+assert_annotated unauth
+
+# ---------------------------------------------------------------------------------------------
+# A real rotation. Token A is bound to a Secret that is then deleted, so the apiserver itself
+# refuses A; the pod's volume holds A when preflight starts. Its first request (GET pod, sent
+# with A) is held by the proxy while the kubelet's swap puts token B in place, then released: the
+# apiserver answers 401, iogate re-reads the file and retries with B.
+k -n "$NS" create secret generic token-a-binding >/dev/null
+TOKEN_A=$(k -n "$NS" create token "$SA" --bound-object-kind Secret --bound-object-name token-a-binding --duration 1h)
+k -n "$NS" delete secret token-a-binding --wait=true >/dev/null
+printf 'Authorization: Bearer %s\n' "$TOKEN_A" >"$SCRATCH/a.hdr"
+for i in $(seq 100); do
+  code=$(curl -sS --cacert "$CLUSTER_CA" -H @"$SCRATCH/a.hdr" -o "$SCRATCH/curl.json" -w '%{http_code}' \
+    "$CLUSTER_SERVER/api/v1/namespaces/$NS/pods/$POD")
+  [[ $code == 401 ]] && break
+  ((i < 100)) || fail "token A still accepted (HTTP $code) 30 s after its Secret was deleted"
+  sleep 0.3
+done
+rm -f "$SCRATCH/a.hdr"
+assert_jq "$SCRATCH/curl.json" '.kind == "Status" and .reason == "Unauthorized" and .code == 401' \
+  "token A revoked: the apiserver answers its own 401 Unauthorized (its bound Secret is gone)"
+SA_ROT="$SCRATCH/sa-rot"
+sa_volume "$SA_ROT" "$TOKEN_A"
+unannotate
+m=$(mark)
+hold=$(fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"hold","count":1}')
+( preflight rotation "$SA_ROT"; exit "$rc" ) &
+pf=$!
+for i in $(seq 300); do
+  [[ $(held) -eq 1 ]] && break
+  kill -0 "$pf" 2>/dev/null || fail "rotation: preflight ended before its first request was held: $(tail -5 "$SCRATCH/rotation.log")"
+  ((i < 300)) || fail "rotation: no request held after 30 s"
+  sleep 0.1
+done
+rotate "$SA_ROT" "$TOKEN"
+curl -sSf -X DELETE "$CONTROL_URL/faults/$hold" >/dev/null
+rc=0
+wait "$pf" || rc=$?
+[[ $rc -eq 0 ]] || fail "rotation: exit $rc: $(tail -5 "$SCRATCH/rotation.log")"
+requests_since "$m" "$SCRATCH/rotation.req.json"
+assert_jq "$SCRATCH/rotation.req.json" '[.[] | select(.method == "GET" and (.path | endswith("/pods/'"$POD"'")))] | .[0:2] |
+    (.[0] | .fault == "hold" and .status == 401 and .upstream_status == 401) and (.[1] | .status == 200 and (has("fault") | not))' \
+  "rotation: the held GET with token A got the apiserver's 401; the retry with the rotated token B got 200"
+[[ $(grep -c "401 Unauthorized; re-reading the token file and retrying once" "$SCRATCH/rotation.log") -eq 1 ]] ||
+  fail "rotation: iogate's log does not show one token re-read: $(grep -i 401 "$SCRATCH/rotation.log" | head -3)"
+assert_jq "$SCRATCH/rotation.json" '.outcome == "pass" and .api == "ok" and .error == ""' "rotation: exit 0, pass, recorded"
+assert_annotated rotation
+
+# ---------------------------------------------------------------------------------------------
+# The API hangs: every request held until the client gives up. The policy's deadline (12 s) ends
+# preflight: fail-closed exit 3, fail-open exit 0. The bound is the deadline plus 15 s of slack
+# for a loaded machine; a client that ignored the deadline would wait for timeout's 180 s.
+for mode in fail-closed fail-open; do
+  m=$(mark)
+  fault '{"path":".*","action":"hang"}' >/dev/null
+  preflight "hang-$mode" "$SA_DIR" "$(policy "hang-$mode" "$mode" 12s)"
+  clear_faults
+  for _ in $(seq 100); do [[ $(held) -eq 0 ]] && break; sleep 0.1; done
+  want=3
+  [[ $mode == fail-open ]] && want=0
+  [[ $rc -eq $want ]] || fail "hang, $mode: exit $rc, want $want: $(tail -5 "$SCRATCH/hang-$mode.log")"
+  awk -v t="$took" 'BEGIN { exit !(t <= 27) }' || fail "hang, $mode: preflight took ${took}s, more than the 12 s deadline plus 15 s"
+  assert_jq "$SCRATCH/hang-$mode.json" '.outcome == "error" and .exit_code == '"$want"' and (.error | test("deadline"))' \
+    "hang, $mode: exit $want after ${took%.*}s (deadline 12s), the error names the deadline"
+  requests_since "$m" "$SCRATCH/hang-$mode.req.json"
+  assert_jq "$SCRATCH/hang-$mode.req.json" 'length >= 1 and all(.[]; .fault == "hang" and .status == 0 and (has("upstream_status") | not))' \
+    "hang, $mode: $(jq length "$SCRATCH/hang-$mode.req.json") request(s), each hung without an answer until iogate gave up"
+done
+
+# ---------------------------------------------------------------------------------------------
+# The node agent: every write to the Node answered 500. It probes, serves /metrics with the sync
+# pending, writes nothing; once the API answers again, the state lands and --once exits 0.
+NODE_NS=iogate-system
+k create namespace "$NODE_NS" >/dev/null
+k -n "$NODE_NS" create serviceaccount iogate-node >/dev/null
+k apply -f - >/dev/null <<Y
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: iogate-fault-node}
+rules:
+  - {apiGroups: [""], resources: [nodes], verbs: [get, patch]}
+  - {apiGroups: [""], resources: [nodes/status], verbs: [patch]}
+  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: iogate-fault-node}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: iogate-fault-node}
+subjects: [{kind: ServiceAccount, name: iogate-node, namespace: $NODE_NS}]
+Y
+NODE_TOKEN=$(sa_token "$NODE_NS" iogate-node)
+SA_NODE="$SCRATCH/sa-node"
+sa_volume "$SA_NODE" "$NODE_TOKEN" "$NODE_NS"
+NODE_DATA="$SCRATCH/node-data"
+mkdir -p "$NODE_DATA"
+cat >"$SCRATCH/node-policy.yaml" <<P
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+mode: enforce
+workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 500ms, runtime: 2s, size: 64m}
+rules:
+  - name: gpu-feed
+    min_iops_per_gpu: 10
+P
+m=$(mark)
+fault '{"method":"PATCH","path":"/api/v1/nodes/'"$NODE"'(/status)?","action":"500"}' >/dev/null
+# --busy-util 100%: never skipped as busy; other tests share this machine's disk.
+in_pod "$SA_NODE" env NODE_NAME="$NODE" timeout 300 "$IOGATE" node --once --policy "$SCRATCH/node-policy.yaml" \
+  --path "$NODE_DATA" --busy-util 100% --listen 127.0.0.1:0 --output-format json --log-level debug \
+  >"$SCRATCH/node.json" 2>"$SCRATCH/node.log" &
+agent=$!
+metrics_url=""
+for i in $(seq 600); do
+  kill -0 "$agent" 2>/dev/null || fail "node agent exited during the outage: $(tail -5 "$SCRATCH/node.log")"
+  if [[ -z $metrics_url ]]; then
+    addr=$(sed -n 's/.*serving \/metrics \/healthz \/readyz \/report on \([0-9.:]*\).*/\1/p' "$SCRATCH/node.log" | head -1)
+    [[ -n $addr ]] && metrics_url="http://$addr/metrics"
+  fi
+  if [[ -n $metrics_url ]] && curl -sf "$metrics_url" >"$SCRATCH/node.metrics" 2>/dev/null &&
+     grep -Eq '^iogate_api_sync_errors_total\{[^}]*\} [1-9]' "$SCRATCH/node.metrics" &&
+     grep -Eq '^iogate_probes_total\{[^}]*\} [1-9]' "$SCRATCH/node.metrics"; then
+    break
+  fi
+  ((i < 600)) || fail "node agent: no failed sync on /metrics after 60 s: $(tail -5 "$SCRATCH/node.log")"
+  sleep 0.1
+done
+grep -Eq '^iogate_api_sync_pending\{node="'"$NODE"'"\} 1$' "$SCRATCH/node.metrics" ||
+  fail "node agent: iogate_api_sync_pending is not 1 during the outage: $(grep iogate_api "$SCRATCH/node.metrics")"
+grep -Eq '^iogate_probe_iops\{' "$SCRATCH/node.metrics" || fail "node agent: no iogate_probe_iops while the API fails"
+pass "node agent, Node PATCH 500ing: probed (iogate_probe_iops), /metrics says iogate_api_sync_pending 1, sync errors $(sed -n 's/^iogate_api_sync_errors_total{[^}]*} //p' "$SCRATCH/node.metrics")"
+k get node "$NODE" -o json >"$SCRATCH/node-during.json"
+assert_jq "$SCRATCH/node-during.json" '.metadata.labels | has("iogate.io/randread-iops") | not' \
+  "node agent, during the outage: no iogate.io label on Node $NODE in the apiserver"
+clear_faults
+rc=0
+wait "$agent" || rc=$?
+[[ $rc -eq 0 ]] || fail "node agent --once after the outage: exit $rc: $(tail -5 "$SCRATCH/node.log")"
+requests_since "$m" "$SCRATCH/node.req.json"
+assert_jq "$SCRATCH/node.req.json" '[.[] | select(.method == "PATCH" and (.path | startswith("/api/v1/nodes/'"$NODE"'")))] |
+    (map(select(.status == 500)) | length) >= 6 and all(.[]; .status == 500 or .status == 200) and
+    (map(.status) | index(200)) > (map(.status) | rindex(500))' \
+  "node agent: the Node PATCHes 500 (retried, then the sync retried), then 200 once the API answered"
+assert_jq "$SCRATCH/node.json" '.api.state == "ok" and .api.sync_errors >= 1 and .outcome == "pass"' \
+  "node agent --once: exit 0, api state ok after $(jq .api.sync_errors "$SCRATCH/node.json") failed sync(s)"
+k get node "$NODE" -o json >"$SCRATCH/node-after.json"
+assert_jq "$SCRATCH/node-after.json" '(.metadata.labels["iogate.io/randread-iops"] | test("^[0-9]+$")) and
+    ([.status.conditions[] | select(.type == "StorageBelowPolicy") | .status] == ["False"]) and
+    ([.status.conditions[] | select(.type == "Ready") | .status] == ["True"])' \
+  "node agent, after the outage (kubectl): iogate.io/randread-iops label, condition StorageBelowPolicy False, the kubelet's Ready kept"
+
+# ---------------------------------------------------------------------------------------------
+# No token anywhere: the proxy's log and stderr, iogate's logs and reports.
+leaks=""
+for tok in "$TOKEN" "$TOKEN_A" "$NODE_TOKEN"; do
+  [[ ${#tok} -gt 100 ]] || fail "a token looks wrong (${#tok} characters)"
+  for needle in "$tok" "${tok##*.}"; do  # the whole token, and its signature alone
+    if hit=$(grep -lF -- "$needle" "$PROXY_LOG" "$SCRATCH/proxy.err" "$SCRATCH/proxy.out" "$SCRATCH"/*.log "$SCRATCH"/*.json 2>/dev/null); then
+      leaks+=" $hit"
+    fi
+  done
+done
+[[ -z $leaks ]] || fail "a token leaked into:$leaks"
+jq -s -e 'all(.[]; .auth == "Bearer <redacted>" or .auth == "none")' "$PROXY_LOG" >/dev/null ||
+  fail "the proxy logged an auth other than 'Bearer <redacted>': $(jq -s -c 'map(.auth) | unique' "$PROXY_LOG")"
+pass "no token (whole or its signature) in the proxy's log ($(wc -l <"$PROXY_LOG") requests), iogate's logs or reports"
