@@ -440,7 +440,7 @@ in_pod "$SA_NODE" env NODE_NAME="$NODE" timeout 300 "$IOGATE" node --once --poli
   >"$SCRATCH/node.json" 2>"$SCRATCH/node.log" &
 agent=$!
 metrics_url=""
-for i in $(seq 600); do
+for i in $(seq 1200); do
   kill -0 "$agent" 2>/dev/null || fail "node agent exited during the outage: $(tail -5 "$SCRATCH/node.log")"
   if [[ -z $metrics_url ]]; then
     addr=$(sed -n 's/.*serving \/metrics \/healthz \/readyz \/report on \([0-9.:]*\).*/\1/p' "$SCRATCH/node.log" | head -1)
@@ -451,7 +451,7 @@ for i in $(seq 600); do
      grep -Eq '^iogate_probes_total\{[^}]*\} [1-9]' "$SCRATCH/node.metrics"; then
     break
   fi
-  ((i < 600)) || fail "node agent: no failed sync on /metrics after 60 s: $(tail -5 "$SCRATCH/node.log")"
+  ((i < 1200)) || fail "node agent: no failed sync on /metrics after 120 s: $(tail -5 "$SCRATCH/node.log")"
   sleep 0.1
 done
 grep -Eq '^iogate_api_sync_pending\{node="'"$NODE"'"\} 1$' "$SCRATCH/node.metrics" ||
@@ -492,4 +492,5 @@ done
 [[ -z $leaks ]] || fail "a token leaked into:$leaks"
 jq -s -e 'all(.[]; .auth == "Bearer <redacted>" or .auth == "none")' "$PROXY_LOG" >/dev/null ||
   fail "the proxy logged an auth other than 'Bearer <redacted>': $(jq -s -c 'map(.auth) | unique' "$PROXY_LOG")"
+[[ ! -s "$SCRATCH/proxy.err" ]] || fail "faultproxy reported errors (forwarding failed?): $(head -5 "$SCRATCH/proxy.err")"
 pass "no token (whole or its signature) in the proxy's log ($(wc -l <"$PROXY_LOG") requests), iogate's logs or reports"
