@@ -23,6 +23,8 @@ struct ApiError {
   Error to_error() const { return runtime_error(summary()); }
   bool not_found() const { return http_status == 404; }
   bool conflict() const { return http_status == 409; }
+  // A create's 409: the name is taken (a Conflict 409 is a stale resourceVersion instead).
+  bool already_exists() const { return http_status == 409 && reason == "AlreadyExists"; }
 };
 
 // ApiError from an HTTP error answer: a `kind: Status` body gives reason and message; any other

@@ -18,6 +18,26 @@ std::string truncate_utf8(const std::string& text, size_t max_bytes) {
   return text.substr(0, end);
 }
 
+// What the API accepts (k8s.io/kubernetes pkg/apis/core/validation/events.go): reportingInstance
+// at most 128 characters, the name a DNS subdomain of at most 253. Pod and Node names run to 253,
+// so "iogate-preflight-<pod>" and "<pod>.<hex>" can exceed these: events.k8s.io/v1 refuses such
+// an Event (422) and it is lost.
+constexpr size_t kReportingInstanceMax = 128;
+constexpr size_t kNameMax = 253;
+
+// client-go's recorder names Events "<object name>.<hex UnixNano>", unique per object and
+// instant; a name too long for that is cut, and the cut may not end in '-' or '.' (a DNS label
+// ends alphanumeric).
+std::string event_name(std::string base, std::chrono::system_clock::time_point now) {
+  const std::string suffix = fmt::format(
+      ".{:x}", std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  if (base.size() + suffix.size() > kNameMax) {
+    base.resize(kNameMax - suffix.size());
+    while (!base.empty() && (base.back() == '-' || base.back() == '.')) base.pop_back();
+  }
+  return base + suffix;
+}
+
 std::string default_instance() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "iogate";
@@ -29,11 +49,9 @@ std::string default_instance() {
 ApiStatus create_event(ApiClient& api, const EventSpec& event) {
   const auto now = std::chrono::system_clock::now();
   const std::string regarding_name = string_at(event.regarding, "name");
-  // client-go's recorder: "<object name>.<hex UnixNano>", unique per object and instant.
-  const std::string name = fmt::format(
-      "{}.{:x}", regarding_name.empty() ? "iogate" : regarding_name,
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
-  const std::string instance = event.reporting_instance.empty() ? default_instance() : event.reporting_instance;
+  const std::string name = event_name(regarding_name.empty() ? "iogate" : regarding_name, now);
+  const std::string instance = truncate_utf8(
+      event.reporting_instance.empty() ? default_instance() : event.reporting_instance, kReportingInstanceMax);
   const std::string note = truncate_utf8(event.note, 1024);
 
   nlohmann::json v1 = {{"apiVersion", "events.k8s.io/v1"},
@@ -47,8 +65,10 @@ ApiStatus create_event(ApiClient& api, const EventSpec& event) {
                        {"reportingController", event.reporting_controller},
                        {"reportingInstance", instance},
                        {"regarding", event.regarding}};
+  // The name is unique to this process and instant, so AlreadyExists means an earlier attempt of
+  // this very request was created and its answer lost (a dropped connection, then the retry).
   auto created = api.post("/apis/events.k8s.io/v1/namespaces/" + event.ns + "/events", v1);
-  if (created.ok()) return Ok{};
+  if (created.ok() || created.error().already_exists()) return Ok{};
   if (!created.error().not_found()) return created.error();
 
   // No events.k8s.io (or the namespace is missing, in which case this 404s too and says so).
@@ -69,7 +89,7 @@ ApiStatus create_event(ApiClient& api, const EventSpec& event) {
                          {"reportingComponent", event.reporting_controller},
                          {"reportingInstance", instance}};
   auto legacy = api.post("/api/v1/namespaces/" + event.ns + "/events", core);
-  if (!legacy.ok()) return legacy.error();
+  if (!legacy.ok() && !legacy.error().already_exists()) return legacy.error();
   return Ok{};
 }
 
