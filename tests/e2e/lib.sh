@@ -24,12 +24,13 @@ for tool in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl h
 done
 export UPSTREAM_BIN PATH="$UPSTREAM_BIN:$PATH"
 
+# kubectl's discovery cache and helm's caches and config live in the scratch folder, not in $HOME:
+# a cache shared between clusters (each test's has its own CRDs) goes stale within a run.
+export KUBECACHEDIR="$SCRATCH/kube-cache" HELM_CACHE_HOME="$SCRATCH/helm/cache" \
+  HELM_CONFIG_HOME="$SCRATCH/helm/config" HELM_DATA_HOME="$SCRATCH/helm/data"
 on_exit cluster_down
 cluster_up "$SCRATCH/cluster" || fail "the test cluster did not come up (logs above)"
 pass "cluster up at $CLUSTER_SERVER ($(kubectl version -o json | jq -r .serverVersion.gitVersion))"
-# helm keeps its caches and repository config in the scratch folder, not in $HOME.
-export HELM_CACHE_HOME="$SCRATCH/helm/cache" HELM_CONFIG_HOME="$SCRATCH/helm/config" \
-  HELM_DATA_HOME="$SCRATCH/helm/data"
 
 # k ARGS...: kubectl as cluster admin.
 k() { kubectl "$@"; }
@@ -85,5 +86,5 @@ helm_install() {
   local release=$1 ns=$2; shift 2
   helm install "$release" "$CHART" -n "$ns" --create-namespace "$@" >"$SCRATCH/helm-$release.out" 2>&1 ||
     fail "helm install $release: $(cat "$SCRATCH/helm-$release.out")"
-  pass "helm install $release -n $ns $*"
+  pass "helm install $release -n $ns${*:+ $*}"
 }
