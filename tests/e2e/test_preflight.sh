@@ -276,6 +276,21 @@ pvc_json | jq -r '.metadata.annotations["iogate.io/probe-result"]' >"$SCRATCH/re
   fail "train-1 rewrote the PVC's probe-result"
 pass "PVC $PVC: probe-result unchanged by the pod that reused it"
 
+# A pod name may be 253 characters (a DNS subdomain): its Event must still pass events.k8s.io/v1
+# validation (reportingInstance at most 128 characters, the Event's name at most 253), not be
+# refused with a 422 and lost.
+long=train-$(printf 'x%.0s' {1..245})-1
+make_pod "$long"
+run_init "$long" "$TOKEN" "$SCRATCH/long.json"
+[[ $rc -eq 0 ]] || fail "253-character pod name: exit $rc: $(tail -3 "$SCRATCH/long.json.log")"
+if grep -qE 'not posted' "$SCRATCH/long.json.log"; then
+  fail "253-character pod name: the Event was refused: $(grep -oE '[0-9]{3} Invalid: .{0,60}|is invalid: .*' "$SCRATCH/long.json.log" | cut -c1-300)"
+fi
+v1_events "$long" >"$SCRATCH/ev-v1.json"
+assert_jq "$SCRATCH/ev-v1.json" 'length == 1 and (.[0] | .reason == "StoragePolicyMet" and (.reportingInstance | length) <= 128 and
+    (.metadata.name | length) <= 253)' \
+  "253-character pod name: its Event posted (reportingInstance and name within the API's limits)"
+
 # The lock rests on the apiserver refusing a merge patch that carries a stale resourceVersion
 # (409), as it refuses a stale Lease update. The real one does:
 rv=$(pvc_json | jq -r .metadata.resourceVersion)
@@ -361,19 +376,19 @@ requests_of() { grep -ohE 'kube: (GET|POST|PUT|PATCH|DELETE) /[^ ]+ [0-9]{3} \('
 # A 403 in a log: a request's status, or the Status reason/message an error carries ("Forbidden",
 # "pods \"x\" is forbidden: User ..."); not the policy's forbidden_classes.
 forbidden_in() { grep -lE ' 403 \(|Forbidden|is forbidden' "$@"; }
-RUN_LOGS=("$SCRATCH"/a.json.log "$SCRATCH"/b.json.log "$SCRATCH"/c.json.log "$SCRATCH"/r4.json.log "$SCRATCH"/r5.json.log)
+RUN_LOGS=("$SCRATCH"/a.json.log "$SCRATCH"/b.json.log "$SCRATCH"/long.json.log "$SCRATCH"/c.json.log "$SCRATCH"/r4.json.log "$SCRATCH"/r5.json.log)
 requests_of "${RUN_LOGS[@]}" >"$SCRATCH/requests.txt"
 (( $(wc -l <"$SCRATCH/requests.txt") >= 20 )) ||
   fail "too few API requests logged ($(wc -l <"$SCRATCH/requests.txt")): is --log-level debug still logging them?"
 if bad=$(forbidden_in "${RUN_LOGS[@]}"); then
   fail "403/Forbidden in $bad: $(grep -hE ' 403 \(|Forbidden|is forbidden' $bad | head -5)"
 fi
-for f in "$SCRATCH"/{a,b,c,r4,r5}.json; do
+for f in "$SCRATCH"/{a,b,long,c,r4,r5}.json; do
   jq -e '.error == ""' "$f" >/dev/null || fail "$f: error $(jq .error "$f")"
 done
 awk '$3 !~ /^2/ && !($1 == "PATCH" && $2 ~ /\/persistentvolumeclaims\// && $3 == 409)' "$SCRATCH/requests.txt" >"$SCRATCH/not2xx.txt"
 [[ ! -s "$SCRATCH/not2xx.txt" ]] || fail "API requests not answered 2xx: $(head -5 "$SCRATCH/not2xx.txt")"
-pass "no 403: all $(wc -l <"$SCRATCH/requests.txt") API requests of the 5 runs answered 2xx ($(grep -c ' 409$' "$SCRATCH/requests.txt" || true) lock patch(es) of the race answered 409)"
+pass "no 403: all $(wc -l <"$SCRATCH/requests.txt") API requests of the ${#RUN_LOGS[@]} runs answered 2xx ($(grep -c ' 409$' "$SCRATCH/requests.txt" || true) lock patch(es) of the race answered 409)"
 
 # What they were, as RBAC sees them (verb, resource.group), against what the chart's Role grants.
 awk '{ verb = $1 == "GET" ? "get" : $1 == "POST" ? "create" : $1 == "PATCH" ? "patch" : $1 == "PUT" ? "update" : "delete"
