@@ -34,6 +34,17 @@ std::string optional_string(const nlohmann::json& object, const char* key, const
   return it->get<std::string>();
 }
 
+// The metav1.Status reason of a refusal, as the API server's own admission plugins give it: the
+// API server passes the webhook's status through, and clients classify a failure by its reason
+// (kubectl prints "Error from server (Forbidden)"). "" for a code without a standard reason.
+const char* status_reason(int code) {
+  switch (code) {
+    case 400: return "BadRequest";
+    case 403: return "Forbidden";
+    default: return "";
+  }
+}
+
 }  // namespace
 
 bool json_depth_within(std::string_view text, int max_depth) {
@@ -129,7 +140,10 @@ ReviewParse parse_admission_review(std::string_view body) {
 
 std::string admission_review_json(const std::string& uid, const AdmissionResponse& response) {
   nlohmann::json r = {{"uid", uid}, {"allowed", response.allowed}};
-  if (!response.allowed) r["status"] = {{"code", response.code}, {"message", response.message}};
+  if (!response.allowed) {
+    r["status"] = {{"status", "Failure"}, {"code", response.code}, {"message", response.message}};
+    if (const char* reason = status_reason(response.code); *reason) r["status"]["reason"] = reason;
+  }
   if (response.patch.is_array() && !response.patch.empty()) {
     r["patchType"] = "JSONPatch";
     r["patch"] = encode_base64(response.patch.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

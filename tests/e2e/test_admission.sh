@@ -313,7 +313,9 @@ pass "apply --dry-run=server: the mutated pod returned, not stored; the webhook 
 pod pinned-slow "$TRAIN" 1 '{"nodeName":"slow-1"}' | apply "$SCRATCH/deny.out"
 ((rc != 0)) || fail "pinned-slow was admitted"
 msg=$(cat "$SCRATCH/deny.out")
-for want in 'admission webhook "validate.iogate.io" denied the request' 'slow-1' '3,000' "$(thousands "$F1")" \
+# "(Forbidden)": the webhook's status.reason, passed through by the apiserver, as its own
+# admission plugins' refusals read.
+for want in 'Error from server (Forbidden)' 'admission webhook "validate.iogate.io" denied the request' 'slow-1' '3,000' "$(thousands "$F1")" \
             "rule $RULE" 'iogate.io/storage-below-policy'; do
   [[ $msg == *"$want"* ]] || fail "pinned-slow: the denial does not say '$want': $msg"
 done
