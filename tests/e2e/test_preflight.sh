@@ -18,14 +18,20 @@
 #     measurement), other annotations kept; the Event in both the core/v1 and events.k8s.io/v1
 #     views and in kubectl describe; the PVC's probe-result written, probe-lock released;
 #   - a second pod on the PVC reuses that result (no probe) and gets its own annotations/Event;
+#     a 253-character pod name still gets its Event (events.k8s.io/v1's length limits); the
+#     apiserver refuses a merge patch with a stale resourceVersion (409), the lock's premise, and
+#     of two pods started at once on the PVC one probes and the other reuses its result;
 #   - fail (a floor far above any disk, helm upgrade): exit 1, verdict fail, Warning
 #     StorageBelowPolicy naming rule and check; its writable volume left without a test file;
 #   - RBAC: every request preflight made was answered 2xx (any 403 fails the test), and the
 #     chart's account may make exactly those calls (kubectl auth can-i); a pod whose account the
 #     chart does not bind is refused (403) and exits 3, which shows the 403 check can fail.
 E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [[ $(id -u) -ne 0 ]]; then
+  echo "FAIL: test_preflight.sh needs root (as_pod's mount namespace; the container stand-in's chroot and bind mounts): run it, or ctest, as root" >&2
+  exit 1
+fi
 source "$E2E_HERE/lib.sh"
-need_root "as_pod (mount namespaces) and the container stand-in (chroot, bind mounts)"
 
 NS=ml                 # the training namespace
 REL=iogate            # release name; the chart names its objects iogate-*
