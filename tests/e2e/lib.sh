@@ -74,11 +74,20 @@ as_pod() {
   cp "$CLUSTER_CA" "$sa/ca.crt"
   local hostport=${CLUSTER_SERVER#https://}
   env -u KUBECONFIG KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
-    unshare -m -- bash -c 'mount --make-rprivate / && mkdir -p /var/run/secrets/kubernetes.io/serviceaccount &&
+    unshare -m -- bash -c 'mount --make-rprivate / &&
       mount -t tmpfs -o size=1m tmpfs /var/run/secrets/kubernetes.io/serviceaccount &&
       cp "$0"/token "$0"/namespace "$0"/ca.crt /var/run/secrets/kubernetes.io/serviceaccount/ &&
       exec "$@"' "$sa" "$@"
 }
+
+# as_pod's mount point must exist on the host's root file system. Made here, at the top level (as_pod
+# may run in a subshell, whose on_exit would be lost), and removed on exit by rmdir: only while
+# empty, and only what this test created.
+if [[ $(id -u) -eq 0 && ! -d /var/run/secrets/kubernetes.io/serviceaccount ]]; then
+  for d in /var/run/secrets /var/run/secrets/kubernetes.io /var/run/secrets/kubernetes.io/serviceaccount; do
+    [[ -d $d ]] || { mkdir "$d"; on_exit "rmdir $d"; }
+  done
+fi
 
 # helm_install RELEASE NAMESPACE [helm flags...]: the chart, installed for real (no --wait: no
 # kubelet runs its pods); fails the test with helm's output.
