@@ -262,6 +262,35 @@ TEST_CASE("events: events.k8s.io/v1 with the required fields; Node events in def
   CHECK(create_event(api, long_note).ok());
 }
 
+TEST_CASE("events: a 253-character pod name gets a valid Event name and reportingInstance") {
+  // events.k8s.io/v1 caps the name at 253 and reportingInstance at 128 characters; the real
+  // apiserver refused such an Event (422) before they were cut (found by e2e.preflight).
+  TestCluster c;
+  const std::string pod_name(253, 'p');
+  json pod = pod_object();
+  pod["metadata"]["name"] = pod_name;
+  c.seed(pod);
+  ApiClient api(c.config, testing::fast_retry());
+  EventSpec e;
+  e.ns = "ml";
+  e.regarding = {{"kind", "Pod"}, {"namespace", "ml"}, {"name", pod_name}, {"apiVersion", "v1"}};
+  e.type = "Normal";
+  e.reason = "StoragePolicyMet";
+  e.note = "ok";
+  e.action = "Preflight";
+  e.reporting_instance = "iogate-preflight-" + pod_name;
+  REQUIRE(create_event(api, e).ok());
+  auto log = c.server->requests();
+  REQUIRE(log.size() == 1);
+  json sent = json::parse(log[0].body);
+  const std::string name = sent["metadata"]["name"].get<std::string>();
+  CHECK(name.size() <= 253);
+  CHECK(name.back() != '-');
+  CHECK(name.back() != '.');
+  CHECK(sent["reportingInstance"].get<std::string>().size() == 128);
+  CHECK(sent["regarding"]["name"] == pod_name);
+}
+
 TEST_CASE("events: an API server without events.k8s.io gets a core/v1 Event") {
   TestCluster c;
   c.seed(pod_object());
