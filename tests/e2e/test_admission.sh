@@ -175,7 +175,12 @@ start_webhook() {
     >/dev/null 2>>"$SCRATCH/webhook.log" &
   wait_for "iogate webhook serving on $ADDR:443 ($(tail -3 "$SCRATCH/webhook.log"))" 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log"
   WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
-  on_exit "kill $WEBHOOK_PID"
+  on_exit stop_webhook
+}
+# The webhook, if it still runs (its pid is not reused for something else meanwhile).
+stop_webhook() {
+  [[ -r /proc/$WEBHOOK_PID/cmdline ]] && tr '\0' ' ' </proc/"$WEBHOOK_PID"/cmdline | grep -q "^$IOGATE webhook " &&
+    kill -TERM "$WEBHOOK_PID"
 }
 start_webhook
 grep -q 'api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1' "$SCRATCH/webhook.log" ||
@@ -359,7 +364,7 @@ pass "no failed node look-up with the chart's ServiceAccount and RBAC"
 
 # --- webhook stopped: the failurePolicies ------------------------------------------------------
 opened=$(fail_open mutate.iogate.io)
-kill -TERM "$WEBHOOK_PID"
+stop_webhook || fail "iogate webhook (pid $WEBHOOK_PID) is not running: $(tail -5 "$SCRATCH/webhook.log")"
 wait_for "iogate webhook (pid $WEBHOOK_PID) to exit" 20 bash -c '! kill -0 "$0"' "$WEBHOOK_PID"
 pass "iogate webhook stopped"
 pod gpu-down "$TRAIN" 1 | apply "$SCRATCH/down.out"
