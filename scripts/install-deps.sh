@@ -36,12 +36,12 @@ fi
 
 # Go >= 1.26 at /usr/local/go: tests/deploy/build_tools.sh (check-manifests) and
 # tests/upstream/build.sh (kube-apiserver, kubectl, etcd, helm) build with it. Debian 12's
-# golang-go is 1.19, too old, so it is neither installed nor used; Go comes from go.dev/dl.
+# golang-go is 1.19, too old, so it is neither installed nor used: Go is the official release.
 if [[ "${1:-}" != "--build-only" ]]; then
   go_version=$(/usr/local/go/bin/go env GOVERSION 2>/dev/null || true)
   if ! [[ "$go_version" =~ ^go1\.(2[6-9]|[3-9][0-9]) ]]; then
     echo "install-deps: FAIL: /usr/local/go/bin/go is ${go_version:-missing}, the tests need Go >= 1.26;" \
-      "install Go 1.26 at /usr/local/go (https://go.dev/dl/go1.26.8.linux-amd64.tar.gz, unpacked in /usr/local)" >&2
+      "install Go 1.26 at /usr/local/go (the official linux-amd64 release archive, unpacked in /usr/local)" >&2
     exit 1
   fi
 fi
