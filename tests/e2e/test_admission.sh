@@ -41,12 +41,12 @@ jq_ok() {
 }
 # thousands N: N with a comma every three digits, as iogate's messages print it.
 thousands() { sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta' <<<"$1"; }
-# wait_for WHAT SECONDS CMD...: retry CMD every 0.2 s; a readiness wait, never a speed assertion.
-wait_for() {
-  local what=$1 limit=$2; shift 2
-  local deadline=$((SECONDS + limit))
+# wait_until SECONDS CMD...: retry CMD every 0.2 s until it succeeds (0) or SECONDS pass (1); a
+# readiness wait, never a speed assertion.
+wait_until() {
+  local deadline=$((SECONDS + $1)); shift
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "$what: not so after ${limit}s"
+    ((SECONDS < deadline)) || return 1
     sleep 0.2
   done
 }
@@ -169,20 +169,17 @@ mapfile -t ARGS < <(jq -r --arg etc "$ETC" --arg listen "$ADDR:443" '.spec.templ
 [[ " ${ARGS[*]} " == *" --listen $ADDR:443 "* && " ${ARGS[*]} " == *" --policy $ETC/policy.yaml "* ]] ||
   fail "unexpected Deployment arguments: ${ARGS[*]}"
 TOKEN=$(sa_token "$NS" "$HOOK")
-start_webhook() {
-  : >"$SCRATCH/webhook.log"
-  as_pod "$NS" "$TOKEN" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" "$IOGATE" "${ARGS[@]}" \
-    >/dev/null 2>>"$SCRATCH/webhook.log" &
-  wait_for "iogate webhook serving on $ADDR:443 ($(tail -3 "$SCRATCH/webhook.log"))" 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log"
-  WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
-  on_exit stop_webhook
-}
-# The webhook, if it still runs (its pid is not reused for something else meanwhile).
+# stop_webhook: SIGTERM to the webhook if it still runs (and its pid is not reused meanwhile).
 stop_webhook() {
   [[ -r /proc/$WEBHOOK_PID/cmdline ]] && tr '\0' ' ' </proc/"$WEBHOOK_PID"/cmdline | grep -q "^$IOGATE webhook " &&
     kill -TERM "$WEBHOOK_PID"
 }
-start_webhook
+as_pod "$NS" "$TOKEN" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" "$IOGATE" "${ARGS[@]}" \
+  >/dev/null 2>"$SCRATCH/webhook.log" &
+wait_until 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log" ||
+  fail "iogate webhook not serving on $ADDR:443 after 20 s: $(cat "$SCRATCH/webhook.log")"
+WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
+on_exit stop_webhook
 grep -q 'api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1' "$SCRATCH/webhook.log" ||
   fail "the webhook does not use the in-cluster config: $(cat "$SCRATCH/webhook.log")"
 pass "iogate webhook ${ARGS[*]:1} (pid $WEBHOOK_PID), in-cluster as $NS/$HOOK"
@@ -195,10 +192,10 @@ k -n "$NS" patch service "$HOOK" --type merge -p "$(jq -nc --arg a "$ADDR" '{spe
 pass "Service $HOOK -> ExternalName $ADDR (the stand-in for kube-proxy routing its ClusterIP to the pod)"
 # The apiserver watches configurations and Services: wait until it reaches the webhook.
 pod ready-probe "$TRAIN" 0 >"$SCRATCH/ready-probe.json"
-wait_for "the apiserver calling the webhook" 60 \
-  bash -c 'kubectl create --dry-run=server -f "$0" && grep -q "validate CREATE pods ml/ready-probe" "$1"' \
-  "$SCRATCH/ready-probe.json" "$SCRATCH/webhook.log"
-pass "kube-apiserver calls /mutate and /validate over TLS, verifying the chart's certificate"
+wait_until 60 bash -c 'kubectl create --dry-run=server -f "$0" && grep -q "validate CREATE pods ml/ready-probe" "$1"' \
+  "$SCRATCH/ready-probe.json" "$SCRATCH/webhook.log" ||
+  fail "the apiserver does not reach the webhook after 60 s: $(kubectl create --dry-run=server -f "$SCRATCH/ready-probe.json" 2>&1); webhook log: $(tail -5 "$SCRATCH/webhook.log")"
+pass "kube-apiserver reaches the webhook (TLS to $HOOK.$NS.svc, trusting the chart's caBundle)"
 
 # --- the chart's policy, and the floor README gives ----------------------------------------------
 "$IOGATE" policy check "$ETC/policy.yaml" --output-format json >"$SCRATCH/policy.json" ||
@@ -251,7 +248,8 @@ expr_check "$f" In kubernetes.io/os '["linux"]' && expr_check "$f" Gt iogate.io/
 pass "gpu-own: the pod's own expression kept, the floor added to its term"
 
 # The real scheduler: gpu-1 may only go to fast-1 (low-1 is below the floor, slow-1 tainted too).
-wait_for "gpu-1 bound by kube-scheduler" 60 bash -c '[[ -n $(kubectl -n "$0" get pod gpu-1 -o jsonpath="{.spec.nodeName}") ]]' "$TRAIN"
+wait_until 60 bash -c '[[ -n $(kubectl -n "$0" get pod gpu-1 -o jsonpath="{.spec.nodeName}") ]]' "$TRAIN" ||
+  fail "gpu-1 not bound after 60 s: $(k -n "$TRAIN" get events --field-selector involvedObject.name=gpu-1 -o jsonpath='{.items[*].message}')"
 [[ $(k -n "$TRAIN" get pod gpu-1 -o jsonpath='{.spec.nodeName}') == fast-1 ]] ||
   fail "gpu-1 scheduled to $(k -n "$TRAIN" get pod gpu-1 -o jsonpath='{.spec.nodeName}'), want fast-1"
 pass "kube-scheduler bound gpu-1 to fast-1, the only node meeting the affinity"
@@ -357,7 +355,7 @@ done
   fail "the webhook was sent pods of kube-system, $NS or $OTHER: $(hook_lines " pods (kube-system|$NS|$OTHER)/")"
 n=$(k -n "$NS" get pods -o name | wc -l)
 ((n > 0)) || fail "no pods of the chart's own Deployment/DaemonSet in $NS (the controllers did not run?)"
-pass "request log: no review of a pod in kube-system, $NS ($n pods there) or $OTHER; $(hook_lines ' pods ml/' | wc -l) of pods in $TRAIN"
+pass "request log: no review of a pod in kube-system, $NS ($n pods there) or $OTHER; $(hook_lines " pods $TRAIN/" | wc -l) reviews of pods in $TRAIN"
 ! grep -Eq 'could not be read|Forbidden' "$SCRATCH/webhook.log" ||
   fail "the webhook's node look-ups failed (RBAC?): $(grep -E 'could not be read|Forbidden' "$SCRATCH/webhook.log" | head -3)"
 pass "no failed node look-up with the chart's ServiceAccount and RBAC"
@@ -365,7 +363,7 @@ pass "no failed node look-up with the chart's ServiceAccount and RBAC"
 # --- webhook stopped: the failurePolicies ------------------------------------------------------
 opened=$(fail_open mutate.iogate.io)
 stop_webhook || fail "iogate webhook (pid $WEBHOOK_PID) is not running: $(tail -5 "$SCRATCH/webhook.log")"
-wait_for "iogate webhook (pid $WEBHOOK_PID) to exit" 20 bash -c '! kill -0 "$0"' "$WEBHOOK_PID"
+wait_until 20 bash -c '! kill -0 "$0"' "$WEBHOOK_PID" || fail "iogate webhook (pid $WEBHOOK_PID) still runs 20 s after SIGTERM"
 pass "iogate webhook stopped"
 pod gpu-down "$TRAIN" 1 | apply "$SCRATCH/down.out"
 ((rc != 0)) || fail "validate failurePolicy Fail: a GPU pod was admitted with the webhook down"
@@ -385,7 +383,8 @@ pass "webhook down, validate Fail in force: GPU pods in kube-system, $NS and $OT
 # namespace is created, unmutated. (The configuration is removed last; the test ends here.)
 k delete validatingwebhookconfiguration "$HOOK" >/dev/null
 create_unmutated() { pod gpu-ignored "$TRAIN" 1 | kubectl apply -f -; }
-wait_for "the apiserver to drop validate.iogate.io" 30 create_unmutated
+wait_until 30 create_unmutated ||
+  fail "without the validating configuration, a GPU pod is still refused after 30 s: $(create_unmutated 2>&1)"
 f=$(get_pod "$TRAIN" gpu-ignored)
 assert_jq "$f" '.spec.affinity == null and ((.metadata.annotations // {}) | has("iogate.io/node-requirements") | not)' \
   "webhook down, mutate alone (Ignore): the GPU pod created without the affinity"

@@ -21,11 +21,11 @@ source "$(dirname "$0")/lib.sh"
 
 NS=train
 
-wait_for() {  # WHAT SECONDS CMD...: retry CMD every 0.2 s
-  local what=$1 limit=$2; shift 2
-  local deadline=$((SECONDS + limit))
+# wait_until SECONDS CMD...: retry CMD every 0.2 s until it succeeds (0) or SECONDS pass (1).
+wait_until() {
+  local deadline=$((SECONDS + $1)); shift
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "$what: not so after ${limit}s"
+    ((SECONDS < deadline)) || return 1
     sleep 0.2
   done
 }
@@ -38,7 +38,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -su
   --policy "$E2E_DIR/scheduling_policy.yaml" >/dev/null 2>"$SCRATCH/webhook.log" &
 hook=$!
 on_exit "kill $hook"
-wait_for "iogate webhook serving ($(cat "$SCRATCH/webhook.log"))" 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log"
+wait_until 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log" || fail "iogate webhook not serving: $(cat "$SCRATCH/webhook.log")"
 HOOK_ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
 [[ -n $HOOK_ADDR ]] || fail "no address in the webhook's log: $(cat "$SCRATCH/webhook.log")"
 pass "iogate webhook (policy scheduling_policy.yaml) on https://$HOOK_ADDR"
@@ -71,7 +71,8 @@ node_of() { kubectl -n "$NS" get pod "$1" -o jsonpath='{.spec.nodeName}'; }
 bound() { [[ -n $(node_of "$1") ]]; }
 # expect_bound POD NODE: the scheduler binds POD (poll), to NODE.
 expect_bound() {
-  wait_for "pod $1 bound by kube-scheduler ($(kubectl -n "$NS" get events --field-selector involvedObject.name="$1" -o jsonpath='{.items[*].message}'))" 90 bound "$1"
+  wait_until 90 bound "$1" ||
+    fail "pod $1 not bound after 90 s: $(kubectl -n "$NS" get events --field-selector involvedObject.name="$1" -o jsonpath='{.items[*].message}')"
   [[ $(node_of "$1") == "$2" ]] || fail "pod $1 bound to $(node_of "$1"), want $2"
 }
 failed_scheduling() {
@@ -81,7 +82,8 @@ failed_scheduling() {
 # expect_pending POD TEXT...: a FailedScheduling Event for POD (poll) saying each TEXT; still unbound.
 expect_pending() {
   local p=$1 msg t; shift
-  wait_for "a FailedScheduling Event for $p" 90 failed_scheduling "$p"
+  wait_until 90 failed_scheduling "$p" ||
+    fail "no FailedScheduling Event for $p after 90 s (bound to '$(node_of "$p")')"
   msg=$(failed_scheduling "$p")
   for t in "$@"; do [[ $msg == *"$t"* ]] || fail "$p: the FailedScheduling Event does not say '$t': $msg"; done
   bound "$p" && fail "$p was bound to $(node_of "$p") after: $msg"
