@@ -38,10 +38,9 @@ fi
 # tests/upstream/build.sh (kube-apiserver, kubectl, etcd, helm) build with it. Debian 12's
 # golang-go is 1.19, too old, so it is neither installed nor used: Go is the official release.
 if [[ "${1:-}" != "--build-only" ]]; then
-  go_version=$(/usr/local/go/bin/go env GOVERSION 2>/dev/null || true)
-  if ! [[ "$go_version" =~ ^go1\.(2[6-9]|[3-9][0-9]) ]]; then
-    echo "install-deps: FAIL: /usr/local/go/bin/go is ${go_version:-missing}, the tests need Go >= 1.26;" \
-      "install Go 1.26 at /usr/local/go (the official linux-amd64 release archive, unpacked in /usr/local)" >&2
+  source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/go.sh"
+  if ! find_go >/dev/null 2>&1; then
+    echo "install-deps: FAIL: the tests need $(find_go 2>&1)" >&2
     exit 1
   fi
 fi

@@ -24,13 +24,8 @@ src=${BASH_SOURCE[0]}
 here=$(cd "${src%/*}" && pwd)
 tools=(check-manifests)
 
-# Go >= 1.26: the module says go 1.26.0. Debian 12's golang-go (1.19) cannot build it, so PATH is
-# not searched: a stray old go there must not be picked.
-go=${GO:-/usr/local/go/bin/go}
-if [[ ! -x "$go" ]] || ! "$go" version 2>/dev/null | grep -Eq 'go1\.(2[6-9]|[3-9][0-9])'; then
-  echo "FAIL: no Go >= 1.26 at $go ($("$go" version 2>&1 || true)); install Go 1.26 at /usr/local/go" >&2
-  exit 1
-fi
+source "$here/../lib/go.sh"
+go=$(find_go 2>&1) || { echo "FAIL: $go" >&2; exit 1; }
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -20,15 +20,7 @@ for a in "$@"; do
   esac
 done
 
-find_go() {
-  local g
-  for g in "${GO:-}" /usr/local/go/bin/go "$(command -v go || true)"; do
-    [[ -n "$g" && -x "$g" ]] || continue
-    if "$g" version | grep -Eq 'go1\.(2[6-9]|[3-9][0-9])'; then echo "$g"; return; fi
-  done
-  echo "faultproxy/build.sh: no Go >= 1.26 found (looked at \$GO, /usr/local/go/bin/go and PATH); install Go 1.26 at /usr/local/go" >&2
-  exit 1
-}
+source "$here/../lib/go.sh"
 
 # -mod=readonly: go.sum (if a dependency ever comes) must already hold every hash.
 export GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 GOTOOLCHAIN=local

@@ -72,16 +72,7 @@ else
   done
 fi
 
-find_go() {
-  local g
-  for g in "${GO:-}" /usr/local/go/bin/go "$(command -v go || true)"; do
-    [[ -n "$g" && -x "$g" ]] || continue
-    # The modules say go 1.26.0; Debian 12's golang-go (1.19) cannot build them.
-    if "$g" version | grep -Eq 'go1\.(2[6-9]|[3-9][0-9])'; then echo "$g"; return; fi
-  done
-  echo "build.sh: no Go >= 1.26 found (looked at \$GO, /usr/local/go/bin/go and PATH); install Go 1.26 at /usr/local/go" >&2
-  exit 1
-}
+source "$here/../lib/go.sh"
 
 mkdir -p "$cache/bin"
 exec 9>"$cache/.lock"
@@ -91,7 +82,7 @@ for m in "${selected[@]}"; do
   sum=$(cat "$here/$m/go.mod" "$here/$m/go.sum" | sha256sum | cut -c1-12)
   dir="$cache/$m-${version[$m]}-$sum"
   if [[ ! -f "$dir/.done" ]]; then
-    go=${go:-$(find_go)}
+    go=${go:-$(find_go)} || exit 1
     echo "build.sh: building $m ${version[$m]} into $dir" >&2
     rm -rf "$dir"
     mkdir -p "$dir.tmp"
