@@ -11,6 +11,7 @@
 # its cluster with it. The caller owns the EXIT trap and calls cluster_down from it.
 
 CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$CLUSTER_LIB_DIR/../lib/pki.sh"
 CLUSTER_PIDS=()
 CLUSTER_DIR=""
 # The in-cluster Service CIDR: the apiserver gives the kubernetes Service its first address. No
@@ -44,39 +45,18 @@ PY
 }
 
 # cluster_pki DIR: CA, apiserver serving pair, client pairs for admin, controller-manager and
-# scheduler, and the service-account signing key. EC P-256 for TLS (fast to make); RSA for the
-# service-account key, the algorithm every Kubernetes version accepts for RS256 tokens.
+# scheduler (tests/lib/pki.sh), and the service-account signing key: RSA, the algorithm every
+# Kubernetes version accepts for RS256 tokens.
 cluster_pki() {
   local d=$1
-  mkdir -p "$d"
-  ( cd "$d"
-    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-    key ca.key
-    openssl req -x509 -new -key ca.key -sha256 -days 2 -subj "/CN=iogate-e2e-ca" \
-      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-      -out ca.crt 2>/dev/null
-    sign() {  # NAME SUBJECT EXTENSIONS
-      key "$1.key"
-      openssl req -new -key "$1.key" -subj "$2" -out "$1.csr" 2>/dev/null
-      printf '%s\n' "$3" >"$1.ext"
-      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -sha256 -days 2 \
-        -extfile "$1.ext" -out "$1.crt" 2>/dev/null
-      rm -f "$1.csr" "$1.ext"
-    }
-    client="basicConstraints=CA:FALSE
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=clientAuth"
-    sign apiserver "/CN=kube-apiserver" "basicConstraints=CA:FALSE
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
-    sign admin "/O=system:masters/CN=iogate-e2e-admin" "$client"
-    sign controller-manager "/CN=system:kube-controller-manager" "$client"
-    sign scheduler "/CN=system:kube-scheduler" "$client"
-    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
-    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
-    rm -f ca.srl
-    chmod 600 ./*.key )
+  pki_ca "$d" iogate-e2e-ca
+  pki_sign "$d" apiserver "/CN=kube-apiserver" "$(pki_server_ext "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local")"
+  pki_sign "$d" admin "/O=system:masters/CN=iogate-e2e-admin" "$(pki_client_ext)"
+  pki_sign "$d" controller-manager "/CN=system:kube-controller-manager" "$(pki_client_ext)"
+  pki_sign "$d" scheduler "/CN=system:kube-scheduler" "$(pki_client_ext)"
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key" 2>/dev/null
+  openssl pkey -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
+  chmod 600 "$d/sa.key"
 }
 
 # cluster_kubeconfig FILE USER: a kubeconfig for USER's client pair, with absolute paths.
