@@ -204,6 +204,26 @@ TEST_CASE("warnings are cut to fit a Warning header and carry no control charact
   CHECK(w[1] == "node a\\x0ab");
 }
 
+TEST_CASE("a refusal is a Failure Status with the reason the apiserver's own refusals carry") {
+  // The apiserver passes the webhook's status through; kubectl names the reason from it
+  // ("Error from server (Forbidden)"), and clients classify the failure by it.
+  AdmissionResponse r;
+  r.allowed = false;
+  r.code = 403;
+  r.message = "node slow-1 serves 900 randread IOPS, the pod needs 10000";
+  json status = json::parse(admission_review_json("u", r))["response"]["status"];
+  CHECK(status["status"] == "Failure");
+  CHECK(status["reason"] == "Forbidden");
+  CHECK(status["code"] == 403);
+  CHECK(status["message"] == r.message);
+  r.code = 400;
+  CHECK(json::parse(admission_review_json("u", r))["response"]["status"]["reason"] == "BadRequest");
+  // An allowed review carries no status at all.
+  AdmissionResponse ok;
+  ok.allowed = true;
+  CHECK_FALSE(json::parse(admission_review_json("u", ok))["response"].contains("status"));
+}
+
 TEST_CASE("a pod name with a newline does not break the log line") {
   Policy policy = gpu_feed();
   json p = pod("1");
