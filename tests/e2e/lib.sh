@@ -32,6 +32,16 @@ on_exit cluster_down
 cluster_up "$SCRATCH/cluster" || fail "the test cluster did not come up (logs above)"
 pass "cluster up at $CLUSTER_SERVER ($(kubectl version -o json | jq -r .serverVersion.gitVersion))"
 
+# wait_until SECONDS CMD...: retry CMD every 0.2 s until it succeeds (0) or SECONDS pass (1); a
+# readiness wait, never a speed assertion.
+wait_until() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.2
+  done
+}
+
 # k ARGS...: kubectl as cluster admin.
 k() { kubectl "$@"; }
 

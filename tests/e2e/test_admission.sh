@@ -41,16 +41,6 @@ jq_ok() {
 }
 # thousands N: N with a comma every three digits, as iogate's messages print it.
 thousands() { sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta' <<<"$1"; }
-# wait_until SECONDS CMD...: retry CMD every 0.2 s until it succeeds (0) or SECONDS pass (1); a
-# readiness wait, never a speed assertion.
-wait_until() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
-
 # pod NAME NAMESPACE GPUS [SPEC_JSON] [METADATA_JSON]: a training pod (GPUS 0: no GPU), as JSON.
 pod() {
   jq -n --arg n "$1" --arg ns "$2" --argjson g "$3" --argjson spec "${4:-{\}}" --argjson meta "${5:-{\}}" '

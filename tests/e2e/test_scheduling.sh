@@ -21,15 +21,6 @@ source "$(dirname "$0")/lib.sh"
 
 NS=train
 
-# wait_until SECONDS CMD...: retry CMD every 0.2 s until it succeeds (0) or SECONDS pass (1).
-wait_until() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
-
 # --- iogate webhook on loopback, for the requirements ------------------------------------------
 mkdir -p "$SCRATCH/tls"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
