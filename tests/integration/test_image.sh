@@ -4,8 +4,9 @@
 # (skopeo inspect, umoci unpack); a config with the entry point, numeric user and OCI labels; a
 # layer holding exactly /iogate, static, root-owned, 0755; under 10 MB; the same digest on every
 # build. Then the unpacked image runs as uid 65532 in a root holding nothing else: --version,
-# detect / with /proc and /sys mounted as a runtime mounts them, and the webhook in-cluster, with
-# the API server's CA and token from a service-account directory only (no CA bundle, no passwd,
+# detect / with /proc and /sys mounted as a runtime mounts them, and the webhook in-cluster against
+# a real kube-apiserver (a throwaway control plane, tests/e2e/cluster_lib.sh), with the cluster's
+# CA and a ServiceAccount token from a service-account directory only (no CA bundle, no passwd,
 # no /etc/hosts). Last, the Dockerfile must say what build-image.sh writes.
 source "$(dirname "$0")/lib.sh"
 for tool in jq skopeo umoci file readelf; do
@@ -161,19 +162,37 @@ in_image -- detect / --output-format json >"$SCRATCH/detect.json" 2>"$SCRATCH/de
 assert_jq "$SCRATCH/detect.json" '.schema == "iogate.detect/v1" and .path == "/" and .mount.point == "/" and
   (.class | length) > 0' "detect / in the image: class $(jq -r .class "$SCRATCH/detect.json"), from /proc and /sys only"
 
-# The webhook in-cluster: the API server's CA and token from the service-account directory, the
+# The webhook in-cluster against a real control plane (tests/e2e/cluster_lib.sh: etcd,
+# kube-apiserver, controller-manager, scheduler on loopback, the pinned upstream builds): the
+# cluster's CA and a token that `kubectl create token` minted for a ServiceAccount that may only
+# get nodes (as the chart's webhook ClusterRole), from the service-account directory only, the
 # only trust anchor (no CA bundle in the image), TLS both ways, as in a pod.
-source "$(dirname "$0")/apiserver_lib.sh"
 command -v openssl >/dev/null || skip "openssl is needed to make certificates"
-start_apiserver
-seed '{"apiVersion":"v1","kind":"Node","metadata":{"name":"slow-1","labels":{"iogate.io/randread-iops":"3000","iogate.io/disk-class":"cloud-block"}}}'
-api_port=${API_URL##*:}
+for tool in curl python3 setpriv; do
+  command -v "$tool" >/dev/null || fail "$tool is missing: bash scripts/install-deps.sh"
+done
+source "$(dirname "$0")/../e2e/cluster_lib.sh"
+export KUBECACHEDIR="$SCRATCH/kube-cache"
+on_exit cluster_down
+cluster_up "$SCRATCH/cluster" || fail "the test cluster did not come up (logs above)"
+jq -n '{apiVersion: "v1", kind: "Node", metadata: {name: "slow-1",
+  labels: {"iogate.io/randread-iops": "3000", "iogate.io/disk-class": "cloud-block", "kubernetes.io/hostname": "slow-1"}}}' |
+  kubectl create -f - >/dev/null || fail "kubectl create node slow-1"
+kubectl create namespace iogate-system >/dev/null
+kubectl -n iogate-system create serviceaccount iogate-webhook >/dev/null
+kubectl create clusterrole iogate-webhook-nodes --verb=get --resource=nodes >/dev/null
+kubectl create clusterrolebinding iogate-webhook-nodes --clusterrole=iogate-webhook-nodes \
+  --serviceaccount=iogate-system:iogate-webhook >/dev/null
+TOKEN=$(kubectl -n iogate-system create token iogate-webhook --duration 1h) || fail "kubectl create token"
+pass "cluster $(kubectl version -o json | jq -r .serverVersion.gitVersion) at $CLUSTER_SERVER; node slow-1; ServiceAccount iogate-system/iogate-webhook may get nodes only"
+api_port=${CLUSTER_SERVER##*:}
 sa="$RUN_ROOT/var/run/secrets/kubernetes.io/serviceaccount"
 mkdir -p "$sa" "$RUN_ROOT/etc/iogate/tls"
-cp "$API_CERTS/ca.crt" "$sa/ca.crt"
-printf '%s' "$API_TOKEN" >"$sa/token"
+cp "$CLUSTER_CA" "$sa/ca.crt"
+printf '%s' "$TOKEN" >"$sa/token"
 printf 'iogate-system' >"$sa/namespace"
-bash "$TESTS_DIR/apiserver/make_certs.sh" "$SCRATCH/hook-pki" >/dev/null
+pki_ca "$SCRATCH/hook-pki" iogate-image-test-ca
+pki_sign "$SCRATCH/hook-pki" server /CN=localhost "$(pki_server_ext IP:127.0.0.1,DNS:localhost)"
 cp "$SCRATCH/hook-pki/server.crt" "$RUN_ROOT/etc/iogate/tls/tls.crt"
 cp "$SCRATCH/hook-pki/server.key" "$RUN_ROOT/etc/iogate/tls/tls.key"
 printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\nrules:\n  - name: gpu\n    min_iops: 10000\n' >"$RUN_ROOT/etc/iogate/policy.yaml"
@@ -199,7 +218,11 @@ curl -sS --cacert "$SCRATCH/hook-pki/ca.crt" -H 'Content-Type: application/json'
   "https://$ADDR/validate" >"$SCRATCH/validate.json" || fail "/validate: $(cat "$SCRATCH/webhook.log")"
 assert_jq "$SCRATCH/validate.json" '.response.allowed == false and (.response.status.message | test("slow-1")) and
   (.response.status.message | test("3,?000"))' \
-  "webhook in the image, in-cluster: serves TLS and looked up node slow-1 through the API with the service account's CA and token"
+  "webhook in the image, in-cluster: serves TLS and looked up node slow-1 in the real kube-apiserver with the service account's CA and token"
+grep -q 'api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1' "$SCRATCH/webhook.log" ||
+  fail "the webhook in the image does not use the in-cluster config: $(cat "$SCRATCH/webhook.log")"
+! grep -qF "$TOKEN" "$SCRATCH/webhook.log" || fail "the token reached the webhook's log"
+pass "webhook in the image: in-cluster config from KUBERNETES_SERVICE_HOST/PORT, no token in its log"
 
 # --- the Dockerfile says what build-image.sh writes, so that the two cannot drift ---
 DOCKERFILE="$REPO/Dockerfile"
