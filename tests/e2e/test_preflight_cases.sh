@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# iogate preflight against the real kube-apiserver (tests/e2e/lib.sh), for the cases that
+# test_preflight.sh and test_api_faults.sh do not assert (ported from the stand-in test
+# tests/integration/test_preflight_api.sh). preflight runs with a kubeconfig holding the token of
+# a ServiceAccount whose Role grants what README lists, pointed at tests/faultproxy in front of
+# the apiserver, so the proxy's log is the request sequence and faults are injected there:
+#   - pod mode: 2 GPUs from the pod's limits, the floor max(min_iops 100, 50/GPU x 2) = 100;
+#   - warn mode: verdict warn recorded, exit 0; --gpus 4000 scales the floor to 200,000;
+#   - the PVC's result after its TTL (2 h old, ttl 1h): probed again, the result renewed;
+#   - another pod's probe lock: waited for (the log names it, no PVC write of ours) and its
+#     result reused; a lock never released: given up on before the deadline, probed, the other
+#     pod's lock left alone; SIGTERM while waiting: exit 3, interrupted, no test file;
+#   - four pods at once on one PVC: one probes, three reuse; the PVC written twice (lock taken,
+#     result + release), every other PVC write the apiserver's 409; each pod its own verdict;
+#   - faults: a 429 (Retry-After) on the pod GET and a dropped pod PATCH, a 500 on the Event POST:
+#     retried; the pod PATCH always 500: fail-closed exit 3 naming it, fail-open exit 0 with the
+#     verdict and "could not record"; a 9 s stall against a 6 s deadline: exit 3 naming it;
+#   - a client-certificate kubeconfig (a cert signed by the cluster CA, straight to the
+#     apiserver): unbound, the apiserver's 403 names the certificate's user; bound, recorded;
+#   - no cluster at all: the verdict printed, the API skipped; no token in any log.
+E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$E2E_HERE/lib.sh"
+
+NS=ml
+NODE=gpu-node-1
+POD=train-0
+PVC=imagenet
+SA=iogate-preflight
+DATA="$SCRATCH/dataset"   # the PVC's volume, a folder on this host
+mkdir -p "$DATA"
+
+# --- the proxy: its serving pair signed by the cluster CA for 127.0.0.1 ---
+FAULTPROXY=$(bash "$TESTS_DIR/faultproxy/build.sh" 2>"$SCRATCH/faultproxy-build.log") ||
+  fail "faultproxy build: $(tail -20 "$SCRATCH/faultproxy-build.log")"
+PKI="$CLUSTER_DIR/pki"
+pki_sign "$PKI" faultproxy "/CN=iogate-faultproxy" "$(pki_server_ext IP:127.0.0.1)"
+PROXY_LOG="$SCRATCH/proxy.jsonl"
+: >"$PROXY_LOG"
+setpriv --pdeathsig TERM -- "$FAULTPROXY" -listen 127.0.0.1:0 -control 127.0.0.1:0 \
+  -cert "$PKI/faultproxy.crt" -key "$PKI/faultproxy.key" -upstream "$CLUSTER_SERVER" -upstream-ca "$CLUSTER_CA" \
+  -log "$PROXY_LOG" >"$SCRATCH/proxy.out" 2>"$SCRATCH/proxy.err" &
+on_exit "kill -TERM $!"
+wait_until 20 grep -q '^listening on ' "$SCRATCH/proxy.out" || fail "faultproxy did not start: $(cat "$SCRATCH/proxy.err")"
+PROXY_URL=$(sed -n 's/^listening on //p' "$SCRATCH/proxy.out")
+CONTROL_URL=$(sed -n 's/^control on //p' "$SCRATCH/proxy.out")
+pass "faultproxy on $PROXY_URL in front of $CLUSTER_SERVER"
+fault() { curl -sS --fail-with-body -X POST --data "$1" "$CONTROL_URL/faults" >/dev/null || fail "fault $1"; }
+clear_faults() { curl -sSf -X DELETE "$CONTROL_URL/faults" >/dev/null; }
+mark() { jq -s 'map(.seq) | max // 0' "$PROXY_LOG"; }
+requests_since() { jq -s --argjson m "$1" 'map(select(.seq > $m)) | sort_by(.seq)' "$PROXY_LOG" >"$2"; }
+statuses() { jq -c --arg m "$2" --arg p "$3" '[.[] | select(.method == $m and (.path | endswith($p))) | .status]' "$1"; }
+
+# --- the pod's world: a Node, the namespace, the claim, the account and its Role, the pod ---
+make_node "$NODE"
+k create namespace "$NS" >/dev/null
+k -n "$NS" create serviceaccount "$SA" >/dev/null
+k -n "$NS" apply -f - >/dev/null <<Y
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: $SA}
+rules:
+  - {apiGroups: [""], resources: [pods], verbs: [get, patch]}
+  - {apiGroups: [""], resources: [persistentvolumeclaims], verbs: [get, patch]}
+  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: $SA}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: $SA}
+subjects: [{kind: ServiceAccount, name: $SA, namespace: $NS}]
+Y
+jq -n --arg ns "$NS" --arg name "$PVC" '{apiVersion: "v1", kind: "PersistentVolumeClaim",
+  metadata: {name: $name, namespace: $ns, annotations: {"example.com/backup": "daily"}},
+  spec: {accessModes: ["ReadWriteMany"], resources: {requests: {storage: "1Ti"}}}}' | k create -f - >/dev/null
+make_pod() {
+  jq -n --arg ns "$NS" --arg name "$1" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '{
+    apiVersion: "v1", kind: "Pod",
+    metadata: {name: $name, namespace: $ns, annotations: {"example.com/owner": "alice"}},
+    spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
+      initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
+      containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                    resources: {limits: {"nvidia.com/gpu": "2"}}, volumeMounts: [{name: "dataset", mountPath: $data}]}],
+      volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}' | k create -f - >/dev/null
+}
+make_pod "$POD"
+TOKEN=$(sa_token "$NS" "$SA")
+KC="$SCRATCH/kubeconfig"
+cat >"$KC" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$PROXY_URL", certificate-authority: "$CLUSTER_CA"}}]
+users: [{name: $SA, user: {token: "$TOKEN"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: $SA, namespace: $NS}}]
+current-context: e2e
+KC
+pass "Node $NODE, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with its Role; a token kubeconfig at the proxy"
+
+# policy NAME MIN_IOPS [MODE] [ON_ERROR] [DEADLINE] [TTL]
+policy() {
+  cat >"$SCRATCH/$1.yaml" <<P
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+mode: ${3:-enforce}
+on_error: ${4:-fail-closed}
+deadline: ${5:-40s}
+result_ttl: ${6:-1h}
+workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 500ms, runtime: 3s, size: 64m}
+rules:
+  - name: gpu-feed
+    min_iops: $2
+    min_iops_per_gpu: 50
+    max_p99_latency: 2s
+    forbidden_classes: [hdd]
+P
+  echo "$SCRATCH/$1.yaml"
+}
+PASS_POLICY=$(policy pass 100)
+
+# preflight NAME POLICY [flags]: as the initContainer runs it; report NAME.json, log NAME.log,
+# exit code in $rc. POD (default train-0) and KUBECONFIG_FILE (default $KC) override.
+preflight() {
+  local name=$1 pol=$2; shift 2
+  set +e
+  KUBECONFIG="${KUBECONFIG_FILE:-$KC}" POD_NAME="${RUN_POD:-$POD}" POD_NAMESPACE=$NS NODE_NAME=$NODE \
+    CONTAINER_NAME=iogate-preflight timeout 180 "$IOGATE" preflight "$DATA" --policy "$pol" \
+    --output-format json --log-level debug "$@" >"$SCRATCH/$name.json" 2>"$SCRATCH/$name.log"
+  rc=$?
+  set -e
+}
+pod_json() { k -n "$NS" get pod "${1:-$POD}" -o json; }
+annotation() { pod_json | jq -r --arg k "$1" '.metadata.annotations[$k] // ""'; }
+pvc_json() { k -n "$NS" get pvc "$PVC" -o json; }
+pvc_annotate() { k -n "$NS" annotate pvc "$PVC" --overwrite "$@" >/dev/null; }
+reset_share() { k -n "$NS" annotate pvc "$PVC" iogate.io/probe-result- iogate.io/probe-lock- >/dev/null; }
+
+# --- a first run probes; the floor from the pod's 2 GPUs ---
+preflight a "$PASS_POLICY"
+[[ $rc -eq 0 ]] || fail "first run: exit $rc: $(tail -5 "$SCRATCH/a.log")"
+assert_jq "$SCRATCH/a.json" '.outcome == "pass" and .api == "ok" and .gpus == 2 and .gpus_from == "pod" and .results[0].source == "probe" and
+    (.results[0].verdict.checks[] | select(.check == "min_iops") | .threshold_value == 100)' \
+  "first run: pass, probed, 2 GPUs from the pod, floor max(min_iops 100, 50/GPU x 2) = 100"
+pvc_json >"$SCRATCH/pvc.json"
+jq -e '.metadata.annotations["iogate.io/probe-result"] | fromjson | .pod == "'"$NS/$POD"'"' "$SCRATCH/pvc.json" >/dev/null ||
+  fail "first run: no result on the PVC"
+
+# --- warn mode: the verdict recorded, the pod let start ---
+preflight warn "$(policy warn 50000000 warn)"
+[[ $rc -eq 0 ]] || fail "warn: exit $rc, want 0: $(tail -3 "$SCRATCH/warn.log")"
+assert_jq "$SCRATCH/warn.json" '.outcome == "warn" and .exit_code == 0 and
+    (.results[0].verdict.checks[] | select(.check == "min_iops") | .passed == false)' "warn: min_iops failed, outcome warn, exit 0"
+[[ $(annotation iogate.io/verdict) == warn ]] || fail "warn: iogate.io/verdict is '$(annotation iogate.io/verdict)'"
+pass "warn (kubectl): iogate.io/verdict=warn on the pod"
+
+# --- --gpus overrides the pod: 50/GPU x 4000 GPUs = 200,000 ---
+preflight gpus "$PASS_POLICY" --gpus 4000
+assert_jq "$SCRATCH/gpus.json" '.gpus == 4000 and .gpus_from == "--gpus" and
+    (.results[0].verdict.checks[] | select(.check == "min_iops") | .threshold_value == 200000) and
+    .exit_code == (if .outcome == "fail" then 1 else 0 end)' "--gpus 4000: floor scaled to 200,000"
+[[ $rc -eq $(jq .exit_code "$SCRATCH/gpus.json") ]] || fail "--gpus: exit $rc, report says $(jq .exit_code "$SCRATCH/gpus.json")"
+
+# --- after the TTL the PVC's result is stale: probed again, renewed ---
+old=$(date -u -d '-2 hours' +%Y-%m-%dT%H:%M:%SZ)
+RESULT=$(jq -r '.metadata.annotations["iogate.io/probe-result"]' "$SCRATCH/pvc.json")
+pvc_annotate "iogate.io/probe-result=$(jq -c --arg t "$old" '.time = $t' <<<"$RESULT")"
+preflight stale "$PASS_POLICY"
+[[ $rc -eq 0 ]] || fail "stale: exit $rc: $(tail -3 "$SCRATCH/stale.log")"
+assert_jq "$SCRATCH/stale.json" '.results[0].source == "probe"' "a 2 h old result (ttl 1h): probed again"
+pvc_json | jq -e --arg t "$old" '.metadata.annotations["iogate.io/probe-result"] | fromjson | .time > $t and .pod == "'"$NS/$POD"'"' >/dev/null ||
+  fail "stale: the PVC's result was not renewed: $(pvc_json | jq -c .metadata.annotations)"
+pass "stale (kubectl): the PVC's result renewed"
+
+# --- another pod holds the probe lock: wait, then reuse its result ---
+LOCK=$(jq -cn --arg e "$(date -u -d '+10 minutes' +%Y-%m-%dT%H:%M:%SZ)" '{pod: "ml/train-7", node: "gpu-node-7", expires: $e}')
+reset_share
+pvc_annotate "iogate.io/probe-lock=$LOCK"
+m=$(mark)
+( preflight lock "$PASS_POLICY"; exit $rc ) &
+pf=$!
+wait_until 60 grep -q "pod ml/train-7 on node gpu-node-7 is probing it; waiting" "$SCRATCH/lock.log" ||
+  fail "lock: no 'waiting' line: $(tail -5 "$SCRATCH/lock.log")"
+# train-7 finishes: its result written and its lock released in one write, as iogate does.
+k -n "$NS" annotate pvc "$PVC" iogate.io/probe-lock- --overwrite \
+  "iogate.io/probe-result=$(jq -c --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '.pod = "ml/train-7" | .node = "gpu-node-7" | .time = $t' <<<"$RESULT")" >/dev/null
+wait $pf && rc=0 || rc=$?
+[[ $rc -eq 0 ]] || fail "lock: exit $rc: $(tail -3 "$SCRATCH/lock.log")"
+assert_jq "$SCRATCH/lock.json" '.results[0].source == "shared" and (.results[0].shared_from | test("ml/train-7"))' \
+  "lock held by ml/train-7: waited (the log names it) and reused its result"
+requests_since "$m" "$SCRATCH/lock.req.json"
+assert_jq "$SCRATCH/lock.req.json" '([.[] | select(.method == "GET" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'")))] | length >= 2) and
+    ([.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'")))] | length == 0)' \
+  "lock: the PVC read again while waiting, never written by the waiting pod"
+
+# --- a lock never released: give up while a probe still fits the deadline ---
+reset_share
+pvc_annotate "iogate.io/probe-lock=$LOCK"
+preflight stuck "$(policy stuck 100 enforce fail-closed 18s)"
+[[ $rc -eq 0 ]] || fail "stuck lock: exit $rc: $(tail -3 "$SCRATCH/stuck.log")"
+grep -q "pod ml/train-7 on node gpu-node-7 is still probing; not waiting longer" "$SCRATCH/stuck.log" ||
+  fail "stuck lock: the log does not say it gave up: $(grep -i train-7 "$SCRATCH/stuck.log" | head -3)"
+assert_jq "$SCRATCH/stuck.json" '.outcome == "pass" and .results[0].source == "probe"' "stuck lock: gave up waiting, probed before the 18 s deadline"
+pvc_json | jq -e --arg l "$LOCK" '.metadata.annotations["iogate.io/probe-lock"] == $l' >/dev/null ||
+  fail "stuck lock: the other pod's lock changed: $(pvc_json | jq -c .metadata.annotations)"
+pass "stuck lock (kubectl): ml/train-7's lock left as it was"
+
+# --- SIGTERM while waiting for another pod's probe: exit 3, nothing left behind ---
+reset_share
+pvc_annotate "iogate.io/probe-lock=$LOCK"
+( preflight term "$PASS_POLICY"; exit $rc ) &
+pf=$!
+wait_until 60 grep -q "is probing it; waiting" "$SCRATCH/term.log" || fail "SIGTERM: never waited: $(tail -3 "$SCRATCH/term.log")"
+tpid=$(pgrep -P $pf -x timeout) && ipid=$(pgrep -P "$tpid") || fail "SIGTERM: no iogate process under $pf"
+kill -TERM "$ipid"
+wait $pf && rc=0 || rc=$?
+[[ $rc -eq 3 ]] || fail "SIGTERM while waiting: exit $rc, want 3: $(tail -3 "$SCRATCH/term.log")"
+grep -q "stopped waiting for pod ml/train-7: interrupted" "$SCRATCH/term.log" || fail "SIGTERM while waiting: $(tail -3 "$SCRATCH/term.log")"
+assert_jq "$SCRATCH/term.json" '.outcome == "error" and (.error | test("interrupted"))' "SIGTERM while waiting for another pod's probe: exit 3, interrupted"
+assert_no_test_files "$DATA"
+
+# --- four pods at once on one PVC: one probes, three reuse its result ---
+reset_share
+for i in 1 2 3 4; do make_pod "train-w$i"; done
+m=$(mark)
+pids=()
+for i in 1 2 3 4; do
+  ( RUN_POD=train-w$i preflight "w$i" "$PASS_POLICY"; exit $rc ) &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || fail "a racing pod failed: $(tail -n3 "$SCRATCH"/w*.log)"; done
+jq -s '[.[].results[0].source] | sort' "$SCRATCH"/w[1-4].json >"$SCRATCH/sources.json"
+assert_jq "$SCRATCH/sources.json" '. == ["probe", "shared", "shared", "shared"]' "4 racing pods: exactly one probed, three reused its result"
+winner=$(jq -rs '.[] | select(.results[0].source == "probe") | .pod.name' "$SCRATCH"/w[1-4].json)
+requests_since "$m" "$SCRATCH/race.req.json"
+assert_jq "$SCRATCH/race.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'"))) | .status] |
+    (map(select(. == 200)) | length) == 2 and all(.[]; . == 200 or . == 409)' \
+  "the PVC written twice (lock taken, then result + release); any other lock attempt got the apiserver's 409"
+pvc_json | jq -e '(.metadata.annotations["iogate.io/probe-result"] | fromjson | .pod == "'"$NS/$winner"'") and
+    (.metadata.annotations | has("iogate.io/probe-lock") | not)' >/dev/null || fail "race: the PVC: $(pvc_json | jq -c .metadata.annotations)"
+for i in 1 2 3 4; do
+  [[ $(pod_json "train-w$i" | jq -r '.metadata.annotations["iogate.io/verdict"]') == pass ]] || fail "train-w$i has no verdict annotation"
+done
+pass "race (kubectl): $winner's result on the PVC, lock released; every racing pod its own iogate.io/verdict=pass"
+assert_no_test_files "$DATA"
+
+# --- transient faults, retried: 429 with Retry-After on the GET, a dropped PATCH, a 500 Event POST ---
+k -n "$NS" annotate pod "$POD" iogate.io/verdict- >/dev/null
+m=$(mark)
+fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"429","retry_after":1,"count":1}'
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"drop","count":1}'
+fault '{"method":"POST","path":".*/events","action":"500","count":1}'
+preflight transient "$PASS_POLICY"
+clear_faults
+[[ $rc -eq 0 ]] || fail "transient faults: exit $rc: $(tail -5 "$SCRATCH/transient.log")"
+requests_since "$m" "$SCRATCH/transient.req.json"
+[[ $(statuses "$SCRATCH/transient.req.json" GET "/pods/$POD") == "[429,200]" ]] ||
+  fail "pod GET: want 429, 200; got $(statuses "$SCRATCH/transient.req.json" GET "/pods/$POD")"
+[[ $(statuses "$SCRATCH/transient.req.json" PATCH "/pods/$POD") == "[0,200]" ]] ||
+  fail "pod PATCH: want dropped (0), 200; got $(statuses "$SCRATCH/transient.req.json" PATCH "/pods/$POD")"
+[[ $(statuses "$SCRATCH/transient.req.json" POST "/events") == "[500,201]" ]] ||
+  fail "Event POST: want 500, 201; got $(statuses "$SCRATCH/transient.req.json" POST "/events")"
+assert_jq "$SCRATCH/transient.req.json" 'all(.[]; .auth == "Bearer <redacted>")' \
+  "429 (Retry-After) on the pod GET, a dropped pod PATCH, a 500 Event POST: each retried and answered; every request with the token"
+[[ $(annotation iogate.io/verdict) == pass ]] || fail "transient: the verdict did not land"
+pass "transient (kubectl): iogate.io/verdict=pass"
+
+# --- the pod PATCH always 500: fail-closed exits 3, fail-open lets the pod start ---
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"500"}'
+preflight closed "$(policy closed 100 enforce fail-closed 20s)"
+[[ $rc -eq 3 ]] || fail "fail-closed: exit $rc, want 3: $(tail -3 "$SCRATCH/closed.log")"
+assert_jq "$SCRATCH/closed.json" '.outcome == "error" and (.error | test("500|InternalError"))' "fail-closed: pod PATCH 500s, exit 3, the error names it"
+preflight open "$(policy open 100 enforce fail-open 20s)"
+[[ $rc -eq 0 ]] || fail "fail-open: exit $rc, want 0: $(tail -3 "$SCRATCH/open.log")"
+assert_jq "$SCRATCH/open.json" '.outcome == "pass" and (.error | test("could not record"))' "fail-open: the verdict stands, exit 0, the failure reported"
+clear_faults
+
+# --- the deadline bounds the API: a 9 s stall of the pod GET against a 6 s deadline ---
+fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"delay","delay":"9s"}'
+preflight deadline "$(policy deadline 100 enforce fail-closed 6s)"
+clear_faults
+[[ $rc -eq 3 ]] || fail "deadline: exit $rc, want 3: $(tail -3 "$SCRATCH/deadline.log")"
+assert_jq "$SCRATCH/deadline.json" '.outcome == "error" and (.error | test("deadline"))' "deadline 6s with a 9 s API stall: exit 3, the error names the deadline"
+
+# --- client-certificate kubeconfig, straight to the apiserver (the proxy passes no client cert) ---
+X509_USER=iogate-preflight-x509
+pki_sign "$PKI" x509 "/CN=$X509_USER" "$(pki_client_ext)"
+cat >"$SCRATCH/kubeconfig-x509" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$CLUSTER_SERVER", certificate-authority: "$CLUSTER_CA"}}]
+users: [{name: x509, user: {client-certificate: "$PKI/x509.crt", client-key: "$PKI/x509.key"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: x509, namespace: $NS}}]
+current-context: e2e
+KC
+KUBECONFIG_FILE="$SCRATCH/kubeconfig-x509" preflight x509-unbound "$PASS_POLICY"
+[[ $rc -eq 3 ]] || fail "x509, no RoleBinding: exit $rc, want 3: $(tail -3 "$SCRATCH/x509-unbound.log")"
+assert_jq "$SCRATCH/x509-unbound.json" '.outcome == "error" and (.error | test("403|Forbidden")) and (.error | test("'"$X509_USER"'"))' \
+  "x509, no RoleBinding: the apiserver's 403 names the certificate's user $X509_USER"
+k -n "$NS" create rolebinding x509 --role "$SA" --user "$X509_USER" >/dev/null
+k -n "$NS" annotate pod "$POD" iogate.io/verdict- >/dev/null
+KUBECONFIG_FILE="$SCRATCH/kubeconfig-x509" preflight x509 "$PASS_POLICY"
+[[ $rc -eq 0 ]] || fail "x509: exit $rc: $(tail -3 "$SCRATCH/x509.log")"
+assert_jq "$SCRATCH/x509.json" '.outcome == "pass" and .api == "ok"' "x509, bound: exit 0, recorded"
+[[ $(annotation iogate.io/verdict) == pass ]] || fail "x509: no verdict on the pod"
+pass "client-certificate kubeconfig (kubectl): iogate.io/verdict=pass written as $X509_USER"
+
+# --- no cluster at all: the verdict printed, the API skipped ---
+set +e
+env -i PATH="$PATH" HOME="$SCRATCH/nohome" timeout 120 "$IOGATE" preflight "$DATA" --policy "$PASS_POLICY" --gpus 1 \
+  --output-format json >"$SCRATCH/none.json" 2>"$SCRATCH/none.log"
+rc=$?
+set -e
+[[ $rc -eq 0 ]] || fail "no cluster: exit $rc: $(tail -3 "$SCRATCH/none.log")"
+assert_jq "$SCRATCH/none.json" '.outcome == "pass" and (.api | startswith("skipped: not in a cluster"))' "no cluster: verdict printed, API skipped"
+
+# --- no token anywhere ---
+if hit=$(grep -lF -e "$TOKEN" -e "${TOKEN##*.}" "$PROXY_LOG" "$SCRATCH"/*.log "$SCRATCH"/*.json 2>/dev/null); then
+  fail "the token leaked into: $hit"
+fi
+pass "no token (whole or its signature) in the proxy's log ($(wc -l <"$PROXY_LOG") requests), iogate's logs or reports"
