@@ -1,9 +1,20 @@
-# The test API server (tests/apiserver) against the real kubectl: discovery, get, label, annotate,
+# The test API server (tests/apiserver) against the real kubectl, the pinned build of tests/upstream
+# (the version the e2e cluster runs), so that the stand-in the in-process unit tests use keeps
+# behaving as kube-apiserver does for a current client: discovery, get, label, annotate,
 # taint, patch (merge, strategic, status subresource), events, errors kubectl must understand
 # (NotFound, Invalid, Conflict, Unauthorized), a 429 client-go retries, client-certificate auth by
 # kubeconfig. Every write is read back through kubectl and through the server's /_test/ store.
 source "$(dirname "$0")/lib.sh"
-command -v kubectl >/dev/null || skip "kubectl is not installed"
+# The pinned kubectl (tests/upstream, the version the e2e cluster runs), never whatever kubectl
+# the machine has: UPSTREAM_BIN, else tests/upstream/build.sh's cache (built on first use).
+UPSTREAM_BIN=${UPSTREAM_BIN:-$(bash "$TESTS_DIR/upstream/build.sh" --print-bin)} ||
+  fail "the pinned kubectl is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
+KUBECTL=$UPSTREAM_BIN/kubectl
+[[ -x $KUBECTL ]] || fail "$KUBECTL is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
+kubectl() { "$KUBECTL" "$@"; }
+KUBECTL_VERSION=$("$KUBECTL" version --client -o json | jq -r .clientVersion.gitVersion)
+[[ $KUBECTL_VERSION =~ ^v1\.[0-9]+\.[0-9]+ ]] || fail "$KUBECTL: no client version ($KUBECTL_VERSION)"
+pass "kubectl $KUBECTL_VERSION ($KUBECTL)"
 source "$(dirname "$0")/apiserver_lib.sh"
 start_apiserver
 certs=$API_CERTS TOKEN=$API_TOKEN URL=$API_URL server_pid=$API_PID
