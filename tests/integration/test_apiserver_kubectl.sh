@@ -6,8 +6,9 @@
 # kubeconfig. Every write is read back through kubectl and through the server's /_test/ store.
 source "$(dirname "$0")/lib.sh"
 # The pinned kubectl (tests/upstream, the version the e2e cluster runs), never whatever kubectl
-# the machine has: UPSTREAM_BIN, else tests/upstream/build.sh's cache (built on first use).
-UPSTREAM_BIN=${UPSTREAM_BIN:-$(bash "$TESTS_DIR/upstream/build.sh" --print-bin)} ||
+# the machine has: UPSTREAM_BIN, else tests/upstream/build.sh's cache (kubectl's module built on
+# first use).
+UPSTREAM_BIN=${UPSTREAM_BIN:-$(bash "$TESTS_DIR/upstream/build.sh" --print-bin kubectl)} ||
   fail "the pinned kubectl is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
 KUBECTL=$UPSTREAM_BIN/kubectl
 [[ -x $KUBECTL ]] || fail "$KUBECTL is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
