@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # iogate node against the real kube-apiserver (tests/e2e/lib.sh), for the cases that
-# test_node_agent.sh and test_api_faults.sh do not assert (ported from the stand-in test
+# test_node_agent.sh and test_api_faults.sh do not assert (those of the retired stand-in test
 # tests/integration/test_node_api.sh). The agent uses a kubeconfig with the token of a
 # ServiceAccount bound to the node agent's rights, pointed at tests/faultproxy in front of the
 # apiserver: the proxy's log is the request sequence, and the outage is injected there.
