@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # iogate preflight as the initContainer of a training pod, against a real control plane
 # (tests/e2e/lib.sh: etcd, kube-apiserver with Node,RBAC authorization and the default admission
-# plugins, controller-manager, scheduler): the real-apiserver counterpart of
-# tests/integration/test_preflight_api.sh for everything a real apiserver decides. API faults
-# (429, 5xx, drops, stalls, token rotation) stay with the stand-in there.
+# plugins, controller-manager, scheduler), for everything a real apiserver decides. API faults
+# (429, 5xx, drops, stalls, token rotation) are injected by tests/faultproxy in
+# test_api_faults.sh and test_preflight_cases.sh.
 #   - helm install of charts/iogate with preflight for the training namespace: the preflight
 #     ServiceAccount, Role, RoleBinding and the policy ConfigMap are the chart's own; the policy
 #     the test sets through values is read back from the ConfigMap, and the initContainer and
