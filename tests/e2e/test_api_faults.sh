@@ -25,6 +25,8 @@
 #   - no token in the proxy's log, iogate's logs or reports.
 E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$E2E_HERE/lib.sh"
+source "$E2E_HERE/faultproxy_lib.sh"
+source "$E2E_HERE/preflight_world.sh"
 need_root "the service-account volume at its fixed path (unshare -m, mount --bind)"
 
 NS=ml
@@ -37,84 +39,13 @@ mkdir -p "$DATA"
 
 # ---------------------------------------------------------------------------------------------
 # The proxy: built (cached by its sources' hash) after its own checks, then started.
-FAULTPROXY=$(bash "$TESTS_DIR/faultproxy/build.sh" --test 2>"$SCRATCH/faultproxy-build.log") ||
-  fail "faultproxy: build, gofmt, go vet or go test failed: $(tail -30 "$SCRATCH/faultproxy-build.log")"
-grep -q '^ok' "$SCRATCH/faultproxy-build.log" || fail "faultproxy: go test did not report ok: $(cat "$SCRATCH/faultproxy-build.log")"
-pass "faultproxy: gofmt, go vet, go test ok; $FAULTPROXY"
-
-pki="$SCRATCH/proxy-pki"
-mkdir -p "$pki"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/proxy.key" 2>/dev/null
-openssl req -new -key "$pki/proxy.key" -subj "/CN=iogate-faultproxy" -out "$pki/proxy.csr" 2>/dev/null
-printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
-  "extendedKeyUsage=serverAuth" "subjectAltName=IP:127.0.0.1" >"$pki/proxy.ext"
-openssl x509 -req -in "$pki/proxy.csr" -CA "$CLUSTER_DIR/pki/ca.crt" -CAkey "$CLUSTER_DIR/pki/ca.key" \
-  -CAcreateserial -CAserial "$pki/ca.srl" -sha256 -days 1 -extfile "$pki/proxy.ext" -out "$pki/proxy.crt" 2>/dev/null
-PROXY_LOG="$SCRATCH/proxy.jsonl"
-setpriv --pdeathsig TERM -- "$FAULTPROXY" -listen 127.0.0.1:0 -control 127.0.0.1:0 \
-  -cert "$pki/proxy.crt" -key "$pki/proxy.key" -upstream "$CLUSTER_SERVER" -upstream-ca "$CLUSTER_CA" \
-  -log "$PROXY_LOG" >"$SCRATCH/proxy.out" 2>"$SCRATCH/proxy.err" &
-PROXY_PID=$!
-on_exit "kill -TERM $PROXY_PID"
-for _ in $(seq 100); do
-  grep -q '^listening on ' "$SCRATCH/proxy.out" && break
-  kill -0 "$PROXY_PID" 2>/dev/null || fail "faultproxy exited: $(cat "$SCRATCH/proxy.err")"
-  sleep 0.1
-done
-PROXY_URL=$(sed -n 's/^listening on //p' "$SCRATCH/proxy.out")
-CONTROL_URL=$(sed -n 's/^control on //p' "$SCRATCH/proxy.out")
-[[ $PROXY_URL =~ ^https://127\.0\.0\.1:[0-9]+$ && $CONTROL_URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] ||
-  fail "faultproxy did not say where it listens: $(cat "$SCRATCH/proxy.out" "$SCRATCH/proxy.err")"
-PROXY_PORT=${PROXY_URL##*:}
-pass "faultproxy on $PROXY_URL (control $CONTROL_URL) in front of $CLUSTER_SERVER"
-
-# fault JSON: add a fault (tests/faultproxy/README.md); prints its id.
-fault() {
-  local out
-  out=$(curl -sS --fail-with-body -X POST --data "$1" "$CONTROL_URL/faults") || fail "fault $1: $out"
-  jq -r '.ids[0]' <<<"$out"
-}
-clear_faults() { curl -sSf -X DELETE "$CONTROL_URL/faults" >/dev/null; }
-# held: how many requests the proxy holds now (hang, hold).
-held() { curl -sSf "$CONTROL_URL/faults" | jq '[.[].held] | add // 0'; }
-# mark: the proxy's last request number so far; requests_since MARK FILE: the later ones, in
-# arrival order.
-mark() { jq -s 'map(.seq) | max // 0' "$PROXY_LOG"; }
-requests_since() { jq -s --argjson m "$1" 'map(select(.seq > $m)) | sort_by(.seq)' "$PROXY_LOG" >"$2"; }
+faultproxy_start --test
 
 # ---------------------------------------------------------------------------------------------
 # The pod's world: a Node, the namespace, the dataset's claim, the preflight account with a Role
 # granting exactly what README's "The Kubernetes client" lists, and the training pod bound to the
 # node (no kubelet runs it: preflight runs here, in its shoes).
-make_node "$NODE"
-k create namespace "$NS" >/dev/null
-k -n "$NS" create serviceaccount "$SA" >/dev/null
-k -n "$NS" apply -f - >/dev/null <<Y
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: $SA}
-rules:
-  - {apiGroups: [""], resources: [pods], verbs: [get, patch]}
-  - {apiGroups: [""], resources: [persistentvolumeclaims], verbs: [get, patch]}
-  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: $SA}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: $SA}
-subjects: [{kind: ServiceAccount, name: $SA, namespace: $NS}]
-Y
-jq -n --arg ns "$NS" --arg name "$PVC" '{apiVersion: "v1", kind: "PersistentVolumeClaim",
-  metadata: {name: $name, namespace: $ns, annotations: {"example.com/backup": "daily"}},
-  spec: {accessModes: ["ReadWriteMany"], resources: {requests: {storage: "1Ti"}}}}' | k create -f - >/dev/null
-jq -n --arg ns "$NS" --arg name "$POD" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '{
-  apiVersion: "v1", kind: "Pod",
-  metadata: {name: $name, namespace: $ns, annotations: {"example.com/owner": "alice"}},
-  spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
-    initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
-    containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
-                  resources: {limits: {"nvidia.com/gpu": "2"}}, volumeMounts: [{name: "dataset", mountPath: $data}]}],
-    volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}' | k create -f - >/dev/null
+preflight_world "$POD"
 TOKEN=$(sa_token "$NS" "$SA")
 pass "Node $NODE, namespace $NS, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with the Role README lists"
 
@@ -198,8 +129,6 @@ preflight() {
   set -e
   took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 }
-# statuses FILE METHOD PATH_SUFFIX: the statuses the proxy answered those requests with, in order.
-statuses() { jq -c --arg m "$2" --arg p "$3" '[.[] | select(.method == $m and (.path | endswith($p))) | .status]' "$1"; }
 pod_json() { k -n "$NS" get pod "$POD" -o json; }
 # The pod's iogate.io annotations removed, so that the next run's are its own.
 unannotate() {

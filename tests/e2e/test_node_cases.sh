@@ -14,6 +14,7 @@
 #     of the failing run removed, iogate_api_sync_pending 0;
 #   - --no-api --once (human report), usage errors; no token in any log.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/faultproxy_lib.sh"
 
 NODE=gpu-1
 NS=iogate-system
@@ -21,25 +22,8 @@ SA=iogate-node
 DATA="$SCRATCH/data"
 mkdir -p "$DATA"
 
-# --- the proxy: its serving pair signed by the cluster CA for 127.0.0.1 ---
-FAULTPROXY=$(bash "$TESTS_DIR/faultproxy/build.sh" 2>"$SCRATCH/faultproxy-build.log") ||
-  fail "faultproxy build: $(tail -20 "$SCRATCH/faultproxy-build.log")"
-PKI="$CLUSTER_DIR/pki"
-pki_sign "$PKI" faultproxy "/CN=iogate-faultproxy" "$(pki_server_ext IP:127.0.0.1)"
-PROXY_LOG="$SCRATCH/proxy.jsonl"
-: >"$PROXY_LOG"
-setpriv --pdeathsig TERM -- "$FAULTPROXY" -listen 127.0.0.1:0 -control 127.0.0.1:0 \
-  -cert "$PKI/faultproxy.crt" -key "$PKI/faultproxy.key" -upstream "$CLUSTER_SERVER" -upstream-ca "$CLUSTER_CA" \
-  -log "$PROXY_LOG" >"$SCRATCH/proxy.out" 2>"$SCRATCH/proxy.err" &
-on_exit "kill -TERM $!"
-wait_until 20 grep -q '^listening on ' "$SCRATCH/proxy.out" || fail "faultproxy did not start: $(cat "$SCRATCH/proxy.err")"
-PROXY_URL=$(sed -n 's/^listening on //p' "$SCRATCH/proxy.out")
-CONTROL_URL=$(sed -n 's/^control on //p' "$SCRATCH/proxy.out")
-pass "faultproxy on $PROXY_URL in front of $CLUSTER_SERVER"
-fault() { curl -sS --fail-with-body -X POST --data "$1" "$CONTROL_URL/faults" >/dev/null || fail "fault $1"; }
-clear_faults() { curl -sSf -X DELETE "$CONTROL_URL/faults" >/dev/null; }
-mark() { jq -s 'map(.seq) | max // 0' "$PROXY_LOG"; }
-requests_since() { jq -s --argjson m "$1" 'map(select(.seq > $m)) | sort_by(.seq)' "$PROXY_LOG" >"$2"; }
+# --- the proxy ---
+faultproxy_start
 
 # --- the Node (Ready, 4 GPUs) with others' labels and the GPU taint; the agent's account ---
 make_node "$NODE" team=ml iogate.io/disk-class.old=hdd iogate.io/owned-by-someone-else=x
@@ -200,7 +184,7 @@ assert_no_test_files "$DATA"
 # --- API outage: probing and metrics go on; the state lands when the API is back ---
 k label node "$NODE" iogate.io/tier- iogate.io/randread-iops- >/dev/null
 m=$(mark)
-fault '{"path":"/api/v1/nodes/'"$NODE"'(/.*)?","action":"500"}'
+fault '{"path":"/api/v1/nodes/'"$NODE"'(/.*)?","action":"500"}' >/dev/null
 agent_loop outage "$PASS_POLICY"
 wait_until 120 grep -q "could not write the state" "$SCRATCH/outage.log" || fail "outage: no failed write logged: $(tail -5 "$SCRATCH/outage.log")"
 [[ $(metric iogate_api_sync_pending) == 1 ]] || fail "outage: iogate_api_sync_pending is '$(metric iogate_api_sync_pending)', want 1"

@@ -20,6 +20,8 @@
 #   - no cluster at all: the verdict printed, the API skipped; no token in any log.
 E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$E2E_HERE/lib.sh"
+source "$E2E_HERE/faultproxy_lib.sh"
+source "$E2E_HERE/preflight_world.sh"
 
 NS=ml
 NODE=gpu-node-1
@@ -29,60 +31,11 @@ SA=iogate-preflight
 DATA="$SCRATCH/dataset"   # the PVC's volume, a folder on this host
 mkdir -p "$DATA"
 
-# --- the proxy: its serving pair signed by the cluster CA for 127.0.0.1 ---
-FAULTPROXY=$(bash "$TESTS_DIR/faultproxy/build.sh" 2>"$SCRATCH/faultproxy-build.log") ||
-  fail "faultproxy build: $(tail -20 "$SCRATCH/faultproxy-build.log")"
-PKI="$CLUSTER_DIR/pki"
-pki_sign "$PKI" faultproxy "/CN=iogate-faultproxy" "$(pki_server_ext IP:127.0.0.1)"
-PROXY_LOG="$SCRATCH/proxy.jsonl"
-: >"$PROXY_LOG"
-setpriv --pdeathsig TERM -- "$FAULTPROXY" -listen 127.0.0.1:0 -control 127.0.0.1:0 \
-  -cert "$PKI/faultproxy.crt" -key "$PKI/faultproxy.key" -upstream "$CLUSTER_SERVER" -upstream-ca "$CLUSTER_CA" \
-  -log "$PROXY_LOG" >"$SCRATCH/proxy.out" 2>"$SCRATCH/proxy.err" &
-on_exit "kill -TERM $!"
-wait_until 20 grep -q '^listening on ' "$SCRATCH/proxy.out" || fail "faultproxy did not start: $(cat "$SCRATCH/proxy.err")"
-PROXY_URL=$(sed -n 's/^listening on //p' "$SCRATCH/proxy.out")
-CONTROL_URL=$(sed -n 's/^control on //p' "$SCRATCH/proxy.out")
-pass "faultproxy on $PROXY_URL in front of $CLUSTER_SERVER"
-fault() { curl -sS --fail-with-body -X POST --data "$1" "$CONTROL_URL/faults" >/dev/null || fail "fault $1"; }
-clear_faults() { curl -sSf -X DELETE "$CONTROL_URL/faults" >/dev/null; }
-mark() { jq -s 'map(.seq) | max // 0' "$PROXY_LOG"; }
-requests_since() { jq -s --argjson m "$1" 'map(select(.seq > $m)) | sort_by(.seq)' "$PROXY_LOG" >"$2"; }
-statuses() { jq -c --arg m "$2" --arg p "$3" '[.[] | select(.method == $m and (.path | endswith($p))) | .status]' "$1"; }
+# --- the proxy ---
+faultproxy_start
 
 # --- the pod's world: a Node, the namespace, the claim, the account and its Role, the pod ---
-make_node "$NODE"
-k create namespace "$NS" >/dev/null
-k -n "$NS" create serviceaccount "$SA" >/dev/null
-k -n "$NS" apply -f - >/dev/null <<Y
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: $SA}
-rules:
-  - {apiGroups: [""], resources: [pods], verbs: [get, patch]}
-  - {apiGroups: [""], resources: [persistentvolumeclaims], verbs: [get, patch]}
-  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: $SA}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: $SA}
-subjects: [{kind: ServiceAccount, name: $SA, namespace: $NS}]
-Y
-jq -n --arg ns "$NS" --arg name "$PVC" '{apiVersion: "v1", kind: "PersistentVolumeClaim",
-  metadata: {name: $name, namespace: $ns, annotations: {"example.com/backup": "daily"}},
-  spec: {accessModes: ["ReadWriteMany"], resources: {requests: {storage: "1Ti"}}}}' | k create -f - >/dev/null
-make_pod() {
-  jq -n --arg ns "$NS" --arg name "$1" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '{
-    apiVersion: "v1", kind: "Pod",
-    metadata: {name: $name, namespace: $ns, annotations: {"example.com/owner": "alice"}},
-    spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
-      initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
-      containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
-                    resources: {limits: {"nvidia.com/gpu": "2"}}, volumeMounts: [{name: "dataset", mountPath: $data}]}],
-      volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}' | k create -f - >/dev/null
-}
-make_pod "$POD"
+preflight_world "$POD"
 TOKEN=$(sa_token "$NS" "$SA")
 KC="$SCRATCH/kubeconfig"
 cat >"$KC" <<KC
@@ -218,7 +171,7 @@ assert_no_test_files "$DATA"
 
 # --- four pods at once on one PVC: one probes, three reuse its result ---
 reset_share
-for i in 1 2 3 4; do make_pod "train-w$i"; done
+for i in 1 2 3 4; do preflight_pod "train-w$i"; done
 m=$(mark)
 pids=()
 for i in 1 2 3 4; do
@@ -244,9 +197,9 @@ assert_no_test_files "$DATA"
 # --- transient faults, retried: 429 with Retry-After on the GET, a dropped PATCH, a 500 Event POST ---
 k -n "$NS" annotate pod "$POD" iogate.io/verdict- >/dev/null
 m=$(mark)
-fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"429","retry_after":1,"count":1}'
-fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"drop","count":1}'
-fault '{"method":"POST","path":".*/events","action":"500","count":1}'
+fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"429","retry_after":1,"count":1}' >/dev/null
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"drop","count":1}' >/dev/null
+fault '{"method":"POST","path":".*/events","action":"500","count":1}' >/dev/null
 preflight transient "$PASS_POLICY"
 clear_faults
 [[ $rc -eq 0 ]] || fail "transient faults: exit $rc: $(tail -5 "$SCRATCH/transient.log")"
@@ -263,7 +216,7 @@ assert_jq "$SCRATCH/transient.req.json" 'all(.[]; .auth == "Bearer <redacted>")'
 pass "transient (kubectl): iogate.io/verdict=pass"
 
 # --- the pod PATCH always 500: fail-closed exits 3, fail-open lets the pod start ---
-fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"500"}'
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"500"}' >/dev/null
 preflight closed "$(policy closed 100 enforce fail-closed 20s)"
 [[ $rc -eq 3 ]] || fail "fail-closed: exit $rc, want 3: $(tail -3 "$SCRATCH/closed.log")"
 assert_jq "$SCRATCH/closed.json" '.outcome == "error" and (.error | test("500|InternalError"))' "fail-closed: pod PATCH 500s, exit 3, the error names it"
@@ -273,7 +226,7 @@ assert_jq "$SCRATCH/open.json" '.outcome == "pass" and (.error | test("could not
 clear_faults
 
 # --- the deadline bounds the API: a 9 s stall of the pod GET against a 6 s deadline ---
-fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"delay","delay":"9s"}'
+fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"delay","delay":"9s"}' >/dev/null
 preflight deadline "$(policy deadline 100 enforce fail-closed 6s)"
 clear_faults
 [[ $rc -eq 3 ]] || fail "deadline: exit $rc, want 3: $(tail -3 "$SCRATCH/deadline.log")"
@@ -281,6 +234,7 @@ assert_jq "$SCRATCH/deadline.json" '.outcome == "error" and (.error | test("dead
 
 # --- client-certificate kubeconfig, straight to the apiserver (the proxy passes no client cert) ---
 X509_USER=iogate-preflight-x509
+PKI="$CLUSTER_DIR/pki"
 pki_sign "$PKI" x509 "/CN=$X509_USER" "$(pki_client_ext)"
 cat >"$SCRATCH/kubeconfig-x509" <<KC
 apiVersion: v1

@@ -14,6 +14,7 @@
 # watch, nothing the RBAC would refuse). The token never reaches the webhook's log.
 # Moved here from tests/integration/test_webhook.sh, which ran these against the stand-in apiserver.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/faultproxy_lib.sh"
 source "$TESTS_DIR/lib/pki.sh"
 
 NS=iogate-system
@@ -39,23 +40,7 @@ pass "ServiceAccount $NS/$SA may get nodes, not list them"
 TOKEN=$(sa_token "$NS" "$SA")
 
 # --- the proxy in front of the apiserver, only to count ------------------------------------------
-FAULTPROXY=$(bash "$TESTS_DIR/faultproxy/build.sh" 2>"$SCRATCH/faultproxy-build.log") ||
-  fail "faultproxy build failed: $(tail -30 "$SCRATCH/faultproxy-build.log")"
-pki="$SCRATCH/proxy-pki"
-mkdir -p "$pki"
-cp "$CLUSTER_DIR/pki/ca.crt" "$CLUSTER_DIR/pki/ca.key" "$pki/"
-pki_sign "$pki" proxy /CN=iogate-faultproxy "$(pki_server_ext IP:127.0.0.1)"
-PROXY_LOG="$SCRATCH/proxy.jsonl"
-setpriv --pdeathsig TERM -- "$FAULTPROXY" -listen 127.0.0.1:0 -control 127.0.0.1:0 \
-  -cert "$pki/proxy.crt" -key "$pki/proxy.key" -upstream "$CLUSTER_SERVER" -upstream-ca "$CLUSTER_CA" \
-  -log "$PROXY_LOG" >"$SCRATCH/proxy.out" 2>"$SCRATCH/proxy.err" &
-PROXY_PID=$!
-on_exit "kill -TERM $PROXY_PID"
-wait_until 20 grep -q '^listening on ' "$SCRATCH/proxy.out" ||
-  fail "faultproxy not listening after 20 s: $(cat "$SCRATCH/proxy.out" "$SCRATCH/proxy.err")"
-PROXY_URL=$(sed -n 's/^listening on //p' "$SCRATCH/proxy.out")
-[[ $PROXY_URL =~ ^https://127\.0\.0\.1:[0-9]+$ ]] || fail "faultproxy did not say where it listens: $(cat "$SCRATCH/proxy.out")"
-pass "faultproxy on $PROXY_URL in front of $CLUSTER_SERVER"
+faultproxy_start
 
 # --- iogate webhook, in-cluster through the proxy ------------------------------------------------
 pki_ca "$SCRATCH/hook-pki" iogate-webhook-test-ca

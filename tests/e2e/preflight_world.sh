@@ -1,0 +1,44 @@
+# The world of a training pod that iogate preflight runs in (no kubelet runs it: preflight runs on
+# this host, in its shoes). Source it after lib.sh; it uses NS, NODE, SA, PVC and DATA (the PVC's
+# volume, a folder on this host).
+
+# preflight_world POD: a Node (make_node), the namespace, the ServiceAccount SA with a Role granting
+# exactly what README's "The Kubernetes client" lists, the dataset's claim PVC (with an annotation
+# of someone else's that must survive), and the pod POD (preflight_pod).
+preflight_world() {
+  make_node "$NODE"
+  k create namespace "$NS" >/dev/null
+  k -n "$NS" create serviceaccount "$SA" >/dev/null
+  k -n "$NS" apply -f - >/dev/null <<Y
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: $SA}
+rules:
+  - {apiGroups: [""], resources: [pods], verbs: [get, patch]}
+  - {apiGroups: [""], resources: [persistentvolumeclaims], verbs: [get, patch]}
+  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: $SA}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: $SA}
+subjects: [{kind: ServiceAccount, name: $SA, namespace: $NS}]
+Y
+  jq -n --arg ns "$NS" --arg name "$PVC" '{apiVersion: "v1", kind: "PersistentVolumeClaim",
+    metadata: {name: $name, namespace: $ns, annotations: {"example.com/backup": "daily"}},
+    spec: {accessModes: ["ReadWriteMany"], resources: {requests: {storage: "1Ti"}}}}' | k create -f - >/dev/null
+  preflight_pod "$1"
+}
+
+# preflight_pod NAME: a training pod on NODE as SA, 2 GPUs, the PVC mounted at DATA, iogate
+# preflight as its init container.
+preflight_pod() {
+  jq -n --arg ns "$NS" --arg name "$1" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '{
+    apiVersion: "v1", kind: "Pod",
+    metadata: {name: $name, namespace: $ns, annotations: {"example.com/owner": "alice"}},
+    spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
+      initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
+      containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                    resources: {limits: {"nvidia.com/gpu": "2"}}, volumeMounts: [{name: "dataset", mountPath: $data}]}],
+      volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}' | k create -f - >/dev/null
+}
