@@ -25,10 +25,16 @@ for round in 1 2 3; do
   echo "round $round: iogate $one, --iodepth-batch 32 $batch, fio $fio_iops IOPS"
   ratios_fio+=("$(jq -n "$one / $fio_iops")") ratios_batch+=("$(jq -n "$one / $batch")")
 done
-# What the engine does, whatever the speed: one io_submit per refill by default, one per 32 batched.
+# What the engine does, whatever the speed: one io_submit per refill by default; batched, the
+# refills of one reap share io_submits of up to 32, so far fewer per I/O. How many completions one
+# reap brings depends on the machine (3.8 I/Os per io_submit on one, over 4 on another), so the
+# batched engine is judged against the default engine's own count, not against a fixed batch.
 assert_jq "$SCRATCH/one.json" '.jobs[0].submit_calls >= .aggregate.read.total_ios' "default: an io_submit per I/O"
-assert_jq "$SCRATCH/batch.json" '.jobs[0].submit_calls * 4 < .aggregate.read.total_ios and .workload.iodepth_batch == 32' \
-  "--iodepth-batch 32: batched submissions"
+jq -e --slurpfile one "$SCRATCH/one.json" '.workload.iodepth_batch == 32 and
+    (.jobs[0].submit_calls / .aggregate.read.total_ios) * 3 < ($one[0].jobs[0].submit_calls / $one[0].aggregate.read.total_ios)' \
+  "$SCRATCH/batch.json" >/dev/null ||
+  fail "--iodepth-batch 32: not a third of the default's io_submits per I/O: $(jq -c '[.jobs[0].submit_calls, .aggregate.read.total_ios]' "$SCRATCH/batch.json") against $(jq -c '[.jobs[0].submit_calls, .aggregate.read.total_ios]' "$SCRATCH/one.json")"
+pass "--iodepth-batch 32: $(jq -r '.jobs[0].submit_calls' "$SCRATCH/batch.json") io_submits for $(jq -r '.aggregate.read.total_ios' "$SCRATCH/batch.json") I/Os, under a third of the default's per I/O"
 median() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 m_fio=$(median "${ratios_fio[@]}") m_batch=$(median "${ratios_batch[@]}")
 awk -v r="$m_fio" 'BEGIN { exit !(r >= 0.95) }' || fail "iogate reads ${m_fio}x fio on a fast device (median of 3): its refills hold the queue short"
