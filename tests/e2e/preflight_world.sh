@@ -2,28 +2,16 @@
 # this host, in its shoes). Source it after lib.sh; it uses NS, NODE, SA, PVC and DATA (the PVC's
 # volume, a folder on this host).
 
-# preflight_world POD: a Node (make_node), the namespace, the ServiceAccount SA with a Role granting
-# exactly what README's "The Kubernetes client" lists, the dataset's claim PVC (with an annotation
-# of someone else's that must survive), and the pod POD (preflight_pod).
+# preflight_world POD: a Node (make_node), the namespace, the chart installed (release iogate in
+# iogate-system) with preflight for it, so the ServiceAccount SA and its Role are the chart's own
+# (the webhook and the node agent off: no kubelet runs their pods), the dataset's claim PVC (with
+# an annotation of someone else's that must survive), and the pod POD (preflight_pod).
 preflight_world() {
   make_node "$NODE"
   k create namespace "$NS" >/dev/null
-  k -n "$NS" create serviceaccount "$SA" >/dev/null
-  k -n "$NS" apply -f - >/dev/null <<Y
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: $SA}
-rules:
-  - {apiGroups: [""], resources: [pods], verbs: [get, patch]}
-  - {apiGroups: [""], resources: [persistentvolumeclaims], verbs: [get, patch]}
-  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: $SA}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: $SA}
-subjects: [{kind: ServiceAccount, name: $SA, namespace: $NS}]
-Y
+  helm_install iogate iogate-system --set nodeAgent.enabled=false --set webhook.enabled=false \
+    --set grafanaDashboard.enabled=false --set "preflight.namespaces={$NS}"
+  k -n "$NS" get serviceaccount "$SA" >/dev/null || fail "the chart made no ServiceAccount $SA in $NS"
   jq -n --arg ns "$NS" --arg name "$PVC" '{apiVersion: "v1", kind: "PersistentVolumeClaim",
     metadata: {name: $name, namespace: $ns, annotations: {"example.com/backup": "daily"}},
     spec: {accessModes: ["ReadWriteMany"], resources: {requests: {storage: "1Ti"}}}}' | k create -f - >/dev/null

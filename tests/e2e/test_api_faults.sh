@@ -8,7 +8,7 @@
 # connections (before the write reaches the apiserver, and after it did), hangs, a 401.
 #
 #   - preflight (in-cluster config: a service-account volume in the kubelet's ..data layout,
-#     KUBERNETES_SERVICE_HOST/PORT at the proxy; a Role with exactly the rights README lists):
+#     KUBERNETES_SERVICE_HOST/PORT at the proxy; the chart's preflight account and Role):
 #     a clean run (every call 2xx, the calls README names);
 #     429 x2 with Retry-After on the pod PATCH, 500 on the Event POST, a drop on the PVC GET, a
 #     TCP reset on the pod GET: each retried, Retry-After honoured, the annotations and exactly one new Event in the
@@ -331,24 +331,11 @@ done
 # ---------------------------------------------------------------------------------------------
 # The node agent: every write to the Node answered 500. It probes, serves /metrics with the sync
 # pending, writes nothing; once the API answers again, the state lands and --once exits 0.
+# The agent's account and ClusterRole are the chart's: the release preflight_world installed, with
+# the node agent turned on.
 NODE_NS=iogate-system
-k create namespace "$NODE_NS" >/dev/null
-k -n "$NODE_NS" create serviceaccount iogate-node >/dev/null
-k apply -f - >/dev/null <<Y
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: iogate-fault-node}
-rules:
-  - {apiGroups: [""], resources: [nodes], verbs: [get, patch]}
-  - {apiGroups: [""], resources: [nodes/status], verbs: [patch]}
-  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: iogate-fault-node}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: iogate-fault-node}
-subjects: [{kind: ServiceAccount, name: iogate-node, namespace: $NODE_NS}]
-Y
+helm upgrade iogate "$CHART" -n "$NODE_NS" --reuse-values --set nodeAgent.enabled=true >"$SCRATCH/helm-upgrade.out" 2>&1 ||
+  fail "helm upgrade (node agent on): $(cat "$SCRATCH/helm-upgrade.out")"
 NODE_TOKEN=$(sa_token "$NODE_NS" iogate-node)
 SA_NODE="$SCRATCH/sa-node"
 sa_volume "$SA_NODE" "$NODE_TOKEN" "$NODE_NS"
