@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # iogate node against the real kube-apiserver (tests/e2e/lib.sh), for the cases that
 # test_node_agent.sh and test_api_faults.sh do not assert (those of the retired stand-in test
-# tests/integration/test_node_api.sh). The agent uses a kubeconfig with the token of a
-# ServiceAccount bound to the node agent's rights, pointed at tests/faultproxy in front of the
-# apiserver: the proxy's log is the request sequence, and the outage is injected there.
+# tests/integration/test_node_api.sh). The agent uses a kubeconfig with the token of the
+# ServiceAccount the chart makes for the node agent (helm install), pointed at tests/faultproxy in
+# front of the apiserver: the proxy's log is the request sequence, and the outage is injected there.
 #   - first probe: the floor 10/GPU x 4 GPUs = 40; an iogate.io/-prefixed label iogate did not
 #     write is kept; the same verdict again: no second Event, lastTransitionTime kept;
 #   - warn mode: condition True, no taint, exit 0; --taint-effect NoExecute;
@@ -28,23 +28,10 @@ faultproxy_start
 # --- the Node (Ready, 4 GPUs) with others' labels and the GPU taint; the agent's account ---
 make_node "$NODE" team=ml iogate.io/disk-class.old=hdd iogate.io/owned-by-someone-else=x
 k taint node "$NODE" nvidia.com/gpu=present:NoSchedule >/dev/null
-k create namespace "$NS" >/dev/null
-k -n "$NS" create serviceaccount "$SA" >/dev/null
-k apply -f - >/dev/null <<Y
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: iogate-node-cases}
-rules:
-  - {apiGroups: [""], resources: [nodes], verbs: [get, patch]}
-  - {apiGroups: [""], resources: [nodes/status], verbs: [patch]}
-  - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: iogate-node-cases}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: iogate-node-cases}
-subjects: [{kind: ServiceAccount, name: $SA, namespace: $NS}]
-Y
+# The agent's account and ClusterRole are the chart's own (the node agent alone).
+helm_install iogate "$NS" --set webhook.enabled=false --set preflight.enabled=false \
+  --set grafanaDashboard.enabled=false
+k -n "$NS" get serviceaccount "$SA" >/dev/null || fail "the chart made no ServiceAccount $SA in $NS"
 TOKEN=$(sa_token "$NS" "$SA")
 KC="$SCRATCH/kubeconfig"
 cat >"$KC" <<KC
