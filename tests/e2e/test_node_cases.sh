@@ -175,7 +175,10 @@ fault '{"path":"/api/v1/nodes/'"$NODE"'(/.*)?","action":"500"}' >/dev/null
 agent_loop outage "$PASS_POLICY"
 wait_until 120 grep -q "could not write the state" "$SCRATCH/outage.log" || fail "outage: no failed write logged: $(tail -5 "$SCRATCH/outage.log")"
 [[ $(metric iogate_api_sync_pending) == 1 ]] || fail "outage: iogate_api_sync_pending is '$(metric iogate_api_sync_pending)', want 1"
-curl -s "http://$ADDR/metrics" | grep -q '^iogate_probe_iops{' || fail "outage: no iogate_probe_iops while the API is down"
+# Read whole, then searched: `curl | grep -q` under pipefail fails when grep stops reading early
+# and curl dies of SIGPIPE (seen once in five runs).
+curl -s "http://$ADDR/metrics" >"$SCRATCH/outage.metrics"
+grep -q '^iogate_probe_iops{' "$SCRATCH/outage.metrics" || fail "outage: no iogate_probe_iops while the API is down"
 [[ $(readyz) == 200 ]] || fail "outage: /readyz $(readyz) although probed"
 [[ -z $(label iogate.io/tier) ]] || fail "outage: a label was written through a 500"
 pass "outage: probed; /metrics (iogate_probe_iops, iogate_api_sync_pending 1) and /readyz 200 served; nothing on the Node"
