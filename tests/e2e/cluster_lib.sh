@@ -59,23 +59,33 @@ cluster_pki() {
   chmod 600 "$d/sa.key"
 }
 
-# cluster_kubeconfig FILE USER: a kubeconfig for USER's client pair, with absolute paths.
-cluster_kubeconfig() {
+# write_kubeconfig FILE SERVER USER CREDENTIALS [NAMESPACE]: a kubeconfig trusting the cluster's
+# CA, for USER with CREDENTIALS (the user's fields as a YAML flow mapping), absolute paths.
+write_kubeconfig() {
   cat >"$1" <<KC
 apiVersion: v1
 kind: Config
 clusters:
 - name: e2e
-  cluster: {server: "$CLUSTER_SERVER", certificate-authority: "$CLUSTER_DIR/pki/ca.crt"}
+  cluster: {server: "$2", certificate-authority: "$CLUSTER_DIR/pki/ca.crt"}
 users:
-- name: $2
-  user: {client-certificate: "$CLUSTER_DIR/pki/$2.crt", client-key: "$CLUSTER_DIR/pki/$2.key"}
+- name: $3
+  user: $4
 contexts:
 - name: e2e
-  context: {cluster: e2e, user: $2}
+  context: {cluster: e2e, user: $3${5:+, namespace: $5}}
 current-context: e2e
 KC
 }
+
+# cluster_kubeconfig FILE USER [NAMESPACE]: USER's client pair (pki/USER.crt, .key), to the apiserver.
+cluster_kubeconfig() {
+  write_kubeconfig "$1" "$CLUSTER_SERVER" "$2" \
+    "{client-certificate: \"$CLUSTER_DIR/pki/$2.crt\", client-key: \"$CLUSTER_DIR/pki/$2.key\"}" "${3:-}"
+}
+
+# token_kubeconfig FILE SERVER USER TOKEN [NAMESPACE]: a bearer token (a ServiceAccount's) to SERVER.
+token_kubeconfig() { write_kubeconfig "$1" "$2" "$3" "{token: \"$4\"}" "${5:-}"; }
 
 # cluster_start NAME CMD...: CMD in the background, logging to DIR/logs/NAME.log, killed (TERM)
 # when this shell dies.
