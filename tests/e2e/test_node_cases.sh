@@ -34,14 +34,7 @@ helm_install iogate "$NS" --set webhook.enabled=false --set preflight.enabled=fa
 k -n "$NS" get serviceaccount "$SA" >/dev/null || fail "the chart made no ServiceAccount $SA in $NS"
 TOKEN=$(sa_token "$NS" "$SA")
 KC="$SCRATCH/kubeconfig"
-cat >"$KC" <<KC
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$PROXY_URL", certificate-authority: "$CLUSTER_CA"}}]
-users: [{name: $SA, user: {token: "$TOKEN"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: $SA}}]
-current-context: e2e
-KC
+token_kubeconfig "$KC" "$PROXY_URL" "$SA" "$TOKEN"
 pass "Node $NODE (4 GPUs, labels team, iogate.io/owned-by-someone-else, stale iogate.io/disk-class.old; taint nvidia.com/gpu); $SA's token kubeconfig at the proxy"
 
 # policy NAME MIN_IOPS_PER_GPU [MODE]: 4 GPUs on the node, so the floor is 4 x the per-GPU figure.
