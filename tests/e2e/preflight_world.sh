@@ -1,6 +1,12 @@
 # The world of a training pod that iogate preflight runs in (no kubelet runs it: preflight runs on
-# this host, in its shoes). Source it after lib.sh; it uses NS, NODE, SA, PVC and DATA (the PVC's
-# volume, a folder on this host).
+# this host, in its shoes). Source it after lib.sh; it sets the names below.
+NS=ml
+NODE=gpu-node-1
+POD=train-0
+PVC=imagenet
+SA=iogate-preflight       # the chart's preflight account: <fullname>-preflight, release iogate
+DATA="$SCRATCH/dataset"   # the PVC's volume, a folder on this host
+mkdir -p "$DATA"
 
 # preflight_world POD: a Node (make_node), the namespace, the chart installed (release iogate in
 # iogate-system) with preflight for it, so the ServiceAccount SA and its Role are the chart's own

@@ -29,14 +29,6 @@ source "$E2E_HERE/faultproxy_lib.sh"
 source "$E2E_HERE/preflight_world.sh"
 need_root "the service-account volume at its fixed path (unshare -m, mount --bind)"
 
-NS=ml
-NODE=gpu-node-1
-POD=train-0
-PVC=imagenet
-SA=iogate-preflight
-DATA="$SCRATCH/dataset"   # the PVC's volume, a folder on this host
-mkdir -p "$DATA"
-
 # ---------------------------------------------------------------------------------------------
 # The proxy: built (cached by its sources' hash) after its own checks, then started.
 faultproxy_start --test

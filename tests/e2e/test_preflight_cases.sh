@@ -23,14 +23,6 @@ source "$E2E_HERE/lib.sh"
 source "$E2E_HERE/faultproxy_lib.sh"
 source "$E2E_HERE/preflight_world.sh"
 
-NS=ml
-NODE=gpu-node-1
-POD=train-0
-PVC=imagenet
-SA=iogate-preflight
-DATA="$SCRATCH/dataset"   # the PVC's volume, a folder on this host
-mkdir -p "$DATA"
-
 # --- the proxy ---
 faultproxy_start
 
@@ -38,14 +30,7 @@ faultproxy_start
 preflight_world "$POD"
 TOKEN=$(sa_token "$NS" "$SA")
 KC="$SCRATCH/kubeconfig"
-cat >"$KC" <<KC
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$PROXY_URL", certificate-authority: "$CLUSTER_CA"}}]
-users: [{name: $SA, user: {token: "$TOKEN"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: $SA, namespace: $NS}}]
-current-context: e2e
-KC
+token_kubeconfig "$KC" "$PROXY_URL" "$SA" "$TOKEN" "$NS"
 pass "Node $NODE, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with its Role; a token kubeconfig at the proxy"
 
 # policy NAME MIN_IOPS [MODE] [ON_ERROR] [DEADLINE] [TTL]
@@ -236,14 +221,7 @@ assert_jq "$SCRATCH/deadline.json" '.outcome == "error" and (.error | test("dead
 X509_USER=iogate-preflight-x509
 PKI="$CLUSTER_DIR/pki"
 pki_sign "$PKI" x509 "/CN=$X509_USER" "$(pki_client_ext)"
-cat >"$SCRATCH/kubeconfig-x509" <<KC
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$CLUSTER_SERVER", certificate-authority: "$CLUSTER_CA"}}]
-users: [{name: x509, user: {client-certificate: "$PKI/x509.crt", client-key: "$PKI/x509.key"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: x509, namespace: $NS}}]
-current-context: e2e
-KC
+cluster_kubeconfig "$SCRATCH/kubeconfig-x509" x509 "$NS"
 KUBECONFIG_FILE="$SCRATCH/kubeconfig-x509" preflight x509-unbound "$PASS_POLICY"
 [[ $rc -eq 3 ]] || fail "x509, no RoleBinding: exit $rc, want 3: $(tail -3 "$SCRATCH/x509-unbound.log")"
 assert_jq "$SCRATCH/x509-unbound.json" '.outcome == "error" and (.error | test("403|Forbidden")) and (.error | test("'"$X509_USER"'"))' \
