@@ -46,21 +46,12 @@ faultproxy_start
 pki_ca "$SCRATCH/hook-pki" iogate-webhook-test-ca
 pki_sign "$SCRATCH/hook-pki" hook /CN=localhost "$(pki_server_ext IP:127.0.0.1,DNS:localhost)"
 CA="$SCRATCH/hook-pki/ca.crt"
-cat >"$SCRATCH/policy.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-workload: {rw: randread, bs: 4k, iodepth: 32}
-rules:
-  - name: gpu-feed
-    min_iops: 10000
-    min_iops_per_gpu: 5000
-    forbidden_classes: [hdd]
-P
+POLICY="$TESTS_DIR/fixtures/webhook-policy.yaml"
 # The cache's TTL is an hour, so that "one GET for two reviews" does not depend on how fast this
 # machine is (the TTL's expiry is unit.webhook's).
 CLUSTER_SERVER=$PROXY_URL as_pod "$NS" "$TOKEN" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" \
   "$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/hook-pki/hook.crt" --tls-key "$SCRATCH/hook-pki/hook.key" \
-  --policy "$SCRATCH/policy.yaml" --node-cache-ttl 1h >/dev/null 2>"$SCRATCH/webhook.log" &
+  --policy "$POLICY" --node-cache-ttl 1h >/dev/null 2>"$SCRATCH/webhook.log" &
 wait_until 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log" ||
   fail "iogate webhook not serving after 20 s: $(cat "$SCRATCH/webhook.log")"
 WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")

@@ -20,19 +20,10 @@ mkdir -p "$SCRATCH/tls"
 cp "$SCRATCH/pki1/server.crt" "$SCRATCH/tls/tls.crt"
 cp "$SCRATCH/pki1/server.key" "$SCRATCH/tls/tls.key"
 
-cat >"$SCRATCH/policy.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-workload: {rw: randread, bs: 4k, iodepth: 32}
-rules:
-  - name: gpu-feed
-    min_iops: 10000
-    min_iops_per_gpu: 5000
-    forbidden_classes: [hdd]
-P
+POLICY="$TESTS_DIR/fixtures/webhook-policy.yaml"
 
 "$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
-  --policy "$SCRATCH/policy.yaml" --no-api --cert-check-interval 200ms \
+  --policy "$POLICY" --no-api --cert-check-interval 200ms \
   >/dev/null 2>"$SCRATCH/webhook.log" &
 hook=$!
 on_exit "kill $hook"
@@ -129,10 +120,10 @@ sleep 0.5
 pass "a corrupt replacement is refused; the previous certificate keeps serving"
 
 # --- usage errors and SIGTERM ---
-expect_usage "--tls-cert" webhook --tls-key "$SCRATCH/tls/tls.key" --policy "$SCRATCH/policy.yaml"
-expect_usage "--tls-key" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki2/server.key" --policy "$SCRATCH/policy.yaml" --no-api
+expect_usage "--tls-cert" webhook --tls-key "$SCRATCH/tls/tls.key" --policy "$POLICY"
+expect_usage "--tls-key" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki2/server.key" --policy "$POLICY" --no-api
 expect_usage "--policy" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki1/server.key" --policy "$SCRATCH/nope.yaml" --no-api
-expect_usage "--request-deadline" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki1/server.key" --policy "$SCRATCH/policy.yaml" --request-deadline 5m
+expect_usage "--request-deadline" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki1/server.key" --policy "$POLICY" --request-deadline 5m
 kill -TERM $hook
 code=0
 wait $hook || code=$?
