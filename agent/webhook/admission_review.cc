@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kube/api_error.h"
 #include "kube/base64.h"
 #include "kube/json_fields.h"
 
@@ -32,17 +33,6 @@ std::string optional_string(const nlohmann::json& object, const char* key, const
     return "";
   }
   return it->get<std::string>();
-}
-
-// The metav1.Status reason of a refusal, as the API server's own admission plugins give it: the
-// API server passes the webhook's status through, and clients classify a failure by its reason
-// (kubectl prints "Error from server (Forbidden)"). "" for a code without a standard reason.
-const char* status_reason(int code) {
-  switch (code) {
-    case 400: return "BadRequest";
-    case 403: return "Forbidden";
-    default: return "";
-  }
 }
 
 }  // namespace
@@ -140,9 +130,14 @@ ReviewParse parse_admission_review(std::string_view body) {
 
 std::string admission_review_json(const std::string& uid, const AdmissionResponse& response) {
   nlohmann::json r = {{"uid", uid}, {"allowed", response.allowed}};
+  // A refusal carries the metav1.Status reason, as the API server's own admission plugins give it:
+  // the API server passes the webhook's status through, and clients classify a failure by its
+  // reason (kubectl prints "Error from server (Forbidden)").
   if (!response.allowed) {
-    r["status"] = {{"status", "Failure"}, {"code", response.code}, {"message", response.message}};
-    if (const char* reason = status_reason(response.code); *reason) r["status"]["reason"] = reason;
+    r["status"] = {{"status", "Failure"},
+                   {"code", response.code},
+                   {"reason", std::string(http_reason(response.code))},
+                   {"message", response.message}};
   }
   if (response.patch.is_array() && !response.patch.empty()) {
     r["patchType"] = "JSONPatch";
