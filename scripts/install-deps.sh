@@ -10,8 +10,9 @@ build_packages=(
   libboost-program-options-dev doctest-dev libssl-dev libyaml-cpp-dev dpkg-dev xz-utils
 )
 # Real peers and tools the integration tests and benchmarks drive. skopeo and umoci read and unpack
-# the OCI image that scripts/build-image.sh writes (tests/integration/test_image.sh).
-test_packages=(fio jq util-linux e2fsprogs coreutils procps clang curl openssl prometheus skopeo umoci
+# the OCI image that scripts/build-image.sh writes (tests/integration/test_image.sh). clang builds
+# the libFuzzer targets, whose runtime (libclang_rt.fuzzer) is in libclang-rt-14-dev.
+test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14-dev curl openssl prometheus skopeo umoci
   # The deployment tests lint YAML; their Go (check-manifests, the pinned upstream tools) needs
   # Go >= 1.26, which Debian 12 does not package (checked below).
   yamllint)

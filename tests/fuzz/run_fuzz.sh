@@ -13,7 +13,8 @@
 #   FUZZ_ARTIFACT_DIR  where a crashing input is kept (default $BUILD_DIR/fuzz/artifacts, or a
 #                      new /tmp/iogate-fuzz-artifacts.* dir); never the source tree
 #
-# Exit: 0 no finding, 1 build failure or finding, 77 (after "SKIP: ...") no usable clang/libFuzzer.
+# Exit: 0 no finding, 1 build failure, finding, or a missing clang/libFuzzer/library (named, with
+# the fix: scripts/install-deps.sh installs them all).
 # All work happens in a temp dir that is removed on exit; nothing is written to the source tree.
 set -euo pipefail
 
@@ -22,7 +23,8 @@ SRC_DIR=$(cd "$SRC_DIR" && pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 TARGET=${1:-mountinfo}
 
-skip() { echo "SKIP: $*"; exit 77; }
+# A missing tool or library is a missing prerequisite, not a capability this machine lacks.
+missing() { echo "FAIL: $*; bash scripts/install-deps.sh installs it" >&2; exit 1; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Per target: its sources (the fuzz driver first), the longest input, libraries to link.
@@ -39,7 +41,7 @@ case "$TARGET" in
     for f in "$SRC_DIR"/agent/webhook/*.cc "$SRC_DIR"/agent/policy/*.cc "$SRC_DIR"/agent/base/*.cc; do
       SOURCES+=("${f#"$SRC_DIR"/}")
     done
-    SOURCES+=(agent/kube/pod_spec.cc agent/kube/base64.cc agent/bench/workload.cc agent/bench/probe_result.cc
+    SOURCES+=(agent/kube/pod_spec.cc agent/kube/base64.cc agent/kube/api_error.cc agent/bench/workload.cc agent/bench/probe_result.cc
               agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc agent/device/device_class.cc)
     MAX_LEN=16384
     ;;
@@ -57,7 +59,7 @@ if [[ "$TARGET" == admission ]]; then
            /usr/lib/libyaml-cpp.a; do
     if [[ -f "$l" ]]; then YAML_LIB=$l; break; fi
   done
-  [[ -n "$YAML_LIB" ]] || skip "libyaml-cpp.a not found (install libyaml-cpp-dev)"
+  [[ -n "$YAML_LIB" ]] || missing "libyaml-cpp.a not found (install libyaml-cpp-dev)"
   LIBS+=("$YAML_LIB")
 fi
 
@@ -71,8 +73,8 @@ if [[ -z "$CXX" ]]; then
     if command -v "$c" >/dev/null 2>&1; then CXX=$c; break; fi
   done
 fi
-[[ -n "$CXX" ]] || skip "clang++ not found (install clang)"
-command -v "$CXX" >/dev/null 2>&1 || skip "$CXX not found"
+[[ -n "$CXX" ]] || missing "clang++ not found (install clang)"
+command -v "$CXX" >/dev/null 2>&1 || missing "$CXX not found"
 
 SAN_FLAGS=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 
@@ -83,7 +85,7 @@ cat >"$TMP/probe.cc" <<'PROBE'
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }
 PROBE
 if ! "$CXX" "${SAN_FLAGS[@]}" "$TMP/probe.cc" -o "$TMP/probe" >"$TMP/probe.log" 2>&1; then
-  skip "$CXX cannot build with -fsanitize=fuzzer,address,undefined: $(head -n 1 "$TMP/probe.log")"
+  missing "$CXX cannot build with -fsanitize=fuzzer,address,undefined: $(head -n 1 "$TMP/probe.log")"
 fi
 
 if [[ -n "${BUILD_DIR:-}" ]]; then
