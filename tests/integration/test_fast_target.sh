@@ -4,7 +4,7 @@
 # as fio's defaults do, and must not read below fio there; refills batched 32 to an io_submit (the
 # engine before this test existed) read 0.7-0.8x as much. Paired rounds, medians, margins far from
 # the measured ratios (1.1-1.4x fio, 1.2-1.4x batched), so a busy machine does not flip them; a
-# regression does. It holds the cpu lock too: the fuzz targets would otherwise run beside it.
+# regression does. ctest runs it alone (RUN_SERIAL): any CPU-bound neighbour skews the ratios.
 source "$(dirname "$0")/lib.sh"
 use_rig
 rig_up fast --backing tmpfs --size 384m || fail "bench/rig.sh up fast"
