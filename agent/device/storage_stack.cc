@@ -167,6 +167,10 @@ class StackWalker {
       out.reason = "overlay without upperdir or lowerdir options";
       return out;
     }
+    if (Status seen = host_path_visible(below); !seen.ok()) {
+      out.reason = fmt::format("overlay: {}", seen.error().message);
+      return std::move(out);
+    }
     auto where = resolve(below, false);
     if (!where.ok()) return where.error();
     auto inner = detect(*where, depth + 1);
@@ -287,11 +291,27 @@ class StackWalker {
     }
   }
 
+  // A path the kernel recorded in another mount namespace (a loop device's backing file, an
+  // overlay's upperdir) is the host's when iogate runs in a container: looked up in the
+  // container's own mount table it would land on the container's root and be classed as that.
+  // Under "/" it is followed only if it exists here; under --root, the host's table has it.
+  Status host_path_visible(const std::string& path) const {
+    if (root_ != "/" || path_exists(path)) return ok_status();
+    return runtime_error(fmt::format(
+        "{} is not in this mount namespace (iogate in a container?): mount the host's /proc and /sys at /host "
+        "and pass --root /host to follow it",
+        path));
+  }
+
   // A loop device's backing file: a node of kind "file" over the stack of the fs that holds it.
   StackNode walk_file(const std::string& file, int depth) {
     StackNode n;
     n.kind = "file";
     n.name = file;
+    if (Status seen = host_path_visible(file); !seen.ok()) {
+      n.reason = seen.error().message;
+      return n;
+    }
     auto where = resolve(file, false);
     auto inner = where.ok() ? detect(*where, depth + 1) : Result<StorageStack>(where.error());
     if (!inner.ok()) {
