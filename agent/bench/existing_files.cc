@@ -1,6 +1,10 @@
 #include "bench/existing_files.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <queue>
 
@@ -16,6 +20,13 @@ Result<FileScan> find_largest_files(const std::string& directory, const FileScan
   std::priority_queue<FoundFile, std::vector<FoundFile>, decltype(by_size_desc)> heap(by_size_desc);
   const auto deadline = std::chrono::steady_clock::now() + limits.max_time;
 
+  // Only the directory's own file system, like find -xdev: a file on another mount below it is
+  // other storage than the one PATH names (and /proc or /sys, under a container's root, hold
+  // files whose listed size is not what a read returns).
+  struct stat top;
+  if (stat(directory.c_str(), &top) != 0) {
+    return runtime_error(fmt::format("{}: cannot list: {}", directory, std::strerror(errno)));
+  }
   std::error_code ec;
   fs::recursive_directory_iterator it(directory, fs::directory_options::skip_permission_denied, ec);
   if (ec) return runtime_error(fmt::format("{}: cannot list: {}", directory, ec.message()));
@@ -29,11 +40,15 @@ Result<FileScan> find_largest_files(const std::string& directory, const FileScan
       scan.budget_exhausted = true;
       break;
     }
-    std::error_code sec;
-    fs::file_status st = it->symlink_status(sec);
-    if (sec || !fs::is_regular_file(st)) continue;
-    uint64_t size = it->file_size(sec);
-    if (sec || size < limits.min_size) continue;
+    struct stat st;
+    if (lstat(it->path().c_str(), &st) != 0) continue;
+    if (st.st_dev != top.st_dev) {
+      if (S_ISDIR(st.st_mode)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) continue;
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (size < limits.min_size) continue;
     if (heap.size() < limits.max_files) {
       heap.push({it->path().string(), size});
     } else if (size > heap.top().size_bytes) {

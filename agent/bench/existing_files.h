@@ -32,7 +32,7 @@ struct FileScanLimits {
   std::chrono::milliseconds max_time{3000};
 };
 
-// Never follows symlinks; skips what it may not read.
+// Never follows symlinks; skips what it may not read; stays on the directory's file system.
 Result<FileScan> find_largest_files(const std::string& directory, const FileScanLimits& limits);
 
 }  // namespace iogate
