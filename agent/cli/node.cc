@@ -53,7 +53,12 @@ constexpr seconds kOnceSyncBudget{60};
 // /healthz fails when the loop has not come round for this long beyond the longest probe.
 constexpr seconds kLoopStallAllowance{120};
 
-std::string duration_text(nanoseconds d) { return format_duration_compact(d.count()); }
+// Waits are jittered, so never a whole unit: "20547s", not "20546694196359ns".
+std::string duration_text(nanoseconds d) {
+  nanoseconds shown = d >= std::chrono::seconds(1) ? nanoseconds(std::chrono::round<std::chrono::seconds>(d))
+                                                   : nanoseconds(std::chrono::round<std::chrono::milliseconds>(d));
+  return format_duration_compact(shown.count());
+}
 
 // What the HTTP threads read; the loop replaces it whole after every change.
 struct Published {
@@ -279,7 +284,7 @@ Status connect(Agent& a) {
   if (!resolved.ok()) return resolved.error();
   std::optional<KubeConfig>& config = *resolved;
   if (!config) {
-    a.api_state.state = "skipped: not in a cluster (no service account, no kubeconfig)";
+    a.api_state.state = "skipped: " + not_in_cluster_reason(KubeEnvironment::from_process());
     spdlog::warn("{}: labels, taints and conditions are not written", a.api_state.state);
     return ok_status();
   }

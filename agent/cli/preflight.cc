@@ -105,7 +105,7 @@ Status connect_api(Run& run) {
   auto config = resolve_kube_config(o.kubeconfig);
   if (!config.ok()) return config.error();
   if (!config->has_value()) {
-    s.api = "skipped: not in a cluster (no service account, no kubeconfig)";
+    s.api = "skipped: " + not_in_cluster_reason(KubeEnvironment::from_process());
     return ok_status();
   }
   KubeConfig& kc = **config;

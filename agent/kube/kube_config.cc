@@ -31,6 +31,16 @@ KubeEnvironment KubeEnvironment::from_process() {
   return env;
 }
 
+std::string not_in_cluster_reason(const KubeEnvironment& env) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(env.service_account_dir) / "token", ec)) {
+    return fmt::format("not in a cluster: a service-account token is mounted at {} but KUBERNETES_SERVICE_HOST is "
+                       "unset, and there is no kubeconfig",
+                       env.service_account_dir);
+  }
+  return "not in a cluster (no service account, no kubeconfig)";
+}
+
 Result<std::optional<KubeConfig>> discover_kube_config(const KubeEnvironment& env) {
   auto wrap = [](Result<KubeConfig> r) -> Result<std::optional<KubeConfig>> {
     if (!r.ok()) return r.error();

@@ -52,6 +52,11 @@ Result<KubeConfig> load_kubeconfig(const std::string& path, std::string_view con
 // ~/.kube/config. std::nullopt when there is none: not in a cluster, callers skip the API.
 Result<std::optional<KubeConfig>> discover_kube_config(const KubeEnvironment& env);
 
+// Why discover_kube_config found nothing, for "skipped: ..." in reports and logs. A token mounted
+// without KUBERNETES_SERVICE_HOST (set by the kubelet in every pod) is said so: a pod spec or a
+// `docker run` that lost the environment, not a machine outside any cluster.
+std::string not_in_cluster_reason(const KubeEnvironment& env);
+
 // What every mode's --kubeconfig means: that file when given (its errors are the user's: usage
 // errors), else discover_kube_config from this process's environment.
 Result<std::optional<KubeConfig>> resolve_kube_config(const std::string& kubeconfig_flag);
