@@ -1,10 +1,11 @@
-# syntax=docker/dockerfile:1
 # The iogate image: one static, stripped /iogate and nothing else, run as a numeric non-root user.
-# scripts/build-image.sh builds the same image without a container engine (an OCI layout), and
-# tests/integration/test_image.sh checks that this file and that script agree.
 #
 #   docker build -t iogate:0.1.0 --build-arg REVISION=$(git rev-parse HEAD) \
 #     --build-arg SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) .
+#
+# or scripts/build-image.sh, which passes those arguments and, on an engine with no registry,
+# first makes debian:12 from Debian's packages (scripts/base-image.sh). No `# syntax=` line: it
+# would make BuildKit pull a frontend image, and the file needs nothing beyond the classic syntax.
 
 FROM debian:12 AS build
 WORKDIR /src
@@ -12,14 +13,17 @@ WORKDIR /src
 # third_party/) is then cached across source changes.
 COPY scripts/install-deps.sh scripts/
 RUN bash scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
-COPY . .
-# The last commit's time (.git is not in the build context); only the file's mtime uses it here.
+# Only what the binary is built from: a change to the tests, chart or docs rebuilds nothing.
+COPY CMakeLists.txt ./
+COPY scripts/build.sh scripts/image-rootfs.sh scripts/
+COPY agent agent
+# The last commit's time (.git is not in the build context); only the binary's mtime uses it.
 ARG SOURCE_DATE_EPOCH=0
-RUN bash scripts/build-image.sh --rootfs /rootfs
+RUN IOGATE_TESTS=OFF bash scripts/image-rootfs.sh /rootfs
 
 FROM scratch
-# Keep VERSION equal to `iogate --version` (the test checks the default); REVISION and CREATED
-# come from the build command.
+# Keep VERSION equal to `iogate --version` (tests/container/test_build.sh checks the label against
+# the binary); REVISION and CREATED come from the build command.
 ARG VERSION=0.1.0
 ARG REVISION=""
 ARG CREATED=""

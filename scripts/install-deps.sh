@@ -9,10 +9,12 @@ build_packages=(
   libaio-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libboost-program-options-dev doctest-dev libssl-dev libyaml-cpp-dev dpkg-dev xz-utils
 )
-# Real peers and tools the integration tests and benchmarks drive. skopeo and umoci read and unpack
-# the OCI image that scripts/build-image.sh writes (tests/integration/test_image.sh). clang builds
-# the libFuzzer targets, whose runtime (libclang_rt.fuzzer) is in libclang-rt-14-dev.
-test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14-dev curl openssl prometheus skopeo umoci
+# Real peers and tools the integration tests and benchmarks drive. clang builds the libFuzzer
+# targets, whose runtime (libclang_rt.fuzzer) is in libclang-rt-14-dev. debootstrap makes the
+# image's build base where no registry gives one (scripts/base-image.sh); python3-yaml reads the
+# chart's renderings in the deployment and container tests.
+test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14-dev curl openssl prometheus
+  debootstrap python3-yaml
   # The deployment tests lint YAML; their Go (check-manifests, the pinned upstream tools) needs
   # Go >= 1.26, which Debian 12 does not package (checked below).
   yamllint)
@@ -44,6 +46,19 @@ if [[ "${1:-}" != "--build-only" ]]; then
     echo "install-deps: FAIL: the tests need $(find_go 2>&1)" >&2
     exit 1
   fi
+fi
+
+# The Docker Engine builds and runs the image (tests/container). Debian's docker.io where no
+# docker command exists; the engine itself is a service the machine starts, so a stopped one is
+# named here and fails the container tests, not the build.
+if [[ "${1:-}" != "--build-only" ]]; then
+  if ! command -v docker >/dev/null; then
+    echo "install-deps: installing docker.io" >&2
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends docker.io >/dev/null
+  fi
+  docker info >/dev/null 2>&1 ||
+    echo "install-deps: WARNING: no Docker Engine answers; the container tests will fail: systemctl start docker (or dockerd &)" >&2
 fi
 
 # cpp-httplib, header-only. Debian's libcpp-httplib-dev splits the library into a header and a

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The image's root file system: one static, stripped /iogate, root-owned, 0755, and nothing else.
+# The Dockerfile's build stage runs it (`RUN bash scripts/image-rootfs.sh /rootfs`); the final
+# FROM scratch stage copies that folder.
+#
+#   scripts/image-rootfs.sh [--binary PATH] DIR
+#
+#   --binary PATH   package this iogate instead of building one with scripts/build.sh
+#   DIR             where the root goes (absent or empty)
+#
+# The binary's mtime is SOURCE_DATE_EPOCH (default: the last commit's time, else 0), so one source
+# gives one layer.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+usage() { echo "usage: scripts/image-rootfs.sh [--binary PATH] DIR" >&2; exit 2; }
+binary="" out=""
+while (($# > 0)); do
+  case "$1" in
+    --binary) binary=${2:?--binary needs a path}; shift 2 ;;
+    -h|--help) usage ;;
+    -*) echo "image-rootfs: unknown flag $1" >&2; usage ;;
+    *) [[ -z "$out" ]] || usage; out=$1; shift ;;
+  esac
+done
+[[ -n "$out" ]] || usage
+[[ ! -e "$out" || -z "$(ls -A "$out")" ]] || { echo "image-rootfs: $out is not empty" >&2; exit 1; }
+
+if [[ -z "$binary" ]]; then
+  # Only the binary: the image needs neither the tests nor the test API server.
+  bash "$root/scripts/build.sh" iogate
+  build_dir=${BUILD_DIR:-build}
+  [[ "$build_dir" == /* ]] || build_dir="$root/$build_dir"
+  binary="$build_dir/iogate"
+fi
+[[ -x "$binary" ]] || { echo "image-rootfs: $binary is not an executable" >&2; exit 1; }
+# A static binary is what lets the image be FROM scratch; refuse anything else rather than ship an
+# image that fails at exec with "no such file or directory" (the missing dynamic loader).
+if readelf -lW "$binary" | grep -q 'INTERP'; then
+  echo "image-rootfs: $binary is dynamically linked; the image holds no loader or libraries" >&2
+  exit 1
+fi
+if [[ -z "${SOURCE_DATE_EPOCH:-}" || "$SOURCE_DATE_EPOCH" == 0 ]]; then
+  SOURCE_DATE_EPOCH=$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)
+fi
+[[ "$SOURCE_DATE_EPOCH" =~ ^[0-9]+$ ]] || { echo "image-rootfs: SOURCE_DATE_EPOCH must be seconds" >&2; exit 1; }
+
+# Stripped here rather than at link time so that build/iogate keeps its symbols for gdb and perf;
+# the image needs none (about 1.5 MB of them). USER 65532:65532 is numeric: no /etc/passwd.
+mkdir -p "$out"
+strip --strip-all -o "$out/iogate" "$binary"
+chmod 0755 "$out/iogate"
+touch -d "@$SOURCE_DATE_EPOCH" "$out/iogate"
+# Root owns it (COPY --from keeps the build stage's owner); the user 65532 only executes it.
+if [[ $(id -u) -eq 0 ]]; then chown 0:0 "$out/iogate"; fi
+version=$("$out/iogate" --version | awk 'NR == 1 { print $2 }')
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "image-rootfs: iogate --version gave \"$version\"" >&2; exit 1; }
+echo "image-rootfs: $out/iogate, iogate $version, $(stat -c %s "$out/iogate") bytes" >&2
