@@ -9,6 +9,10 @@
 #
 # Every process is started with a parent-death signal, so a test killed by ctest's timeout takes
 # its cluster with it. The caller owns the EXIT trap and calls cluster_down from it.
+#
+# CLUSTER_HOST (default 127.0.0.1) is the one address the apiserver listens on and is reached at:
+# the container tests set it to the Docker bridge's gateway, so that a container in a network
+# namespace of its own reaches the apiserver as a pod reaches its Service.
 
 CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$CLUSTER_LIB_DIR/../lib/pki.sh"
@@ -50,7 +54,7 @@ PY
 cluster_pki() {
   local d=$1
   pki_ca "$d" iogate-e2e-ca
-  pki_sign "$d" apiserver "/CN=kube-apiserver" "$(pki_server_ext "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local")"
+  pki_sign "$d" apiserver "/CN=kube-apiserver" "$(pki_server_ext "IP:127.0.0.1,IP:${CLUSTER_HOST:-127.0.0.1},IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local")"
   pki_sign "$d" admin "/O=system:masters/CN=iogate-e2e-admin" "$(pki_client_ext)"
   pki_sign "$d" controller-manager "/CN=system:kube-controller-manager" "$(pki_client_ext)"
   pki_sign "$d" scheduler "/CN=system:kube-scheduler" "$(pki_client_ext)"
@@ -128,7 +132,7 @@ cluster_up() {
   cluster_pki "$CLUSTER_DIR/pki"
   local etcd_port peer_port api_port cm_port sched_port
   read -r etcd_port peer_port api_port cm_port sched_port <<<"$(free_ports 5)"
-  CLUSTER_SERVER=https://127.0.0.1:$api_port
+  CLUSTER_SERVER=https://${CLUSTER_HOST:-127.0.0.1}:$api_port
   CLUSTER_CA=$CLUSTER_DIR/pki/ca.crt
   local pki=$CLUSTER_DIR/pki
 
@@ -146,7 +150,7 @@ cluster_up() {
   # Service's endpoint, which validation refuses, and nothing in the cluster dials it.
   cluster_start kube-apiserver kube-apiserver \
     --etcd-servers "http://127.0.0.1:$etcd_port" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+    --bind-address "${CLUSTER_HOST:-127.0.0.1}" --advertise-address "${CLUSTER_HOST:-127.0.0.1}" --secure-port "$api_port" \
     --endpoint-reconciler-type none \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --client-ca-file "$pki/ca.crt" \

@@ -6,7 +6,7 @@
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TESTS_DIR=${TESTS_DIR:-$(cd "$E2E_DIR/.." && pwd)}
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
-source "$TESTS_DIR/integration/lib.sh"
+declare -F on_exit >/dev/null || source "$TESTS_DIR/integration/lib.sh"  # once, if a container test sourced it
 source "$E2E_DIR/cluster_lib.sh"
 CHART="$ROOT/charts/iogate"
 
