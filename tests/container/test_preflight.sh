@@ -86,7 +86,6 @@ make_pod() {
 # would run it: the service-account volume's files (a token bound to the pod, ca.crt, namespace,
 # mode 0644 as its defaultMode), the ConfigMap volume's items, the PVC's loop volume. Report in
 # $SCRATCH/POD.json, stderr in POD.log, the process's status while it ran in POD.status, exit in $rc.
-# Its files' prefix is not named d: docker_pod's `read -r d` (not local) would overwrite it.
 declare -A TOKENS=()
 run_pod() {
   local pod=$1 base="$SCRATCH/$1" c="$TEST_ID-$1" sa_vol pid

@@ -4,34 +4,36 @@
 # plugins, controller-manager, scheduler), for everything a real apiserver decides. API faults
 # (429, 5xx, drops, stalls, token rotation) are injected by tests/faultproxy in
 # test_api_faults.sh and test_preflight_cases.sh.
-#   - helm install of charts/iogate with preflight for the training namespace: the preflight
-#     ServiceAccount, Role, RoleBinding and the policy ConfigMap are the chart's own; the policy
-#     the test sets through values is read back from the ConfigMap, and the initContainer and
-#     policy volume come from the snippet the release's NOTES print;
+#   - helm install of charts/iogate with preflight for the training namespace and the image set to
+#     the tested one (tests/container/lib.sh's IMAGE, built by `docker build`, ctest fixture
+#     iogate_image): the preflight ServiceAccount, Role, RoleBinding and the policy ConfigMap are
+#     the chart's own; the policy the test sets through values is read back from the ConfigMap,
+#     and the initContainer and policy volume come from the snippet the release's NOTES print;
 #   - a Node (make_node), a PVC and Pods bound to the node, run as the chart's preflight
-#     ServiceAccount, asking for 2 GPUs; no kubelet runs them: tests/e2e/preflight_container.sh
-#     runs the pod's initContainer from the Pod object (its args, downward-API env and
-#     volumeMounts; the image's user, no capabilities, read-only root), with a token minted for
-#     the ServiceAccount and the cluster CA where a pod finds them (as_pod). The PVC's "volume"
-#     is a folder on this host, probed for real;
+#     ServiceAccount, asking for 2 GPUs; no kubelet runs them: the real image runs under the real
+#     Docker Engine as the pod's initContainer, from the Pod as the apiserver stored it (with the
+#     service-account volume its admission plugin added), mapped to `docker run` flags by
+#     tests/container/lib.sh's docker_pod (the image's user, read-only root, no capabilities,
+#     no-new-privileges, the chart's limits, the downward-API env, the volumeMounts), with a token
+#     minted for the pod's ServiceAccount, ca.crt and namespace read-only in its service-account
+#     volume and KUBERNETES_SERVICE_HOST/PORT pointing at the apiserver across the Docker bridge.
+#     The PVC's "volume" is a folder on this host bind-mounted at the pod's mountPath, probed for real;
 #   - pass (exit 0): the pod's iogate.io/* annotations (randread-iops equal to the report's
 #     measurement), other annotations kept; the Event in both the core/v1 and events.k8s.io/v1
 #     views and in kubectl describe; the PVC's probe-result written, probe-lock released;
 #   - a second pod on the PVC reuses that result (no probe) and gets its own annotations/Event;
 #     a 253-character pod name still gets its Event (events.k8s.io/v1's length limits); the
 #     apiserver refuses a merge patch with a stale resourceVersion (409), the lock's premise, and
-#     of two pods started at once on the PVC one probes and the other reuses its result;
+#     of two pods' containers started at once on the PVC one probes and the other reuses its result;
 #   - fail (a floor far above any disk, helm upgrade): exit 1, verdict fail, Warning
 #     StorageBelowPolicy naming rule and check; its writable volume left without a test file;
 #   - RBAC: every request preflight made was answered 2xx (any 403 fails the test), and the
 #     chart's account may make exactly those calls (kubectl auth can-i); a pod whose account the
 #     chart does not bind is refused (403) and exits 3, which shows the 403 check can fail.
-E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if [[ $(id -u) -ne 0 ]]; then
-  echo "FAIL: test_preflight.sh needs root (as_pod's mount namespace; the container stand-in's chroot and bind mounts): run it, or ctest, as root" >&2
-  exit 1
-fi
-source "$E2E_HERE/lib.sh"
+# Root (docker, chown of the volume for the image's user): tests/container/lib.sh says so.
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../container" && pwd)/lib.sh"
+need_image
+container_cluster
 
 NS=ml                 # the training namespace
 REL=iogate            # release name; the chart names its objects iogate-*
@@ -41,12 +43,9 @@ PVC=imagenet
 DATA="$SCRATCH/volumes/$PVC"  # the PVC's volume: a host folder, as a CSI driver would mount it
 mkdir -p "$DATA"
 chmod 755 "$DATA"
-# The image's user (Dockerfile USER): the initContainer sets no runAsUser, so preflight runs as it.
-IMAGE_UID=$(sed -n 's/^USER \([0-9]*\):\([0-9]*\)$/\1/p' "$ROOT/Dockerfile")
-IMAGE_GID=$(sed -n 's/^USER \([0-9]*\):\([0-9]*\)$/\2/p' "$ROOT/Dockerfile")
-[[ -n "$IMAGE_UID" && -n "$IMAGE_GID" ]] || fail "no numeric USER uid:gid in Dockerfile"
-IMAGE_ENTRYPOINT=$(sed -n 's/^ENTRYPOINT \["\([^"]*\)"\]$/\1/p' "$ROOT/Dockerfile")
-[[ -n "$IMAGE_ENTRYPOINT" ]] || fail "no ENTRYPOINT [\"...\"] in Dockerfile"
+# The image's user (its USER): the initContainer sets no runAsUser, so preflight runs as it.
+IMAGE_USER=$(docker image inspect -f '{{.Config.User}}' "$IMAGE") IMAGE_UID=${IMAGE_USER%%:*}
+[[ $IMAGE_USER =~ ^[0-9]+:[0-9]+$ && $IMAGE_UID -ne 0 ]] || fail "$IMAGE has no numeric non-root USER uid:gid ($IMAGE_USER)"
 
 # ---------------------------------------------------------------------------------------------
 # The chart. The webhook and the node agent are off: no kubelet runs their pods, and the
@@ -56,6 +55,7 @@ IMAGE_ENTRYPOINT=$(sed -n 's/^ENTRYPOINT \["\([^"]*\)"\]$/\1/p' "$ROOT/Dockerfil
 # rendered by the chart into its ConfigMap like any user's.
 k create namespace "$NS" >/dev/null
 cat >"$SCRATCH/values.yaml" <<V
+image: {repository: "${IMAGE%:*}", tag: "${IMAGE##*:}"}
 nodeAgent: {enabled: false}
 webhook: {enabled: false}
 preflight:
@@ -100,9 +100,10 @@ awk '/^spec:$/ {on = 1} on && /^$/ {exit} on' "$SCRATCH/notes.txt" >"$SCRATCH/sn
   fail "the NOTES' pod snippet is not a pod spec: $(cat "$SCRATCH/snippet.err")"
 assert_jq "$SCRATCH/snippet.json" \
   '.spec.serviceAccountName == "'"$SA"'" and .spec.initContainers[0].name == "iogate-preflight" and
+   .spec.initContainers[0].image == "'"$IMAGE"'" and
    .spec.initContainers[0].args == ["preflight", "/data", "--policy", "/etc/iogate/policy.yaml"] and
    .spec.volumes[0].configMap.name == "'"$CM"'"' \
-  "NOTES print the initContainer (preflight /data --policy /etc/iogate/policy.yaml) and policy volume"
+  "NOTES print the initContainer (image $IMAGE, preflight /data --policy /etc/iogate/policy.yaml) and policy volume"
 
 # ---------------------------------------------------------------------------------------------
 # The training job's objects: a GPU node, the dataset's claim, and pods bound to the node as the
@@ -135,24 +136,30 @@ make_pod() {
     fail "create pod $name: $(cat "$SCRATCH/create.out")"
 }
 
-# run_init POD TOKEN OUT: runs POD's iogate-preflight initContainer as the kubelet would, from the
-# Pod object as the apiserver stored it: its args (plus --output-format json --log-level debug,
-# so the report is machine-read and every API request is logged with its status), its env with
-# the downward-API fieldRefs resolved against the object, its volumeMounts (the PVC's folder, the
-# ConfigMap's items written as files, the service-account volume the admission plugin added,
-# which as_pod provides at that path). Report in OUT, stderr in OUT.log, exit code in $rc.
+# run_init POD TOKEN OUT: runs POD's iogate-preflight initContainer in the image under the Docker
+# Engine as the kubelet would, from the Pod object as the apiserver stored it: docker_pod maps its
+# securityContext, resources, env (the downward-API fieldRefs resolved against the object here)
+# and volumeMounts to `docker run` flags; its args get --output-format json --log-level debug, so
+# the report is machine-read and every API request is logged with its status. The volumes, as the
+# kubelet fills them: the PVC's folder, the ConfigMap's items written as files, and the
+# service-account volume the admission plugin added (TOKEN, the cluster CA, the namespace; mode
+# 0644, its defaultMode). The container's hostname is the pod's name cut to 63 characters (and
+# trailing - or .), as the kubelet sets it. Report (its stdout) in OUT, stderr in OUT.log, exit code in $rc.
 declare -A CLAIM_DIR=(["$PVC"]="$DATA")
 run_init() {
   local pod=$1 token=$2 out=$3 p="$3.x"  # not named after the pod: names run to 253 characters
+  # The docker run's name (container $TEST_ID-RUN, cgroup /$TEST_ID-RUN): OUT's base name, short.
+  local run c vols='{}' i n name src claim cm key path hn args=()
+  run=$(basename "$out" .json)
+  c="$TEST_ID-$run"
   k -n "$NS" get pod "$pod" -o json >"$p.pod.json"
-  jq -e '.spec.initContainers[] | select(.name == "iogate-preflight")' "$p.pod.json" >"$p.ctr.json" ||
+  jq .spec "$p.pod.json" >"$p.spec.json"
+  jq -e '.initContainers[] | select(.name == "iogate-preflight")' "$p.spec.json" >"$p.ctr.json" ||
     fail "$pod has no iogate-preflight initContainer"
-  local mounts='[]' i n name src claim cm key path
   n=$(jq '.volumeMounts | length' "$p.ctr.json")
   for ((i = 0; i < n; i++)); do
-    jq ".volumeMounts[$i]" "$p.ctr.json" >"$p.mount.json"
-    name=$(jq -r .name "$p.mount.json")
-    jq -e --arg v "$name" '.spec.volumes[] | select(.name == $v)' "$p.pod.json" >"$p.vol.json" ||
+    name=$(jq -r ".volumeMounts[$i].name" "$p.ctr.json")
+    jq -e --arg v "$name" '.volumes[] | select(.name == $v)' "$p.spec.json" >"$p.vol.json" ||
       fail "$pod: volumeMount $name has no volume"
     if claim=$(jq -er .persistentVolumeClaim.claimName "$p.vol.json"); then
       src=${CLAIM_DIR[$claim]:-}
@@ -161,32 +168,33 @@ run_init() {
       src="$p.cm.$name"
       mkdir -p "$src"
       k -n "$NS" get configmap "$cm" -o json >"$p.cm.json"
+      # Its items, or every key where it lists none.
       while IFS=$'\t' read -r key path; do
         jq -j --arg k "$key" '.data[$k] // error("ConfigMap '"$cm"' has no key \($k)")' "$p.cm.json" >"$src/$path"
-      done < <(jq -r '(.configMap.items // []) | .[] | "\(.key)\t\(.path)"' "$p.vol.json")
+      done < <(jq -r --slurpfile cm "$p.cm.json" '(.configMap.items // ($cm[0].data // {} | keys | map({key: ., path: .}))) | .[] | "\(.key)\t\(.path)"' "$p.vol.json")
+      chmod -R a+rX "$src"
     elif jq -e '.projected.sources | any(has("serviceAccountToken"))' "$p.vol.json" >/dev/null; then
-      [[ $(jq -r .mountPath "$p.mount.json") == /var/run/secrets/kubernetes.io/serviceaccount ]] ||
-        fail "$pod: the service-account volume is not at the path as_pod serves"
-      continue
+      src="$p.sa"
+      mkdir -p "$src"
+      printf '%s' "$token" >"$src/token"
+      printf '%s' "$NS" >"$src/namespace"
+      cp "$CLUSTER_CA" "$src/ca.crt"
+      chmod 755 "$src" && chmod 644 "$src"/*
     else
-      fail "$pod: volume $name is of a kind this stand-in does not mount: $(cat "$p.vol.json")"
+      fail "$pod: volume $name is of a kind this test does not provide: $(cat "$p.vol.json")"
     fi
-    mounts=$(jq -c --arg s "$src" --slurpfile m "$p.mount.json" \
-      '. + [{source: $s, target: $m[0].mountPath, readOnly: ($m[0].readOnly // false)}]' <<<"$mounts")
+    vols=$(jq -c --arg n "$name" --arg s "$src" '. + {($n): $s}' <<<"$vols")
   done
-  jq -e --slurpfile pod "$p.pod.json" '[.env[] | .name as $n |
-      if has("value") then {key: $n, value: .value}
-      else .valueFrom.fieldRef.fieldPath as $f | {key: $n, value: ($pod[0] | getpath($f | split(".")))} end]
-    | from_entries | if any(.[]; type != "string") then error("unresolved env: \(.)") else . end' \
-    "$p.ctr.json" >"$p.env.json" || fail "$pod: env not resolvable from the Pod object"
-  jq -n --arg bin "$IOGATE" --arg entry "$IMAGE_ENTRYPOINT" --slurpfile c "$p.ctr.json" \
-    --slurpfile env "$p.env.json" --argjson mounts "$mounts" --argjson uid "$IMAGE_UID" --argjson gid "$IMAGE_GID" \
-    '{binary: $bin, entrypoint: $entry, args: ($c[0].args + ["--output-format", "json", "--log-level", "debug"]),
-      env: $env[0], user: $uid, group: $gid, mounts: $mounts}' >"$p.spec.json"
-  set +e
-  as_pod "$NS" "$token" bash "$E2E_HERE/preflight_container.sh" "$p.spec.json" "$p.root" >"$out" 2>"$out.log"
-  rc=$?
-  set -e
+  jq -c --slurpfile ctr "$p.ctr.json" '. as $pod | [$ctr[0].env[]? | .valueFrom.fieldRef.fieldPath // empty] |
+    map(. as $f | {key: $f, value: ($pod | getpath($f | split(".")))}) | from_entries' "$p.pod.json" >"$p.fields.json"
+  mapfile -t args < <(jq -r '((.command // [])[1:] + (.args // []))[]' "$p.ctr.json")  # after the entrypoint
+  hn=$(jq -r '.metadata.name[:63] | sub("[-.]+$"; "")' "$p.pod.json")
+  docker_pod "$run" "$p.spec.json" iogate-preflight "$vols" "$(cat "$p.fields.json")" -d --hostname "$hn" \
+    -e KUBERNETES_SERVICE_HOST="$CLUSTER_HOST" -e KUBERNETES_SERVICE_PORT="$CLUSTER_PORT" \
+    -- "${args[@]}" --output-format json --log-level debug >/dev/null 2>"$out.run" ||
+    fail "$pod: docker run failed: $(cat "$out.run")"
+  rc=$(docker wait "$c") || fail "$pod: docker wait $c failed"
+  docker logs "$c" >"$out" 2>"$out.log"
 }
 
 pod_json() { k -n "$NS" get pod "$1" -o json; }
@@ -348,7 +356,7 @@ helm upgrade "$REL" "$CHART" -n "$REL_NS" -f "$SCRATCH/values.yaml" -f "$SCRATCH
 k -n "$NS" get configmap "$CM" -o json | jq -r '.data["policy.yaml"]' | grep -q 'min_iops: 50000000' ||
   fail "helm upgrade did not put the new floor in ConfigMap $CM"
 pass "helm upgrade: ConfigMap $CM now asks for 50,000,000 IOPS"
-chown "$IMAGE_UID:$IMAGE_GID" "$DATA"
+chown "$IMAGE_USER" "$DATA"
 make_pod train-2 '(.spec.initContainers[] | select(.name == "iogate-preflight") | .volumeMounts[] | select(.name == "dataset")).readOnly = false'
 run_init train-2 "$TOKEN" "$SCRATCH/c.json"
 [[ $rc -eq 1 ]] || fail "train-2: exit $rc, want 1 (below policy, enforce): $(tail -5 "$SCRATCH/c.json.log")"
