@@ -1,7 +1,7 @@
 # The iogate image: one static, stripped /iogate and nothing else, run as a numeric non-root user.
 #
 #   docker build -t iogate:0.1.0 --build-arg REVISION=$(git rev-parse HEAD) \
-#     --build-arg SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) .
+#     --build-arg CREATED=$(date -u -d @$(git log -1 --format=%ct) +%Y-%m-%dT%H:%M:%SZ) .
 #
 # or scripts/build-image.sh, which passes those arguments and, on an engine with no registry,
 # first makes debian:12 from Debian's packages (scripts/base-image.sh). No `# syntax=` line: it
@@ -17,8 +17,8 @@ RUN bash scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
 COPY CMakeLists.txt ./
 COPY scripts/build.sh scripts/image-rootfs.sh scripts/
 COPY agent agent
-# The last commit's time (.git is not in the build context); only the binary's mtime uses it.
-ARG SOURCE_DATE_EPOCH=0
+# No build argument reaches this step: one would re-run the compile for every commit. The binary's
+# mtime is 0, so the layer depends on the binary alone.
 RUN IOGATE_TESTS=OFF bash scripts/image-rootfs.sh /rootfs
 
 FROM scratch

@@ -9,8 +9,8 @@
 #   --save FILE   also write it as a `docker save` archive, which `ctr -n k8s.io images import`,
 #                 `kind load image-archive` and `docker load` read
 #
-# It passes the labels' build arguments: REVISION (git HEAD), SOURCE_DATE_EPOCH and CREATED (the
-# last commit's time), VERSION (CMakeLists.txt's project version). Prints the image ID last.
+# It passes the labels' build arguments: REVISION (git HEAD), CREATED (the last commit's time),
+# VERSION (CMakeLists.txt's project version). Prints the image ID last.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=$(sed -n 's/^project(iogate VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
@@ -31,7 +31,7 @@ revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || true)
 # The classic builder: this engine's client has no buildx, and the Dockerfile needs nothing more.
 docker build -t "$tag" -f "$root/Dockerfile" \
   --build-arg VERSION="$version" --build-arg REVISION="$revision" \
-  --build-arg SOURCE_DATE_EPOCH="$epoch" --build-arg CREATED="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)" \
+  --build-arg CREATED="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)" \
   "${extra[@]}" "$root" >&2
 if [[ -n "$save" ]]; then
   docker save -o "$save" "$tag"

@@ -8,8 +8,8 @@
 #   --binary PATH   package this iogate instead of building one with scripts/build.sh
 #   DIR             where the root goes (absent or empty)
 #
-# The binary's mtime is SOURCE_DATE_EPOCH (default: the last commit's time, else 0), so one source
-# gives one layer.
+# The binary's mtime is SOURCE_DATE_EPOCH, 0 unless set: the layer then depends on the binary
+# alone, so one binary gives one layer digest whatever commit or clock built it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -40,9 +40,7 @@ if readelf -lW "$binary" | grep -q 'INTERP'; then
   echo "image-rootfs: $binary is dynamically linked; the image holds no loader or libraries" >&2
   exit 1
 fi
-if [[ -z "${SOURCE_DATE_EPOCH:-}" || "$SOURCE_DATE_EPOCH" == 0 ]]; then
-  SOURCE_DATE_EPOCH=$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)
-fi
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0}
 [[ "$SOURCE_DATE_EPOCH" =~ ^[0-9]+$ ]] || { echo "image-rootfs: SOURCE_DATE_EPOCH must be seconds" >&2; exit 1; }
 
 # Stripped here rather than at link time so that build/iogate keeps its symbols for gdb and perf;
