@@ -1,15 +1,21 @@
 #include "bench/test_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <random>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "base/rng.h"
 #include "base/units.h"
@@ -18,6 +24,12 @@ namespace iogate {
 namespace {
 
 constexpr const char kMarkerPrefix[] = "IOGATE-TESTFILE/1 size=";
+// A run's own test file: ".iogate-probe-<size>.<pid>.<random>.tmp". The random part keeps two
+// runs apart that share a PID (PID 1 in two pods on one PVC, or a restarted initContainer).
+constexpr const char kTempPrefix[] = ".iogate-probe-";
+constexpr const char kTempSuffix[] = ".tmp";
+// Entries read when looking for a killed run's leftovers: a dataset root can hold millions.
+constexpr uint64_t kReclaimScanLimit = 100000;
 constexpr size_t kFillChunk = 1 << 20;
 // The fill is written back and dropped from the page cache every this many bytes. A pod's memory
 // limit counts the page cache its writes dirty: an initContainer limited to 256 MiB that wrote a
@@ -94,6 +106,34 @@ Status fill(int fd, const std::string& path, const std::string& dir, uint64_t si
   return ok_status();
 }
 
+std::string temp_test_file_name(uint64_t size) {
+  std::random_device rd;
+  return fmt::format("{}{}.{}.{:08x}{}", kTempPrefix, size, getpid(), rd(), kTempSuffix);
+}
+
+// Removes the test files of runs that died without cleaning up (SIGKILL, an OOM kill, a node
+// crash). A live run holds an exclusive flock on its file for as long as the file exists, and the
+// kernel drops it when the process dies, so a file whose lock can be taken has no owner left.
+// Only our own names, only regular files, only files of our user: never anyone else's file.
+void reclaim_dead_test_files(const std::string& directory) {
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(directory.c_str()), closedir);
+  if (!dir) return;
+  uint64_t seen = 0;
+  while (dirent* e = readdir(dir.get())) {
+    if (++seen > kReclaimScanLimit) return;
+    std::string_view name(e->d_name);
+    if (!name.starts_with(kTempPrefix) || !name.ends_with(kTempSuffix)) continue;
+    UniqueFd fd(openat(dirfd(dir.get()), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st;
+    if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) continue;
+    if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its run is alive
+    if (unlinkat(dirfd(dir.get()), e->d_name, 0) == 0) {
+      spdlog::warn("removed {}/{} ({}), the test file of an iogate that was killed", directory, name,
+                   format_bytes(static_cast<double>(st.st_size)));
+    }
+  }
+}
+
 }  // namespace
 
 std::string kept_test_file_name(uint64_t size) { return fmt::format(".iogate-probe-{}.dat", size); }
@@ -106,8 +146,8 @@ int directory_write_refusal(const std::string& directory) {
 }
 
 Result<TestFile> TestFile::prepare(const TestFileRequest& req, const std::atomic<bool>& stop) {
-  std::string name = req.keep ? kept_test_file_name(req.size)
-                              : fmt::format(".iogate-probe-{}.{}.tmp", req.size, getpid());
+  if (!req.keep) reclaim_dead_test_files(req.directory);
+  std::string name = req.keep ? kept_test_file_name(req.size) : temp_test_file_name(req.size);
   TestFile file(req.directory + (req.directory.ends_with('/') ? "" : "/") + name, req.size, req.keep);
 
   if (req.keep) {
@@ -141,7 +181,16 @@ Result<TestFile> TestFile::prepare(const TestFileRequest& req, const std::atomic
     e.os_errno = err;
     return e;
   }
-  // From here on the file is ours; the destructor removes it on every path out.
+  // From here on the file is ours; the destructor removes it on every path out. The lock, on an fd
+  // of its own (reopen replaces fd_), tells a later run that this one is alive.
+  if (!req.keep) {
+    file.lock_fd_ = UniqueFd(open(file.path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    // Blocking: a reclaiming run may hold it for an instant (and may then have unlinked the new
+    // file, which this run still measures through its fd and whose removal it then finds done).
+    if (!file.lock_fd_.valid() || flock(file.lock_fd_.get(), LOCK_EX) != 0) {
+      return runtime_error(fmt::format("{}: cannot lock the test file: {}", file.path_, std::strerror(errno)));
+    }
+  }
   if (Status s = fill(fd.get(), file.path_, req.directory, req.size, req.seed, stop); !s.ok()) return s.error();
   file.complete_ = true;
   file.fd_ = std::move(fd);
@@ -150,7 +199,7 @@ Result<TestFile> TestFile::prepare(const TestFileRequest& req, const std::atomic
 
 TestFile::TestFile(TestFile&& o) noexcept
     : path_(std::move(o.path_)), size_(o.size_), keep_(o.keep_), reused_(o.reused_), owned_(o.owned_),
-      complete_(o.complete_), fd_(std::move(o.fd_)) {
+      complete_(o.complete_), fd_(std::move(o.fd_)), lock_fd_(std::move(o.lock_fd_)) {
   o.owned_ = false;
 }
 

@@ -5,6 +5,8 @@
 // without touching media. Its first bytes carry a marker written last, after the fill: a file
 // is reused only if it carries the marker (iogate made it, and finished making it) and has the
 // size asked for. The file is removed when the TestFile goes away unless it is kept on purpose.
+// A run's own file carries a random part in its name and an flock for as long as it exists, so
+// the next run (a restarted initContainer, PID 1 again) removes what a killed run left behind.
 #pragma once
 
 #include <atomic>
@@ -52,6 +54,7 @@ class TestFile {
   bool owned_ = true;     // false once moved from, or when the path is not ours
   bool complete_ = false; // a half-written file is removed even when asked to keep it
   UniqueFd fd_;
+  UniqueFd lock_fd_;      // flock(LOCK_EX) held while the file exists: its run is alive
 };
 
 // Names the test file would have, for tests and for cleanup of kept files.

@@ -1,11 +1,14 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bench/test_file.h"
 #include "scratch.h"
@@ -91,4 +94,34 @@ TEST_CASE("asking for more space than there is names --size") {
   REQUIRE_FALSE(f.ok());
   CHECK(f.error().message.find("--size") != std::string::npos);
   CHECK(dir.entries() == 0);
+}
+
+// A killed run (SIGKILL, OOM kill) leaves its file behind; in a container the restarted run has
+// the same PID (1), which once made its O_EXCL create fail for good.
+TEST_CASE("a dead run's test file is removed by the next run; a live run's is left alone") {
+  ScratchDir dir;
+  const std::string dead = (dir.path / fmt::format(".iogate-probe-1048576.{}.0000abcd.tmp", getpid())).string();
+  const std::string live = (dir.path / ".iogate-probe-1048576.1.deadbeef.tmp").string();
+  const std::string other = (dir.path / ".iogate-probe-notes.txt").string();
+  for (const std::string& p : {dead, live, other}) std::ofstream(p) << "left behind";
+  // A live run holds an flock on its file; this descriptor stands in for that run.
+  int holder = open(live.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(holder >= 0);
+  REQUIRE(flock(holder, LOCK_EX | LOCK_NB) == 0);
+  {
+    auto f = TestFile::prepare({dir.path.string(), 1 << 20, 3, false}, no_stop);
+    REQUIRE(f.ok());
+    CHECK(f->path() != dead);  // a name of its own even with the dead run's PID
+    CHECK_FALSE(fs::exists(dead));
+    CHECK(fs::exists(live));
+    CHECK(fs::exists(other));  // not a name iogate gives its test files
+    // Its own file is locked while it exists: a third run would leave it alone.
+    int probe = open(f->path().c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(probe >= 0);
+    CHECK(flock(probe, LOCK_EX | LOCK_NB) != 0);
+    close(probe);
+  }
+  close(holder);
+  CHECK(fs::exists(live));
+  CHECK(dir.entries() == 2);  // live and other; its own file is gone
 }
