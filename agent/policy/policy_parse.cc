@@ -10,6 +10,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -791,6 +793,14 @@ Result<Policy> parse_policy(std::string_view text, std::string_view source) {
 }
 
 Result<Policy> load_policy_file(const std::string& path) {
+  // A directory opens and reads as nothing: it would be reported as an empty policy. In a pod it
+  // is usually the ConfigMap volume's mount path given instead of its key's file.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return usage_error(fmt::format("{}: is a directory, not a policy file (a ConfigMap volume: give its key's file, "
+                                   "e.g. {}/policy.yaml)",
+                                   path, path.ends_with('/') ? path.substr(0, path.size() - 1) : path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
   std::ostringstream text;

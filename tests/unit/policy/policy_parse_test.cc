@@ -332,6 +332,13 @@ TEST_CASE("files: errors start with the path, an unreadable file is a configurat
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().kind == ErrorKind::kUsage);
   CHECK(missing.error().message == dir.path.string() + "/nope.yaml: cannot read the policy file: No such file or directory");
+
+  // A directory (a ConfigMap volume's mount path) once read as an empty file: "policy: empty".
+  auto directory = load_policy_file(dir.path.string());
+  REQUIRE_FALSE(directory.ok());
+  CHECK(directory.error().kind == ErrorKind::kUsage);
+  CHECK(directory.error().message == dir.path.string() + ": is a directory, not a policy file (a ConfigMap volume: " +
+                                         "give its key's file, e.g. " + dir.path.string() + "/policy.yaml)");
 }
 
 TEST_CASE("resolve_policy: profile:NAME, a bare profile name, or a file") {
