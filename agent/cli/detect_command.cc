@@ -48,6 +48,7 @@ int run_detect_command(const std::vector<std::string>& args) {
   }
   DetectOptions options;
   options.root = vm["root"].as<std::string>();
+  if (Status s = check_root_flag(options.root); !s.ok()) return usage(s.error().message);
   auto stack = detect_storage_stack(paths[0], options);
   if (!stack.ok()) {
     std::fprintf(stderr, "iogate detect: %s\n", stack.error().message.c_str());

@@ -14,6 +14,7 @@
 #include "cli/logging.h"
 #include "cli/node_http.h"
 #include "cli/signals.h"
+#include "device/storage_stack.h"
 #include "policy/policy_units.h"
 
 namespace iogate {
@@ -185,6 +186,7 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
   auto root = root_from_flags(vm);
   if (!root.ok()) return root.error();
   o.root = *root;
+  if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
   auto json = parse_output_format_json(str("output-format"));
   if (!json.ok()) return json.error();
   o.json = *json;

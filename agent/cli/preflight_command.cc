@@ -19,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
+#include "device/storage_stack.h"
 
 namespace iogate {
 namespace po = boost::program_options;
@@ -92,6 +93,7 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
   if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
   o.no_api = vm["no-api"].as<bool>();
   o.root = str("root");
+  if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
   auto json = parse_output_format_json(str("output-format"));
   if (!json.ok()) return json.error();
   o.json = *json;

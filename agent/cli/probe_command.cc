@@ -20,6 +20,7 @@
 #include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
+#include "device/storage_stack.h"
 #include "policy/policy_units.h"
 #include "report/report_human.h"
 #include "report/report_json.h"
@@ -102,6 +103,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
     if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
     o.root = str("root");
+    if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
     auto request = dataset_request_from_flags(vm, o.path, o.root);
     if (!request.ok()) return request.error();
     o.dataset = std::move(*request);
@@ -164,6 +166,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
   if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
   o.root = str("root");
+  if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
   if (Status s = validate_workload(w); !s.ok()) return s.error();
   return o;
 }

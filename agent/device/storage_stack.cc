@@ -413,6 +413,15 @@ std::string active_scheduler(const std::string& text) {
   return text;
 }
 
+Status check_root_flag(const std::string& root) {
+  if (root == "/") return ok_status();
+  const fs::path proc = fs::path(root) / "proc";
+  if (path_exists(proc / "1" / "mountinfo") || path_exists(proc / "self" / "mountinfo")) return ok_status();
+  return usage_error(fmt::format("--root: {} holds no proc/1/mountinfo or proc/self/mountinfo: mount the host's /proc "
+                                 "and /sys there (e.g. at /host/proc and /host/sys for --root /host)",
+                                 root));
+}
+
 Result<StorageStack> detect_storage_stack(const std::string& path, const DetectOptions& options) {
   StackWalker walker(options);
   if (Status s = walker.load_mounts(); !s.ok()) return s.error();

@@ -53,6 +53,11 @@ struct DetectOptions {
 
 Result<StorageStack> detect_storage_stack(const std::string& path, const DetectOptions& options = {});
 
+// --root's check, for every mode that takes it: "/" or a tree with a mount table
+// (ROOT/proc/1/mountinfo or ROOT/proc/self/mountinfo). A usage error naming the flag otherwise,
+// so that a mistyped root fails at once rather than as storage class "unknown".
+Status check_root_flag(const std::string& root);
+
 // "mq-deadline kyber [none]" → "none"; a single word is returned as it is.
 std::string active_scheduler(const std::string& text);
 

@@ -21,3 +21,11 @@ expect_usage "unrecognised\|unknown" probe "$SCRATCH" --frobnicate
 expect_usage "unknown command" frobnicate
 "$IOGATE" probe --help | grep -q -- "--iodepth" || fail "probe --help lacks --iodepth"
 pass "probe --help lists the flags"
+
+# --root names a tree with a mount table, or every mode refuses it at once (probe once measured
+# and reported class "unknown" with exit 0, while detect exited 3).
+expect_usage "^iogate probe: --root: $SCRATCH/no-root holds no proc/1/mountinfo" probe "$SCRATCH" --root "$SCRATCH/no-root"
+expect_usage "^iogate probe: --root: " probe "$SCRATCH" --mode dataset --root "$SCRATCH/no-root"
+expect_usage "^iogate detect: --root: " detect "$SCRATCH" --root "$SCRATCH/no-root"
+expect_usage "^iogate preflight: --root: " preflight "$SCRATCH" --policy profile:training --no-api --root "$SCRATCH/no-root"
+expect_usage "^iogate node: --root: " node --path "data=$SCRATCH" --policy profile:training --no-api --once --root "$SCRATCH/no-root"
