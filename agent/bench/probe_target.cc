@@ -270,8 +270,11 @@ Result<OpenTarget> open_probe_target(const ProbeRequest& req, uint64_t seed, con
   }
   std::vector<std::string> paths;
   for (const FoundFile& f : scan->largest) paths.push_back(f.path);
-  target.warnings.push_back(fmt::format("{} is read-only: read {} existing file{} under it, wrote nothing", dir,
-                                        paths.size(), paths.size() == 1 ? "" : "s"));
+  // Permission denied is not a read-only volume: the operator's fix differs (fsGroup, ownership).
+  target.warnings.push_back(fmt::format(
+      "{} is {}: read {} existing file{} under it, wrote nothing", dir,
+      refusal == EROFS ? "read-only" : fmt::format("not writable by uid {} (permission denied)", geteuid()), paths.size(),
+      paths.size() == 1 ? "" : "s"));
   if (scan->budget_exhausted) {
     target.warnings.push_back(fmt::format("stopped scanning {} after {} entries; the largest files seen were used",
                                           dir, scan->entries_seen));

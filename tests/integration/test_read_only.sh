@@ -50,3 +50,20 @@ code=0
 grep -q "read-only" "$SCRATCH/err" || fail "error does not say read-only: $(cat "$SCRATCH/err")"
 pass "randwrite on a read-only mount is refused: $(cat "$SCRATCH/err")"
 check_unchanged
+
+# 3. A writable mount the probe's user may not write to (a volume without fsGroup): read as a
+# read-only one, but said as what it is, permission denied, not "read-only".
+chmod 0755 "$data" "$data/sub" && chmod 0644 "$data/big.bin" "$data/sub/medium.bin" "$data/tiny.txt"
+d=$data; while [[ $d != / ]]; do d=$(dirname "$d"); chmod a+x "$d"; done
+before=$(snapshot)
+setpriv --reuid 65532 --regid 65532 --clear-groups "$IOGATE" probe "$data" --size 64m --runtime 2s --ramp 500ms \
+  --output-format json >"$SCRATCH/denied.json" 2>"$SCRATCH/denied.err" || fail "probe as uid 65532: $(cat "$SCRATCH/denied.err")"
+assert_jq "$SCRATCH/denied.json" '.target.read_only == true and .target.test_file_created == false and
+  ([.warnings[] | test("not writable by uid 65532 \\(permission denied\\)")] | any) and
+  ([.warnings[] | test("is read-only")] | any | not)' "a directory uid 65532 may not write: said as permission denied, its files read"
+check_unchanged
+code=0
+setpriv --reuid 65532 --regid 65532 --clear-groups "$IOGATE" probe "$data" --rw randwrite 2>"$SCRATCH/err" || code=$?
+[[ $code -eq 2 ]] && grep -q "not writable" "$SCRATCH/err" && ! grep -q "read-only" "$SCRATCH/err" ||
+  fail "randwrite where permission is denied: exit $code, $(cat "$SCRATCH/err")"
+pass "randwrite where permission is denied: exit 2, $(cat "$SCRATCH/err")"
