@@ -212,3 +212,11 @@ container_cluster() {
   CLUSTER_PORT=${CLUSTER_SERVER##*:}
   [[ $CLUSTER_SERVER == "https://$CLUSTER_HOST:"* ]] || fail "the apiserver is at $CLUSTER_SERVER, not on the bridge's $CLUSTER_HOST"
 }
+
+# preflight_values OUT NAMESPACE: the preflight tests' chart values (tests/fixtures/
+# preflight-values.yaml) with the image under test and preflight for NAMESPACE, written to OUT.
+preflight_values() {
+  { cat "$TESTS_DIR/fixtures/preflight-values.yaml"
+    printf 'image: {repository: "%s", tag: "%s"}\npreflight: {namespaces: [%s]}\n' "${IMAGE%:*}" "${IMAGE##*:}" "$2"
+  } >"$1"
+}

@@ -25,23 +25,9 @@ container_cluster
 NS=ml REL=iogate REL_NS=iogate-system NODE=gpu-node-1 PVC=imagenet CTR=iogate-preflight
 SA_PATH=/var/run/secrets/kubernetes.io/serviceaccount
 k create namespace "$NS" >/dev/null
-# The policy as in tests/e2e/test_preflight.sh (a 64 MiB, 4 s workload); the image is the tested
-# one, so the Pod names the image docker runs.
-cat >"$SCRATCH/values.yaml" <<V
-image: {repository: "${IMAGE%:*}", tag: "${IMAGE##*:}"}
-nodeAgent: {enabled: false}
-webhook: {enabled: false}
-preflight: {namespaces: [$NS]}
-policy:
-  profile: null
-  mode: enforce
-  on_error: fail-closed
-  deadline: 40s
-  result_ttl: 1h
-  workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 1s, runtime: 4s, size: 64m}
-  rules:
-    - {name: gpu-feed, min_iops: 100, min_iops_per_gpu: 50, max_p99_latency: 2s, forbidden_classes: [hdd]}
-V
+# The policy of tests/fixtures/preflight-values.yaml (a 64 MiB, 4 s workload), the image the
+# tested one, so the Pod names the image docker runs.
+preflight_values "$SCRATCH/values.yaml" "$NS"
 helm_install "$REL" "$REL_NS" -f "$SCRATCH/values.yaml"
 
 # The initContainer and policy volume as the release's NOTES print them (dataset volume at /data).
@@ -165,12 +151,7 @@ assert_jq "$SCRATCH/ev0.json" 'length == 1 and (.[0] | .type == "Normal" and .re
 # ---------------------------------------------------------------------------------------------
 # Fail: a floor no disk meets (helm upgrade; result_ttl 0s so it probes), a writable dataset
 # mount owned by the image's user as fsGroup would make it: the test file is written and removed.
-cat >"$SCRATCH/fail-values.yaml" <<V
-policy:
-  result_ttl: 0s
-  rules: [{name: gpu-feed, min_iops: 50000000, max_p99_latency: 2s}]
-V
-helm upgrade "$REL" "$CHART" -n "$REL_NS" -f "$SCRATCH/values.yaml" -f "$SCRATCH/fail-values.yaml" >"$SCRATCH/upgrade.out" 2>&1 ||
+helm upgrade "$REL" "$CHART" -n "$REL_NS" -f "$SCRATCH/values.yaml" -f "$TESTS_DIR/fixtures/preflight-fail-values.yaml" >"$SCRATCH/upgrade.out" 2>&1 ||
   fail "helm upgrade (fail policy): $(cat "$SCRATCH/upgrade.out")"
 chown "$IMAGE_USER" "$LOOP_DIR"
 make_pod train-1 '(.spec.initContainers[0].volumeMounts[] | select(.name == "dataset")).readOnly = false'

@@ -51,29 +51,10 @@ IMAGE_USER=$(docker image inspect -f '{{.Config.User}}' "$IMAGE") IMAGE_UID=${IM
 # The chart. The webhook and the node agent are off: no kubelet runs their pods, and the
 # webhook's validating configuration (failurePolicy Fail) would then refuse every pod in the
 # training namespace; both have tests of their own (test_admission.sh, test_node_agent.sh).
-# The policy is the test's through values (a 64 MiB, <= 4 s workload, so the test stays quick),
-# rendered by the chart into its ConfigMap like any user's.
+# The policy is the test's through values (tests/fixtures/preflight-values.yaml: a 64 MiB, <= 4 s
+# workload, so the test stays quick), rendered by the chart into its ConfigMap like any user's.
 k create namespace "$NS" >/dev/null
-cat >"$SCRATCH/values.yaml" <<V
-image: {repository: "${IMAGE%:*}", tag: "${IMAGE##*:}"}
-nodeAgent: {enabled: false}
-webhook: {enabled: false}
-preflight:
-  namespaces: [$NS]
-policy:
-  profile: null
-  mode: enforce
-  on_error: fail-closed
-  deadline: 40s
-  result_ttl: 1h
-  workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 1s, runtime: 4s, size: 64m}
-  rules:
-    - name: gpu-feed
-      min_iops: 100
-      min_iops_per_gpu: 50
-      max_p99_latency: 2s
-      forbidden_classes: [hdd]
-V
+preflight_values "$SCRATCH/values.yaml" "$NS"
 helm_install "$REL" "$REL_NS" -f "$SCRATCH/values.yaml"
 SA=$REL-preflight CM=$REL-policy
 for obj in "serviceaccount/$SA" "role/$SA" "rolebinding/$SA" "configmap/$CM"; do
@@ -343,15 +324,7 @@ assert_jq "$SCRATCH/pvc-race.json" '(.metadata.annotations["iogate.io/probe-resu
 # result_ttl 0s so train-2 probes for itself. Its dataset mount is writable (the named template's
 # readOnly: false), owned by the image's user as an fsGroup volume would be: the probe writes its
 # test file, and must remove it.
-cat >"$SCRATCH/fail-values.yaml" <<V
-policy:
-  result_ttl: 0s
-  rules:
-    - name: gpu-feed
-      min_iops: 50000000
-      max_p99_latency: 2s
-V
-helm upgrade "$REL" "$CHART" -n "$REL_NS" -f "$SCRATCH/values.yaml" -f "$SCRATCH/fail-values.yaml" >"$SCRATCH/upgrade.out" 2>&1 ||
+helm upgrade "$REL" "$CHART" -n "$REL_NS" -f "$SCRATCH/values.yaml" -f "$TESTS_DIR/fixtures/preflight-fail-values.yaml" >"$SCRATCH/upgrade.out" 2>&1 ||
   fail "helm upgrade (fail policy): $(cat "$SCRATCH/upgrade.out")"
 k -n "$NS" get configmap "$CM" -o json | jq -r '.data["policy.yaml"]' | grep -q 'min_iops: 50000000' ||
   fail "helm upgrade did not put the new floor in ConfigMap $CM"
