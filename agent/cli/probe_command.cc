@@ -97,13 +97,13 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   o.path = paths[0];
 
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  o.root = str("root");
+  if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
   const std::string mode = str("mode");
   if (mode == "dataset") {
     o.output_format = str("output-format");
     if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
     if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
-    o.root = str("root");
-    if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
     auto request = dataset_request_from_flags(vm, o.path, o.root);
     if (!request.ok()) return request.error();
     o.dataset = std::move(*request);
@@ -165,8 +165,6 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   o.output_format = str("output-format");
   if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
   if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
-  o.root = str("root");
-  if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
   if (Status s = validate_workload(w); !s.ok()) return s.error();
   return o;
 }

@@ -72,20 +72,26 @@ std::string option_value(const std::string& options, const std::string& key) {
   return "";
 }
 
+// The mount table to read under ROOT: the host's init's (proc/1) where another root has it, as
+// its proc/self may be a container's view; this process's own under "/".
+fs::path mount_table_under(const std::string& root) {
+  const fs::path proc = fs::path(root) / "proc";
+  if (root != "/" && path_exists(proc / "1" / "mountinfo")) return proc / "1" / "mountinfo";
+  return proc / "self" / "mountinfo";
+}
+
 class StackWalker {
  public:
   StackWalker(const DetectOptions& o) : root_(o.root) {
     sys_ = (fs::path(root_) / "sys").string();
-    proc_ = (fs::path(root_) / "proc").string();
   }
 
   Status load_mounts() {
-    std::string pid1 = (fs::path(proc_) / "1" / "mountinfo").string();
-    std::string self = (fs::path(proc_) / "self" / "mountinfo").string();
-    auto text = read_kernel_file(root_ != "/" && path_exists(pid1) ? pid1 : self);
+    const std::string table = mount_table_under(root_).string();
+    auto text = read_kernel_file(table);
     if (!text.ok()) return text.error();
     mounts_ = parse_mountinfo(*text);
-    if (mounts_.empty()) return runtime_error(fmt::format("no mounts in {}", self));
+    if (mounts_.empty()) return runtime_error(fmt::format("no mounts in {}", table));
     return ok_status();
   }
 
@@ -397,7 +403,7 @@ class StackWalker {
     }
   }
 
-  std::string root_, sys_, proc_;
+  std::string root_, sys_;
   std::vector<MountEntry> mounts_;
   std::set<std::string> visited_;
 };
@@ -414,9 +420,7 @@ std::string active_scheduler(const std::string& text) {
 }
 
 Status check_root_flag(const std::string& root) {
-  if (root == "/") return ok_status();
-  const fs::path proc = fs::path(root) / "proc";
-  if (path_exists(proc / "1" / "mountinfo") || path_exists(proc / "self" / "mountinfo")) return ok_status();
+  if (root == "/" || path_exists(mount_table_under(root))) return ok_status();
   return usage_error(fmt::format("--root: {} holds no proc/1/mountinfo or proc/self/mountinfo: mount the host's /proc "
                                  "and /sys there (e.g. at /host/proc and /host/sys for --root /host)",
                                  root));
