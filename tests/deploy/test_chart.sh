@@ -93,10 +93,11 @@ obj() {
     "$SCRATCH/$1.json"
 }
 
-# check NAME DESCRIPTION JSON JQ-FILTER: the filter, run on JSON, yields true.
+# check NAME DESCRIPTION JSON [jq --arg/--argjson...] JQ-FILTER: the filter, run on JSON, yields true.
 check() {
-  local name=$1 what=$2 json=$3 filter=$4
-  if [[ "$(jq -r "$filter" <<<"$json" 2>&1)" == "true" ]]; then
+  local name=$1 what=$2 json=$3 filter=${*: -1}
+  local args=("${@:4:$# - 4}")
+  if [[ "$(jq -r "${args[@]}" "$filter" <<<"$json" 2>&1)" == "true" ]]; then
     pass "$name: $what"
   else
     fail "$name: $what (jq '$filter' is not true on: $(jq -c . <<<"$json" 2>/dev/null | cut -c1-600))"
@@ -379,6 +380,25 @@ mwc=$(obj default MutatingWebhookConfiguration iogate-webhook)
 vwc=$(obj default ValidatingWebhookConfiguration iogate-webhook)
 check default "timeoutSeconds 10 on both, above --request-deadline 8s; objectSelector empty" "[$mwc,$vwc]" \
   'map(.webhooks[0] | .timeoutSeconds == 10 and .objectSelector == {}) | all'
+# matchConditions: only the pods the webhook judges reach it (their CEL is compiled and evaluated
+# by the real kube-apiserver in tests/e2e/test_admission.sh; here: what the values put in it).
+gpu_cel='(object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])).exists(c, has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(r, r in ["nvidia.com/gpu", "amd.com/gpu"])) || (has(c.resources.requests) && c.resources.requests.exists(r, r in ["nvidia.com/gpu", "amd.com/gpu"]))))'
+inject_cel="(has(object.metadata.annotations) && 'iogate.io/inject-preflight' in object.metadata.annotations)"
+check default "matchConditions: validate gets GPU pods only, mutate GPU pods and iogate.io/inject-preflight" "[$mwc,$vwc]" \
+  --arg gpu "$gpu_cel" --arg inject "$inject_cel" \
+  '.[0].webhooks[0].matchConditions == [{name: "pods-iogate-judges", expression: ($gpu + " || " + $inject)}]
+   and .[1].webhooks[0].matchConditions == [{name: "pods-iogate-judges", expression: $gpu}]'
+check custom "matchConditions: webhook.gpuResources joins the GPU resource names" "$(obj custom ValidatingWebhookConfiguration gate-webhook)" \
+  '.webhooks[0].matchConditions[0].expression | contains("r in [\"nvidia.com/gpu\", \"amd.com/gpu\", \"gpu.intel.com/i915\"]")'
+render label-rules iogate iogate-system --set-json \
+  'policy.rules=[{"name":"vision","selector":{"pod_labels":{"team":"vision","tier":"1"}},"min_iops":20000},{"name":"all","min_iops":5000}]'
+check label-rules "matchConditions: a rule's selector.pod_labels sends pods with all those labels" \
+  "$(obj label-rules ValidatingWebhookConfiguration iogate-webhook)" --arg gpu "$gpu_cel" \
+  '.webhooks[0].matchConditions[0].expression == $gpu + " || (has(object.metadata.labels) && \"team\" in object.metadata.labels && object.metadata.labels[\"team\"] == \"vision\" && \"tier\" in object.metadata.labels && object.metadata.labels[\"tier\"] == \"1\")"'
+render all-pods iogate iogate-system --set webhook.matchAllPods=true
+check all-pods "webhook.matchAllPods: no matchConditions, every pod of the selected namespaces" \
+  "[$(obj all-pods MutatingWebhookConfiguration iogate-webhook),$(obj all-pods ValidatingWebhookConfiguration iogate-webhook)]" \
+  'map(.webhooks[0] | has("matchConditions") | not) | all'
 
 # Self-signed TLS: the caBundle verifies the serving certificate, whose SANs cover the Service.
 secret=$(obj default Secret iogate-webhook-tls iogate-system)

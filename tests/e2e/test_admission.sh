@@ -6,11 +6,13 @@
 # config, the chart's RBAC). Through kubectl: a GPU pod gets the required node affinity with the
 # floor README gives for its GPUs under the chart's policy, and the real scheduler binds it to the
 # only node that meets it; iogate.io/inject-preflight injects the chart's preflight initContainer;
-# a CPU pod passes unchanged; --dry-run=server returns the mutated pod and stores nothing; a GPU
+# a CPU pod is never sent to it (the chart's matchConditions) and is created unchanged; a pod
+# without GPUs whose labels match a policy rule is sent and mutated; --dry-run=server returns the mutated pod and stores nothing; a GPU
 # pod pinned to the slow node is denied with the node, the measured and required IOPS and the rule,
 # one pinned to the fast node is admitted, one pinned to an unknown node gets the warning; an
-# UPDATE is reviewed. Webhook stopped: validate (Fail) refuses with the apiserver's "failed calling
-# webhook", mutate (Ignore) admits the pod unmutated (counted as failing open); kube-system, the
+# UPDATE is reviewed. Webhook stopped: validate (Fail) refuses a GPU pod with the apiserver's
+# "failed calling webhook", mutate (Ignore) admits it unmutated (counted as failing open); a pod
+# without GPUs in the opted-in namespace is created at once, neither refused nor failing open; kube-system, the
 # release namespace and a namespace not opted in are never sent to the webhook (pods created while
 # validate fails closed; no line in the webhook's request log).
 #
@@ -181,7 +183,7 @@ k -n "$NS" patch service "$HOOK" --type merge -p "$(jq -nc --arg a "$ADDR" '{spe
   clusterIP: null, clusterIPs: null, ipFamilies: null, ipFamilyPolicy: null, internalTrafficPolicy: null, selector: null}}')" >/dev/null
 pass "Service $HOOK -> ExternalName $ADDR (the stand-in for kube-proxy routing its ClusterIP to the pod)"
 # The apiserver watches configurations and Services: wait until it reaches the webhook.
-pod ready-probe "$TRAIN" 0 >"$SCRATCH/ready-probe.json"
+pod ready-probe "$TRAIN" 1 >"$SCRATCH/ready-probe.json"
 wait_until 60 bash -c 'kubectl create --dry-run=server -f "$0" && grep -q "validate CREATE pods ml/ready-probe" "$1"' \
   "$SCRATCH/ready-probe.json" "$SCRATCH/webhook.log" ||
   fail "the apiserver does not reach the webhook after 60 s: $(kubectl create --dry-run=server -f "$SCRATCH/ready-probe.json" 2>&1); webhook log: $(tail -5 "$SCRATCH/webhook.log")"
@@ -190,9 +192,10 @@ pass "kube-apiserver reaches the webhook (TLS to $HOOK.$NS.svc, trusting the cha
 # --- the chart's policy, and the floor README gives ----------------------------------------------
 "$IOGATE" policy check "$ETC/policy.yaml" --output-format json >"$SCRATCH/policy.json" ||
   fail "the chart's policy does not check"
-assert_jq "$SCRATCH/policy.json" '.mode == "enforce" and .workload.rw == "randread" and (.rules | length) >= 1 and
-  all(.rules[]; .selector == {device_classes: [], paths: [], pod_labels: {}})' \
-  "chart policy $(jq -r .name "$SCRATCH/policy.json"): enforce, randread, rules for every volume"
+assert_jq "$SCRATCH/policy.json" '.mode == "enforce" and .workload.rw == "randread" and
+  (.rules | map(select(.selector == {device_classes: [], paths: [], pod_labels: {}})) | length) >= 1 and
+  (.rules | map(select(.selector.pod_labels == {team: "vision"})) | length) == 1' \
+  "chart policy $(jq -r .name "$SCRATCH/policy.json"): enforce, randread, rules for every volume and one for pods labelled team=vision"
 # floor GPUS: max(min_iops, min_iops_per_gpu x GPUS), the highest of the rules (README "/mutate").
 floor() { jq --argjson g "$1" '[.rules[] | [.min_iops // 0, (.min_iops_per_gpu // 0) * $g] | max] | max' "$SCRATCH/policy.json"; }
 FORBIDDEN=$(jq -c '[.rules[].forbidden_classes[]] | unique' "$SCRATCH/policy.json")
@@ -244,15 +247,28 @@ wait_until 60 bash -c '[[ -n $(kubectl -n "$0" get pod gpu-1 -o jsonpath="{.spec
   fail "gpu-1 scheduled to $(k -n "$TRAIN" get pod gpu-1 -o jsonpath='{.spec.nodeName}'), want fast-1"
 pass "kube-scheduler bound gpu-1 to fast-1, the only node meeting the affinity"
 
-# A CPU-only pod: reviewed, passed without a patch.
+# A CPU-only pod: the chart's matchConditions keep it from the webhook altogether.
 pod cpu "$TRAIN" 0 | apply "$SCRATCH/apply.out"
 ((rc == 0)) || fail "kubectl apply cpu: $(cat "$SCRATCH/apply.out")"
 f=$(get_pod "$TRAIN" cpu)
 assert_jq "$f" '(.spec.affinity == null) and (.spec.initContainers == null) and
   ([.metadata.annotations // {} | keys[] | select(startswith("iogate.io/"))] == [])' "cpu: no affinity, no initContainer, no iogate annotation"
-[[ -n $(hook_lines "mutate CREATE pods $TRAIN/cpu uid=[^ ]+: allowed, no patch") ]] ||
-  fail "cpu: the webhook did not review it: $(cat "$SCRATCH/webhook.log")"
-pass "cpu: reviewed by /mutate, allowed with no patch"
+[[ -z $(hook_lines " pods $TRAIN/cpu ") ]] || fail "cpu: sent to the webhook despite the matchConditions: $(hook_lines " pods $TRAIN/cpu ")"
+pass "cpu: not sent to the webhook (matchConditions pods-iogate-judges), created unchanged"
+# A container asking for 0 GPUs names the resource: sent (the conditions are a superset of what
+# the webhook judges), and passed there without a patch.
+pod gpu-zero "$TRAIN" 0 '{"containers":[{"name":"train","image":"registry.example/pytorch:2.5","resources":{"limits":{"nvidia.com/gpu":"0"}}}]}' |
+  apply "$SCRATCH/apply.out"
+((rc == 0)) || fail "kubectl apply gpu-zero: $(cat "$SCRATCH/apply.out")"
+[[ -n $(hook_lines "mutate CREATE pods $TRAIN/gpu-zero uid=[^ ]+: allowed, no patch; no GPUs") ]] ||
+  fail "gpu-zero: want reviewed by /mutate and passed without a patch: $(hook_lines gpu-zero)"
+pass "gpu-zero (nvidia.com/gpu: 0): sent, reviewed, no patch"
+# No GPUs, but the labels of the values' rule "vision": sent, and the rule's floor required.
+pod labelled "$TRAIN" 0 '{}' '{"labels":{"app":"train","team":"vision"}}' | apply "$SCRATCH/apply.out"
+((rc == 0)) || fail "kubectl apply labelled: $(cat "$SCRATCH/apply.out")"
+f=$(get_pod "$TRAIN" labelled)
+jq_ok "labelled (team=vision, no GPU): sent, and given the affinity of rule vision" "$f" \
+  '.metadata.annotations["iogate.io/node-requirements"] | test("the pod labels of rule vision")'
 
 # iogate.io/inject-preflight: the initContainer of the chart's named template (helm's NOTES print
 # it filled in for volume "dataset" at /data), first, and the policy volume.
@@ -363,6 +379,12 @@ pass "webhook down, validate (Fail): $(cat "$SCRATCH/down.out")"
 ((after = $(fail_open mutate.iogate.io), after > opened)) ||
   fail "webhook down: kube-apiserver did not count mutate.iogate.io failing open ($opened, then $after)"
 pass "webhook down, mutate (Ignore): kube-apiserver let the pod through mutation (fail-open count $opened -> $after)"
+# The outage an operator fears: every other pod must not wait on the webhook or be refused.
+pod cpu-down "$TRAIN" 0 | apply "$SCRATCH/apply.out"
+((rc == 0)) || fail "webhook down: a pod without GPUs in the opted-in $TRAIN was refused: $(cat "$SCRATCH/apply.out")"
+((now = $(fail_open mutate.iogate.io), now == after)) ||
+  fail "webhook down: creating a pod without GPUs made mutate.iogate.io fail open ($after, then $now): it was sent"
+pass "webhook down: a pod without GPUs in $TRAIN created at once (not sent: fail-open count stays $now)"
 for ns in kube-system "$NS" "$OTHER"; do
   pod gpu-down "$ns" 2 | apply "$SCRATCH/apply.out"
   ((rc == 0)) || fail "webhook down: a GPU pod in $ns was refused, so the webhook intercepts $ns: $(cat "$SCRATCH/apply.out")"
