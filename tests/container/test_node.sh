@@ -73,13 +73,15 @@ jq -r 'first(.[] | select(.kind == "ConfigMap" and (.data["policy.yaml"] // null
   "$SCRATCH/chart.json" >"$SCRATCH/policy/policy.yaml"
 # What the kubelet projects into every pod with a ServiceAccount: a bound token, the CA, the namespace.
 mkdir -p "$SCRATCH/sa"
-sa_token "$NS" "$SA" >"$SCRATCH/sa/token"
 printf '%s' "$NS" >"$SCRATCH/sa/namespace"
 cp "$CLUSTER_CA" "$SCRATCH/sa/ca.crt"
 
 # Two Nodes as kubelets register them (4 GPUs each): one for the container, one for the host process.
 make_node ctr-node
 make_node host-node
+# The container's token as the kubelet of ctr-node projects it into the DaemonSet's pod there: its
+# node-name claim is what the chart's least-reach policy lets write ctr-node (and only it).
+node_agent_token "$NS" "$SA" ctr-node >"$SCRATCH/sa/token"
 
 # --- the agent in the container ---
 # The DaemonSet's args, plus --once and JSON output: one round, the report on stdout, exit.
@@ -106,7 +108,8 @@ jq_ok "$SCRATCH/ctr-inspect.json" "container: user 0:0, read-only root, cap-drop
 
 # --- the same command as a host process ---
 # The DaemonSet's args with the host's paths: the policy file, no --root (the host's own /proc and
-# /sys), metrics on a free port; in-cluster with the same token (as_pod), NODE_NAME host-node.
+# /sys), metrics on a free port; in-cluster with a token bound to a pod on host-node (as_pod),
+# NODE_NAME host-node.
 mapfile -t HOST_ARGS < <(jq -r --arg pol "$SCRATCH/policy/policy.yaml" '.containers[0].args as $a
   | [range(0; $a | length) as $i | if $i > 0 and $a[$i - 1] == "--root" then empty
      elif $a[$i] == "--root" then empty elif $i > 0 and $a[$i - 1] == "--listen" then "127.0.0.1:0"
@@ -117,7 +120,7 @@ for d in /var/run/secrets /var/run/secrets/kubernetes.io /var/run/secrets/kubern
   [[ -d $d ]] || { mkdir "$d"; on_exit "rmdir $d"; }
 done
 set +e
-as_pod "$NS" "$(cat "$SCRATCH/sa/token")" env NODE_NAME=host-node "$IOGATE" "${HOST_ARGS[@]}" \
+as_pod "$NS" "$(node_agent_token "$NS" "$SA" host-node)" env NODE_NAME=host-node "$IOGATE" "${HOST_ARGS[@]}" \
   >"$SCRATCH/host.json" 2>"$SCRATCH/host.log"
 rc=$?
 set -e

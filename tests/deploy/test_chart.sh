@@ -113,6 +113,8 @@ ClusterRole -/$1-node
 ClusterRoleBinding -/$1-node
 DaemonSet $2/$1-node
 Service $2/$1-node-metrics
+ValidatingAdmissionPolicy -/$1-node
+ValidatingAdmissionPolicyBinding -/$1-node
 EOF
 }
 webhook_objects() { # fullname namespace
@@ -133,6 +135,8 @@ preflight_objects() { # fullname namespace...
   for ns in "$@"; do
     printf '%s\n' "ServiceAccount $ns/$f-preflight" "Role $ns/$f-preflight" "RoleBinding $ns/$f-preflight"
   done
+  # The least-reach policy: cluster-scoped, one for every preflight namespace.
+  printf '%s\n' "ValidatingAdmissionPolicy -/$f-preflight" "ValidatingAdmissionPolicyBinding -/$f-preflight"
 }
 policy_objects() { # fullname namespace...
   local f=$1 ns
@@ -475,6 +479,40 @@ template iogate "$CHART" ml --set 'preflight.namespaces={ml,ml2}' --set 'preflig
     [.[] | select(.kind == "RoleBinding") | [.metadata.namespace, (.subjects | map(.namespace + "/" + .name))]]
     == [["ml", ["ml/iogate-preflight","ml/default","ml/trainer"]], ["ml2", ["ml2/iogate-preflight","ml2/default","ml2/trainer"]]]' ||
   fail "extra-sa: $(cat "$SCRATCH/extra-sa.yaml" | head -5)"
+
+# ---------------------------------------------------------------------------------------------
+# Least reach: the ValidatingAdmissionPolicies (their CEL is compiled, type-checked and enforced by
+# the real kube-apiserver in tests/e2e/test_least_reach.sh; here: what the values put in them).
+for pol in "node:node-agent:nodes nodes/status" "preflight:preflight:pods persistentvolumeclaims"; do
+  IFS=: read -r suffix component resources <<<"$pol"
+  check default "ValidatingAdmissionPolicy iogate-$suffix: UPDATE of $resources, failurePolicy Fail, every validation Forbidden with a messageExpression" \
+    "$(obj default ValidatingAdmissionPolicy "iogate-$suffix")" --arg res "$resources" --arg c "$component" '
+    .apiVersion == "admissionregistration.k8s.io/v1" and .metadata.labels["app.kubernetes.io/component"] == $c
+    and .spec.failurePolicy == "Fail"
+    and .spec.matchConstraints.resourceRules == [{apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ($res | split(" "))}]
+    and (.spec.validations | length) >= 6 and all(.spec.validations[]; .reason == "Forbidden" and (.messageExpression | length) > 0)'
+  check default "ValidatingAdmissionPolicyBinding iogate-$suffix: binds the policy, validationActions [Deny], no narrowing" \
+    "$(obj default ValidatingAdmissionPolicyBinding "iogate-$suffix")" \
+    '.spec == {policyName: "iogate-'"$suffix"'", validationActions: ["Deny"]}'
+done
+check default "the node agent's policy matches its ServiceAccount alone" "$(obj default ValidatingAdmissionPolicy iogate-node)" \
+  '.spec.matchConditions == [{name: "node-agent-account", expression: "request.userInfo.username == '"'"'system:serviceaccount:iogate-system:iogate-node'"'"'"}]'
+# The preflight policy matches exactly the accounts the RoleBindings bind (one helper makes both lists).
+template iogate "$CHART" ml --set 'preflight.namespaces={ml,ml2}' --set 'preflight.rbac.extraServiceAccounts={default,trainer}' \
+  --show-only templates/preflight-rbac.yaml --show-only templates/preflight-least-reach-policy.yaml >"$SCRATCH/extra-vap.yaml" 2>&1 &&
+  to_json "$SCRATCH/extra-vap.yaml" >"$SCRATCH/extra-vap.json" &&
+  check extra-vap "the preflight policy matches exactly the RoleBindings' subjects (every namespace, extraServiceAccounts)" "$(cat "$SCRATCH/extra-vap.json")" '
+    ([.[] | select(.kind == "RoleBinding") | .subjects[] | "system:serviceaccount:\(.namespace):\(.name)"]) as $subjects
+    | ($subjects | length) == 6
+    and [.[] | select(.kind == "ValidatingAdmissionPolicy") | .spec.matchConditions]
+        == [[{name: "preflight-account", expression: ("request.userInfo.username in " + ($subjects | tojson))}]]' ||
+  fail "extra-vap: $(head -5 "$SCRATCH/extra-vap.yaml")"
+# The switches: each policy goes with its own; the RBAC stays.
+render no-least-reach iogate iogate-system --set nodeAgent.leastReachPolicy=false --set preflight.leastReachPolicy=false
+objects no-least-reach | grep -q 'AdmissionPolicy' && fail "no-least-reach: $(objects no-least-reach | grep AdmissionPolicy)"
+objects no-least-reach | grep -qx 'Role iogate-system/iogate-preflight' && objects no-least-reach | grep -qx 'ClusterRole -/iogate-node' &&
+  pass "no-least-reach: nodeAgent/preflight.leastReachPolicy=false render no policy or binding, the RBAC unchanged" ||
+  fail "no-least-reach: $(objects no-least-reach | tr '\n' ' ')"
 
 # ---------------------------------------------------------------------------------------------
 # The policy: every copy the same, and the binary accepts it.

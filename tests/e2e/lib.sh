@@ -68,8 +68,40 @@ make_node() {
   kubectl taint node "$name" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 }
 
-# sa_token NAMESPACE SERVICEACCOUNT: a bound token for the account, as the kubelet projects one.
-sa_token() { kubectl -n "$1" create token "$2" --duration 1h; }
+# sa_token NAMESPACE SERVICEACCOUNT [POD]: a token for the account. With POD (a pod of NAMESPACE
+# running as the account): bound to that pod as the kubelet projects one into it, so it carries the
+# authentication.kubernetes.io/pod-name and pod-uid claims (and node-name when the pod is on a
+# node), which the chart's least-reach policies require of the preflight and node agent accounts.
+# Without POD: bound to no object (kubectl create token's default), so those policies refuse its
+# writes: use it only for accounts they do not cover, or to show that refusal.
+sa_token() {
+  if [[ -n "${3:-}" ]]; then
+    local uid
+    uid=$(kubectl -n "$1" get pod "$3" -o jsonpath='{.metadata.uid}') || return 1
+    kubectl -n "$1" create token "$2" --duration 1h --bound-object-kind Pod --bound-object-name "$3" \
+      --bound-object-uid "$uid"
+  else
+    kubectl -n "$1" create token "$2" --duration 1h
+  fi
+}
+
+# node_agent_token NAMESPACE SERVICEACCOUNT NODE: the token the kubelet of NODE projects into the
+# node agent's DaemonSet pod there: bound to a pod on NODE running as the account, so it carries
+# the authentication.kubernetes.io/node-name claim the node agent's least-reach policy matches
+# against the Node it writes. The pod (iogate-agent-NODE, created once, never run: no kubelet
+# here) stands for the DaemonSet's; it tolerates every taint, as the agent's pods stay on nodes
+# they taint, so the taint manager never evicts it (which would revoke the token).
+node_agent_token() {
+  local ns=$1 sa=$2 node=$3 pod="iogate-agent-$3"
+  if ! kubectl -n "$ns" get pod "$pod" >/dev/null 2>&1; then
+    jq -n --arg ns "$ns" --arg name "$pod" --arg node "$node" --arg sa "$sa" '{apiVersion: "v1", kind: "Pod",
+      metadata: {name: $name, namespace: $ns, labels: {"iogate.io/e2e": "token-holder"}},
+      spec: {nodeName: $node, serviceAccountName: $sa, restartPolicy: "Always", tolerations: [{operator: "Exists"}],
+        containers: [{name: "node-agent", image: "registry.k8s.io/pause:3.10"}]}}' |
+      kubectl create -f - >/dev/null || return 1
+  fi
+  sa_token "$ns" "$sa" "$pod"
+}
 
 # as_pod NAMESPACE TOKEN CMD...: CMD as a container would run it: in its own mount namespace with
 # the service-account token, the cluster CA and the namespace at

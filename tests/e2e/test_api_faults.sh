@@ -38,7 +38,7 @@ faultproxy_start --test
 # granting exactly what README's "The Kubernetes client" lists, and the training pod bound to the
 # node (no kubelet runs it: preflight runs here, in its shoes).
 preflight_world "$POD"
-TOKEN=$(sa_token "$NS" "$SA")
+TOKEN=$(sa_token "$NS" "$SA" "$POD")  # bound to the pod, as the kubelet mounts it (the least-reach policy needs it)
 pass "Node $NODE, namespace $NS, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with the Role README lists"
 
 # Through the proxy, the real apiserver decides: TLS verified against the cluster CA, the
@@ -328,7 +328,7 @@ done
 NODE_NS=iogate-system
 helm upgrade iogate "$CHART" -n "$NODE_NS" --reuse-values --set nodeAgent.enabled=true >"$SCRATCH/helm-upgrade.out" 2>&1 ||
   fail "helm upgrade (node agent on): $(cat "$SCRATCH/helm-upgrade.out")"
-NODE_TOKEN=$(sa_token "$NODE_NS" iogate-node)
+NODE_TOKEN=$(node_agent_token "$NODE_NS" iogate-node "$NODE")  # node-name claim: the least-reach policy
 SA_NODE="$SCRATCH/sa-node"
 sa_volume "$SA_NODE" "$NODE_TOKEN" "$NODE_NS"
 NODE_DATA="$SCRATCH/node-data"

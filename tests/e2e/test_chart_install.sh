@@ -82,7 +82,8 @@ absent() {
 # The object sets (release iogate in iogate-system, fullname iogate), as test_chart.sh has them.
 node_objects() {
   printf '%s\n' "ServiceAccount $NS/iogate-node" "ClusterRole -/iogate-node" "ClusterRoleBinding -/iogate-node" \
-    "DaemonSet $NS/iogate-node" "Service $NS/iogate-node-metrics"
+    "DaemonSet $NS/iogate-node" "Service $NS/iogate-node-metrics" \
+    "ValidatingAdmissionPolicy -/iogate-node" "ValidatingAdmissionPolicyBinding -/iogate-node"
 }
 webhook_objects() {
   printf '%s\n' "ServiceAccount $NS/iogate-webhook" "ClusterRole -/iogate-webhook" "ClusterRoleBinding -/iogate-webhook" \
@@ -94,6 +95,8 @@ preflight_objects() {  # namespace...
   for ns in "$@"; do
     printf '%s\n' "ServiceAccount $ns/iogate-preflight" "Role $ns/iogate-preflight" "RoleBinding $ns/iogate-preflight"
   done
+  # The least-reach policy (cluster-scoped, one for every preflight namespace).
+  printf '%s\n' "ValidatingAdmissionPolicy -/iogate-preflight" "ValidatingAdmissionPolicyBinding -/iogate-preflight"
 }
 policy_objects() {  # namespace...
   local ns

@@ -36,9 +36,7 @@ SA=$(k -n "$NS" get serviceaccount -l "app.kubernetes.io/component=node-agent,ap
 k get clusterrolebinding "$SA" -o json >"$SCRATCH/crb.json"
 jq_ok "$SCRATCH/crb.json" "the chart's ClusterRoleBinding $SA binds ServiceAccount $NS/$SA" \
   --arg sa "$SA" --arg ns "$NS" '.subjects == [{"kind":"ServiceAccount","name":$sa,"namespace":$ns}] and .roleRef.kind == "ClusterRole"'
-TOKEN=$(sa_token "$NS" "$SA")
 AS="system:serviceaccount:$NS:$SA"
-pass "a bound token for $AS"
 
 # --- two Nodes with other owners' labels, annotations, taints and conditions ---
 # make_node: Ready (the kubelet's condition), 4 nvidia.com/gpu in capacity. Then what others put
@@ -85,7 +83,9 @@ FAIL_POLICY=$(policy fail 100000000)
 agent() {
   local out=$1 node=$2 pol=$3
   set +e
-  as_pod "$NS" "$TOKEN" env NODE_NAME="$node" "$IOGATE" node --once --policy "$pol" --path "data=$DATA" \
+  # The token the kubelet of NODE projects into the DaemonSet's pod there (node-name claim): the
+  # chart's least-reach policy lets it write that Node alone.
+  as_pod "$NS" "$(node_agent_token "$NS" "$SA" "$node")" env NODE_NAME="$node" "$IOGATE" node --once --policy "$pol" --path "data=$DATA" \
     --listen none --busy-util 100% --log-level debug --output-format json >"$out" 2>"$out.log"
   rc=$?
   set -e

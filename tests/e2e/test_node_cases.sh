@@ -32,7 +32,7 @@ k taint node "$NODE" nvidia.com/gpu=present:NoSchedule >/dev/null
 helm_install iogate "$NS" --set webhook.enabled=false --set preflight.enabled=false \
   --set grafanaDashboard.enabled=false
 k -n "$NS" get serviceaccount "$SA" >/dev/null || fail "the chart made no ServiceAccount $SA in $NS"
-TOKEN=$(sa_token "$NS" "$SA")
+TOKEN=$(node_agent_token "$NS" "$SA" "$NODE")  # bound to a pod on NODE: the least-reach policy needs its node-name claim
 KC="$SCRATCH/kubeconfig"
 token_kubeconfig "$KC" "$PROXY_URL" "$SA" "$TOKEN"
 pass "Node $NODE (4 GPUs, labels team, iogate.io/owned-by-someone-else, stale iogate.io/disk-class.old; taint nvidia.com/gpu); $SA's token kubeconfig at the proxy"

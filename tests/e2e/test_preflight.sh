@@ -189,7 +189,7 @@ v1_events() { k -n "$NS" get events.v1.events.k8s.io -o json | jq --arg p "$1" '
 # ---------------------------------------------------------------------------------------------
 # Pass: train-0 probes the volume (read-only, as the chart mounts it) and records everything.
 make_pod train-0
-TOKEN=$(sa_token "$NS" "$SA")
+TOKEN=$(sa_token "$NS" "$SA" train-0)  # bound to the pod, as the kubelet mounts it (least-reach policy)
 run_init train-0 "$TOKEN" "$SCRATCH/a.json"
 [[ $rc -eq 0 ]] || fail "train-0: exit $rc, want 0 (pass): $(tail -5 "$SCRATCH/a.json.log")"
 pass "train-0: exit 0"
@@ -252,7 +252,7 @@ assert_no_test_files "$DATA"
 # ---------------------------------------------------------------------------------------------
 # Many pods, one volume: train-1 on the same PVC reuses train-0's result instead of probing.
 make_pod train-1
-run_init train-1 "$TOKEN" "$SCRATCH/b.json"
+run_init train-1 "$(sa_token "$NS" "$SA" train-1)" "$SCRATCH/b.json"
 [[ $rc -eq 0 ]] || fail "train-1: exit $rc, want 0: $(tail -5 "$SCRATCH/b.json.log")"
 assert_jq "$SCRATCH/b.json" '.outcome == "pass" and .pod.name == "train-1" and .results[0].source == "shared" and .results[0].report == {} and
     (.results[0].shared_from | test("^pod '"$NS"'/train-0 on node '"$NODE"' at ")) and (.results[0].measurement.iops | round) == '"$iops"'' \
@@ -276,7 +276,7 @@ pass "PVC $PVC: probe-result unchanged by the pod that reused it"
 # refused with a 422 and lost.
 long=train-$(printf 'x%.0s' {1..245})-1
 make_pod "$long"
-run_init "$long" "$TOKEN" "$SCRATCH/long.json"
+run_init "$long" "$(sa_token "$NS" "$SA" "$long")" "$SCRATCH/long.json"
 [[ $rc -eq 0 ]] || fail "253-character pod name: exit $rc: $(tail -3 "$SCRATCH/long.json.log")"
 if grep -qE 'not posted' "$SCRATCH/long.json.log"; then
   fail "253-character pod name: the Event was refused: $(grep -oE '[0-9]{3} Invalid: .{0,60}|is invalid: .*' "$SCRATCH/long.json.log" | cut -c1-300)"
@@ -302,9 +302,9 @@ pass "a merge patch with a stale resourceVersion: 409 Conflict from the apiserve
 k -n "$NS" annotate persistentvolumeclaim "$PVC" iogate.io/probe-result- example.com/touched- >/dev/null
 make_pod train-4
 make_pod train-5
-( run_init train-4 "$TOKEN" "$SCRATCH/r4.json"; exit $rc ) &
+( run_init train-4 "$(sa_token "$NS" "$SA" train-4)" "$SCRATCH/r4.json"; exit $rc ) &
 racer4=$!
-( run_init train-5 "$TOKEN" "$SCRATCH/r5.json"; exit $rc ) &
+( run_init train-5 "$(sa_token "$NS" "$SA" train-5)" "$SCRATCH/r5.json"; exit $rc ) &
 racer5=$!
 wait $racer4 || fail "train-4 (racing): exit $?: $(tail -3 "$SCRATCH/r4.json.log")"
 wait $racer5 || fail "train-5 (racing): exit $?: $(tail -3 "$SCRATCH/r5.json.log")"
@@ -331,7 +331,7 @@ k -n "$NS" get configmap "$CM" -o json | jq -r '.data["policy.yaml"]' | grep -q 
 pass "helm upgrade: ConfigMap $CM now asks for 50,000,000 IOPS"
 chown "$IMAGE_USER" "$DATA"
 make_pod train-2 '(.spec.initContainers[] | select(.name == "iogate-preflight") | .volumeMounts[] | select(.name == "dataset")).readOnly = false'
-run_init train-2 "$TOKEN" "$SCRATCH/c.json"
+run_init train-2 "$(sa_token "$NS" "$SA" train-2)" "$SCRATCH/c.json"
 [[ $rc -eq 1 ]] || fail "train-2: exit $rc, want 1 (below policy, enforce): $(tail -5 "$SCRATCH/c.json.log")"
 pass "train-2: exit 1"
 assert_jq "$SCRATCH/c.json" '.outcome == "fail" and .exit_code == 1 and .results[0].source == "probe" and

@@ -28,7 +28,7 @@ faultproxy_start
 
 # --- the pod's world: a Node, the namespace, the claim, the account and its Role, the pod ---
 preflight_world "$POD"
-TOKEN=$(sa_token "$NS" "$SA")
+TOKEN=$(sa_token "$NS" "$SA" "$POD")  # bound to the pod (the least-reach policy needs it)
 KC="$SCRATCH/kubeconfig"
 token_kubeconfig "$KC" "$PROXY_URL" "$SA" "$TOKEN" "$NS"
 pass "Node $NODE, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with its Role; a token kubeconfig at the proxy"
@@ -57,9 +57,13 @@ PASS_POLICY=$(policy pass 100)
 # preflight NAME POLICY [flags]: as the initContainer runs it; report NAME.json, log NAME.log,
 # exit code in $rc. POD (default train-0) and KUBECONFIG_FILE (default $KC) override.
 preflight() {
-  local name=$1 pol=$2; shift 2
+  local name=$1 pol=$2 kc=${KUBECONFIG_FILE:-$KC}; shift 2
+  if [[ -z ${KUBECONFIG_FILE:-} && -n ${RUN_POD:-} ]]; then  # a token bound to RUN_POD (least-reach policy)
+    kc="$SCRATCH/kubeconfig-$RUN_POD"
+    [[ -f $kc ]] || token_kubeconfig "$kc" "$PROXY_URL" "$SA" "$(sa_token "$NS" "$SA" "$RUN_POD")" "$NS"
+  fi
   set +e
-  KUBECONFIG="${KUBECONFIG_FILE:-$KC}" POD_NAME="${RUN_POD:-$POD}" POD_NAMESPACE=$NS NODE_NAME=$NODE \
+  KUBECONFIG="$kc" POD_NAME="${RUN_POD:-$POD}" POD_NAMESPACE=$NS NODE_NAME=$NODE \
     CONTAINER_NAME=iogate-preflight timeout 180 "$IOGATE" preflight "$DATA" --policy "$pol" \
     --output-format json --log-level debug "$@" >"$SCRATCH/$name.json" 2>"$SCRATCH/$name.log"
   rc=$?

@@ -143,6 +143,32 @@ can only mount a ConfigMap of its own namespace). Sorted, without duplicates, on
 {{- end -}}
 
 {{/*
+The preflight accounts' names, one per line: the preflight ServiceAccount and each of
+preflight.rbac.extraServiceAccounts. preflight-rbac.yaml binds these in every preflight
+namespace, and the least-reach policy matches the same (iogate.preflight.usernames).
+*/}}
+{{- define "iogate.preflight.accountNames" -}}
+{{- $sa := include "iogate.preflight.serviceAccountName" . -}}
+{{- prepend (.Values.preflight.rbac.extraServiceAccounts | default list) $sa | uniq | join "\n" -}}
+{{- end -}}
+
+{{/*
+The usernames of the preflight accounts, one per line: system:serviceaccount:NS:NAME for each of
+iogate.preflight.accountNames in every preflight namespace, exactly the subjects
+preflight-rbac.yaml binds: the least-reach policy (preflight-least-reach-policy.yaml) matches them.
+*/}}
+{{- define "iogate.preflight.usernames" -}}
+{{- $names := include "iogate.preflight.accountNames" . | splitList "\n" | compact -}}
+{{- $users := list -}}
+{{- range $ns := include "iogate.preflightNamespaces" . | splitList "\n" | compact -}}
+{{- range $name := $names -}}
+{{- $users = append $users (printf "system:serviceaccount:%s:%s" $ns $name) -}}
+{{- end -}}
+{{- end -}}
+{{- $users | join "\n" -}}
+{{- end -}}
+
+{{/*
 The restricted container securityContext every iogate container gets (the Pod Security
 Standards' "restricted" level, minus the pod-level parts). The node agent adds runAsUser 0.
 */}}
