@@ -5,12 +5,20 @@
 # scheduler on loopback).
 #   - drift: scripts/render-manifests.sh (real helm template), rerun on a copy of manifests/,
 #     changes nothing, so the generated files are what the chart renders today;
-#   - `kubectl kustomize` builds the base and each overlay; each build passes yamllint and
-#     check-manifests (RBAC exactly as tests/deploy/expected-rbac.yaml, images pinned to the
-#     chart's appVersion, standard labels, security contexts, resources);
+#   - `kubectl kustomize` builds the base and each overlay (node-agent, webhook,
+#     preflight-example, all); each build passes yamllint and check-manifests (RBAC exactly as
+#     tests/deploy/expected-rbac.yaml, images pinned to the chart's appVersion, standard labels,
+#     security contexts, resources);
+#   - the parts are kustomize Components (components/node-agent, webhook, preflight), so they
+#     combine (issue 18): each is `kind: Component`, no file of one holds a Namespace, each builds
+#     alone to exactly its overlay's objects less the base's (and the example's), overlays/all is
+#     exactly the base and the three components, and a user's kustomization as manifests/README.md
+#     writes it (base + components, one dropped) builds to overlays/all less that part;
 #   - the overlays together hold exactly the chart's default objects (the webhook's certificate
 #     from cert-manager rather than a Secret made at install), plus the Namespace and the example's
-#     Job and PVC; each overlay holds its own part's objects and nothing of another part;
+#     Job and PVC; overlays/all holds exactly the chart's default objects plus the Namespace (no
+#     example); each overlay holds its own part's objects and nothing of another part, and every
+#     object of the overlays and of overlays/all equals its chart twin;
 #   - the policy ConfigMap has the chart's policy document, and `iogate policy check` accepts it;
 #   - the sample Job's initContainer is the chart's preflight, mounts the Job's dataset volume,
 #     reads the base's policy ConfigMap iogate-policy and runs as the overlay's ServiceAccount;
@@ -19,7 +27,14 @@
 #     then `kubectl apply --server-side -k` of each, as manifests/README.md says, creates every
 #     object with its labels (and the ConfigMaps with their data). The webhook overlay's cert-manager
 #     Issuer and Certificate need their CRDs: tests/deploy/fixtures/cert-manager-crds.yaml stands in
-#     (no cert-manager runs); without them the apiserver has no such kinds, which is checked first.
+#     (no cert-manager runs); without them the apiserver has no such kinds, which is checked first;
+#   - in the cluster, one part removed as manifests/README.md says, the others kept: with
+#     overlays/all applied, `kubectl delete -k manifests/overlays/webhook` would delete the
+#     Namespace (server dry run: why the README never deletes an overlay), while
+#     `kubectl delete -k manifests/components/webhook` deletes every webhook object (and the
+#     garbage collector its pods) and nothing else: the Namespace stays Active, the policy, the
+#     node agent's and preflight's objects and the example Job's pod stay; re-applying
+#     overlays/all brings every object and the webhook's 2 pods back.
 # CHECK_MANIFESTS if set, else tests/deploy/build_tools.sh builds it. A missing tool fails the test.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DEPLOY_UPSTREAM="helm kubectl etcd kube-apiserver kube-controller-manager kube-scheduler"
@@ -42,7 +57,7 @@ else
 fi
 
 # 2. Each kustomization builds and passes the linters.
-builds=(base overlays/node-agent overlays/webhook overlays/preflight-example)
+builds=(base overlays/node-agent overlays/webhook overlays/preflight-example overlays/all)
 for b in "${builds[@]}"; do
   name=$(basename "$b")
   if ! "$KUBECTL" kustomize "$ROOT/manifests/$b" >"$SCRATCH/$name.yaml" 2>"$SCRATCH/$name.err"; then
@@ -58,6 +73,72 @@ for b in "${builds[@]}"; do
     pass "$b: check-manifests accepts it" || fail "$b: check-manifests: $(cat "$SCRATCH/$name.check")"
 done
 
+# 2b. The parts are kustomize Components: combinable, and each removable alone (issue 18).
+components=(node-agent webhook preflight)
+for part in "${components[@]}"; do
+  dir=$ROOT/manifests/components/$part
+  kind=$(jq -r '.[0].kind' <(to_json "$dir/kustomization.yaml") 2>&1)
+  [[ "$kind" == Component ]] && pass "components/$part is a kustomize Component" ||
+    fail "components/$part/kustomization.yaml is kind '$kind', not Component"
+  # Every file of the component, read as Kubernetes objects: none is a Namespace.
+  nsfiles=$(for f in "$dir"/*.yaml; do
+              [[ "$(basename "$f")" == kustomization.yaml ]] && continue
+              to_json "$f" | jq -e 'any(.[]; .kind == "Namespace")' >/dev/null && echo "$(basename "$f")"
+            done)
+  nfiles=$(ls "$dir"/*.yaml | grep -vc '/kustomization.yaml$')
+  [[ $nfiles -gt 0 && -z "$nsfiles" ]] && pass "components/$part: none of its $nfiles generated file(s) holds a Namespace" ||
+    fail "components/$part: Namespace in: ${nsfiles:-(no generated files)}"
+  if ! "$KUBECTL" kustomize "$dir" >"$SCRATCH/component-$part.yaml" 2>"$SCRATCH/component-$part.err"; then
+    fail "kubectl kustomize manifests/components/$part: $(cat "$SCRATCH/component-$part.err")"
+    continue
+  fi
+  to_json "$SCRATCH/component-$part.yaml" >"$SCRATCH/component-$part.json"
+  base_in=$(jq -r '.[] | select(.kind == "Namespace" or .metadata.name == "iogate-policy") | "\(.kind)/\(.metadata.name)"' \
+    "$SCRATCH/component-$part.json")
+  [[ -z "$base_in" ]] && pass "components/$part builds alone without the base's objects (no Namespace, no policy)" ||
+    fail "components/$part holds the base's objects: $base_in"
+  # Alone it is exactly its overlay less the base (and less the example's Job and PVC).
+  overlay=$part; [[ $part == preflight ]] && overlay=preflight-example
+  { objects "$SCRATCH/base.json"
+    [[ $part == preflight ]] && objects <(to_json "$ROOT/manifests/overlays/preflight-example/training-job.yaml"); } |
+    sort -u >"$SCRATCH/component-$part.minus"
+  comm -23 <(objects "$SCRATCH/$overlay.json") "$SCRATCH/component-$part.minus" >"$SCRATCH/component-$part.want"
+  objects "$SCRATCH/component-$part.json" >"$SCRATCH/component-$part.got"
+  [[ -s "$SCRATCH/component-$part.got" ]] &&
+    diff -u "$SCRATCH/component-$part.want" "$SCRATCH/component-$part.got" >"$SCRATCH/component-$part.diff" &&
+    pass "components/$part alone is overlays/$overlay less the base's objects: $(wc -l <"$SCRATCH/component-$part.got") objects" ||
+    fail "components/$part vs overlays/$overlay less the base (- overlay, + component): $(tail -n +3 "$SCRATCH/component-$part.diff")"
+done
+# overlays/all is the base and the three parts, nothing more or less.
+( cd "$SCRATCH" && jq -s 'add' base.json component-node-agent.json component-webhook.json component-preflight.json ) \
+  >"$SCRATCH/parts.json"
+diff -u <(objects "$SCRATCH/parts.json") <(objects "$SCRATCH/all.json") >"$SCRATCH/parts.diff" &&
+  pass "overlays/all is exactly the base + components node-agent, webhook, preflight ($(jq length "$SCRATCH/all.json") objects)" ||
+  fail "overlays/all vs base + components (- parts, + overlays/all): $(tail -n +3 "$SCRATCH/parts.diff")"
+# A kustomization of the user's own, as manifests/README.md writes it, next to a copy of
+# manifests/: the base and the components wanted; here the webhook left out.
+mkdir -p "$SCRATCH/user/iogate"
+cp -r "$ROOT/manifests" "$SCRATCH/user/manifests"
+cat >"$SCRATCH/user/iogate/kustomization.yaml" <<'EOF'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../manifests/base
+components:
+  - ../manifests/components/node-agent
+  # - ../manifests/components/webhook
+  - ../manifests/components/preflight
+EOF
+if "$KUBECTL" kustomize "$SCRATCH/user/iogate" >"$SCRATCH/user.yaml" 2>"$SCRATCH/user.err"; then
+  to_json "$SCRATCH/user.yaml" >"$SCRATCH/user.json"
+  diff -u <(comm -23 <(objects "$SCRATCH/all.json") <(objects "$SCRATCH/component-webhook.json")) \
+    <(objects "$SCRATCH/user.json") >"$SCRATCH/user.diff" &&
+    pass "a user's kustomization of base + node-agent + preflight builds to overlays/all less the webhook ($(jq length "$SCRATCH/user.json") objects)" ||
+    fail "user kustomization without the webhook (- all less webhook, + built): $(tail -n +3 "$SCRATCH/user.diff")"
+else
+  fail "kubectl kustomize of a user's base + components kustomization: $(cat "$SCRATCH/user.err")"
+fi
+
 # 3. The same objects as the chart's defaults.
 "$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system --set webhook.certManager.enabled=true \
   >"$SCRATCH/chart.yaml" || die "the chart does not render"
@@ -67,11 +148,16 @@ to_json "$SCRATCH/chart-default.yaml" >"$SCRATCH/chart-default.json"
 { objects "$SCRATCH/chart.json"
   printf '%s\n' "Namespace -/iogate-system" "Job iogate-system/training-example" \
     "PersistentVolumeClaim iogate-system/training-dataset"; } | sort -u >"$SCRATCH/want"
-cat "$SCRATCH"/{node-agent,webhook,preflight-example}.json | jq -s 'add' >"$SCRATCH/all.json"
-objects "$SCRATCH/all.json" >"$SCRATCH/got"
+cat "$SCRATCH"/{node-agent,webhook,preflight-example}.json | jq -s 'add' >"$SCRATCH/union.json"
+objects "$SCRATCH/union.json" >"$SCRATCH/got"
 diff -u "$SCRATCH/want" "$SCRATCH/got" >"$SCRATCH/objects.diff" &&
-  pass "the overlays hold the chart's $(wc -l <"$SCRATCH/want") default objects (cert-manager TLS) + Namespace, Job, PVC" ||
+  pass "the overlays node-agent, webhook, preflight-example hold the chart's $(objects "$SCRATCH/chart.json" | wc -l) default objects (cert-manager TLS) + Namespace, Job, PVC" ||
   fail "overlays vs chart (- chart, + kustomize): $(tail -n +3 "$SCRATCH/objects.diff")"
+# overlays/all is the chart's default install: its objects and the Namespace, no example.
+{ objects "$SCRATCH/chart.json"; echo "Namespace -/iogate-system"; } | sort -u >"$SCRATCH/want-all"
+diff -u "$SCRATCH/want-all" <(objects "$SCRATCH/all.json") >"$SCRATCH/objects-all.diff" &&
+  pass "overlays/all holds exactly the chart's $(objects "$SCRATCH/chart.json" | wc -l) default objects (cert-manager TLS) + the Namespace, no example Job or PVC" ||
+  fail "overlays/all vs chart + Namespace (- chart, + overlays/all): $(tail -n +3 "$SCRATCH/objects-all.diff")"
 # The chart's default TLS (a Secret made at install) is what kustomize replaces with cert-manager.
 diff <(objects "$SCRATCH/chart-default.json" | grep -v -e '^Secret ') \
      <(objects "$SCRATCH/chart.json" | grep -v -e '^Issuer ' -e '^Certificate ') >/dev/null &&
@@ -87,14 +173,18 @@ for overlay in node-agent webhook preflight-example; do
     fail "overlay $overlay holds other parts' objects: $others"
 done
 # Same content, not only the same names: every chart object equals its kustomize twin, but for
-# the labels that say who manages it.
+# the labels that say who manages it; for the three overlays together and for overlays/all. A chart
+# object without a twin counts as differing.
 strip='walk(if type == "object" then del(.["helm.sh/chart"], .["app.kubernetes.io/managed-by"]) else . end)'
-mismatch=$(jq -r --slurpfile k "$SCRATCH/all.json" "
-  .[] | select(.metadata.name != \"iogate-policy\") | ($strip) as \$c
-  | (\$k[0][] | select(.kind == \$c.kind and .metadata.name == \$c.metadata.name) | $strip) as \$m
-  | select(\$m != \$c) | \"\(.kind)/\(.metadata.name)\"" "$SCRATCH/chart.json")
-[[ -z "$mismatch" ]] && pass "every chart object has an identical kustomize twin (labels of the manager aside)" ||
-  fail "these differ between chart and kustomize: $mismatch"
+for set in union all; do
+  what="the overlays node-agent, webhook, preflight-example"; [[ $set == all ]] && what=overlays/all
+  mismatch=$(jq -r --slurpfile k "$SCRATCH/$set.json" "
+    .[] | select(.metadata.name != \"iogate-policy\") | ($strip) as \$c
+    | ([\$k[0][] | select(.kind == \$c.kind and .metadata.name == \$c.metadata.name) | $strip] | first) as \$m
+    | select(\$m != \$c) | \"\(.kind)/\(.metadata.name)\"" "$SCRATCH/chart.json")
+  [[ -z "$mismatch" ]] && pass "$what: every chart object has an identical kustomize twin (labels of the manager aside)" ||
+    fail "$what: these differ between chart and kustomize: $mismatch"
+done
 
 # 4. The policy.
 jq -r '.[] | select(.kind == "ConfigMap" and .metadata.name == "iogate-policy") | .data["policy.yaml"]' \
@@ -174,11 +264,12 @@ for b in "${builds[@]}"; do
     fail "kubectl apply --server-side --dry-run=server -k manifests/$b: $(cat "$SCRATCH/$name.dry")"
   fi
 done
-left=$(jq -s '{apiVersion: "v1", kind: "List", items: add}' "$SCRATCH"/{base,node-agent,webhook,preflight-example}.json |
+left=$(jq -s '{apiVersion: "v1", kind: "List", items: add}' "$SCRATCH"/{base,node-agent,webhook,preflight-example,all}.json |
   k get -f - --ignore-not-found -o name 2>&1 | grep -v '^namespace/' | sort -u)
 [[ -z "$left" ]] && pass "the dry runs created nothing" || fail "objects exist after the dry runs only: $left"
 
-# For real, in manifests/README.md's order (the base first, which every overlay includes).
+# For real, in manifests/README.md's order (the base first, which every overlay includes), then
+# overlays/all over them: the same objects again, applied by the same field manager.
 for b in "${builds[@]}"; do
   name=$(basename "$b")
   if ssa -k "$ROOT/manifests/$b" >"$SCRATCH/$name.apply" 2>&1; then
@@ -224,5 +315,71 @@ jq -e '[.items[] | select(.metadata.labels["job-name"] == "training-example")
   "$SCRATCH/pods.json" >/dev/null &&
   pass "the example Job's pod was created, as iogate-preflight, with the preflight initContainer" ||
   fail "example Job pod: $(jq -c '[.items[].metadata.name]' "$SCRATCH/pods.json"); events: $(k -n iogate-system get events -o custom-columns=R:.reason,M:.message --no-headers | tail -5)"
+
+# ---------------------------------------------------------------------------------------------
+# 7. One part removed, the others kept (manifests/README.md, issue 18). overlays/all is applied
+# (above). Deleting an overlay would take the Namespace, shared by every part, with it: each
+# overlay's build includes the base. The server dry run shows it without deleting anything.
+if k delete -k "$ROOT/manifests/overlays/webhook" --dry-run=server -o name >"$SCRATCH/del-overlay.out" 2>&1; then
+  grep -qx 'namespace/iogate-system' "$SCRATCH/del-overlay.out" &&
+    pass "kubectl delete -k manifests/overlays/webhook would delete namespace/iogate-system too (server dry run): never delete an overlay" ||
+    fail "kubectl delete -k manifests/overlays/webhook --dry-run=server does not name the Namespace: $(cat "$SCRATCH/del-overlay.out")"
+else
+  fail "kubectl delete -k manifests/overlays/webhook --dry-run=server: $(cat "$SCRATCH/del-overlay.out")"
+fi
+[[ "$(k get namespace iogate-system -o jsonpath='{.status.phase}' 2>&1)" == Active ]] &&
+  pass "the dry run left namespace iogate-system Active" || fail "namespace iogate-system after the dry run: $(k get namespace iogate-system -o yaml 2>&1 | tail -5)"
+# The README's way: delete the component, whose build holds that part's objects alone.
+if k delete -k "$ROOT/manifests/components/webhook" >"$SCRATCH/del-webhook.out" 2>&1; then
+  pass "kubectl delete -k manifests/components/webhook: $(grep -c ' deleted' "$SCRATCH/del-webhook.out") objects deleted ($(jq length "$SCRATCH/component-webhook.json") in the component)"
+else
+  fail "kubectl delete -k manifests/components/webhook: $(cat "$SCRATCH/del-webhook.out")"
+fi
+grep -q '^namespace "' "$SCRATCH/del-webhook.out" && fail "deleting the webhook component deleted a Namespace: $(cat "$SCRATCH/del-webhook.out")"
+still=$(k get -f "$SCRATCH/component-webhook.yaml" --ignore-not-found -o name 2>&1)
+[[ -z "$still" ]] && pass "every object of the webhook part is gone" || fail "webhook objects still there: $still"
+ns=$(k get namespace iogate-system -o json 2>&1)
+jq -e '.status.phase == "Active" and .metadata.deletionTimestamp == null' <<<"$ns" >/dev/null 2>&1 &&
+  pass "namespace iogate-system is still there and Active" || fail "namespace iogate-system after deleting the webhook part: $ns"
+# Every object of the base and of the other two parts is still there (and the example's Job).
+jq -s '{apiVersion: "v1", kind: "List", items: add}' "$SCRATCH"/{base,component-node-agent,component-preflight}.json \
+  >"$SCRATCH/kept.json"
+if k get -f "$SCRATCH/kept.json" -o name >"$SCRATCH/kept.out" 2>&1; then
+  [[ $(sort -u "$SCRATCH/kept.out" | wc -l) -eq $(jq '.items | length' "$SCRATCH/kept.json") ]] &&
+    pass "all $(jq '.items | length' "$SCRATCH/kept.json") objects of the base, the node agent and preflight are still there" ||
+    fail "base, node agent, preflight: $(sort -u "$SCRATCH/kept.out" | wc -l) objects there for $(jq '.items | length' "$SCRATCH/kept.json"): $(cat "$SCRATCH/kept.out")"
+else
+  fail "objects of the base, the node agent or preflight are gone: $(grep -v '^[a-z.]*/' "$SCRATCH/kept.out")"
+fi
+k -n iogate-system get job training-example -o name >/dev/null 2>&1 &&
+  pass "the example Job (overlays/preflight-example) is still there" || fail "the example Job is gone"
+# The garbage collector removes what the Deployment made; nothing of the webhook keeps running.
+deadline=$((SECONDS + 60))
+until [[ -z "$(k -n iogate-system get pods,replicasets -l app.kubernetes.io/component=webhook -o name 2>&1)" ]] || ((SECONDS > deadline)); do
+  sleep 1
+done
+left=$(k -n iogate-system get pods,replicasets -l app.kubernetes.io/component=webhook -o name 2>&1)
+[[ -z "$left" ]] && pass "the webhook's ReplicaSet and pods are garbage-collected" || fail "webhook pods or ReplicaSets left: $left"
+[[ -n "$(k -n iogate-system get pods -l job-name=training-example -o name 2>/dev/null)" ]] &&
+  pass "the example Job's pod is still there" || fail "the example Job's pod is gone"
+# And back: re-applying overlays/all recreates the webhook part; every object is there again.
+if ssa -k "$ROOT/manifests/overlays/all" >"$SCRATCH/reapply.out" 2>&1; then
+  pass "kubectl apply --server-side -k manifests/overlays/all again: $(grep -c 'serverside-applied' "$SCRATCH/reapply.out") objects"
+else
+  fail "re-applying manifests/overlays/all: $(cat "$SCRATCH/reapply.out")"
+fi
+if k get -f "$SCRATCH/all.yaml" -o name >"$SCRATCH/reapplied.out" 2>&1; then
+  [[ $(sort -u "$SCRATCH/reapplied.out" | wc -l) -eq $(jq length "$SCRATCH/all.json") ]] &&
+    pass "all $(jq length "$SCRATCH/all.json") objects of overlays/all are there again" ||
+    fail "overlays/all after re-applying: $(sort -u "$SCRATCH/reapplied.out" | wc -l) objects for $(jq length "$SCRATCH/all.json")"
+else
+  fail "objects of overlays/all missing after re-applying: $(grep -v '^[a-z.]*/' "$SCRATCH/reapplied.out")"
+fi
+deadline=$((SECONDS + 60))
+until [[ "$(k -n iogate-system get pods -l app.kubernetes.io/component=webhook -o name 2>/dev/null | wc -l)" -eq 2 ]] || ((SECONDS > deadline)); do
+  sleep 1
+done
+n=$(k -n iogate-system get pods -l app.kubernetes.io/component=webhook -o name 2>/dev/null | wc -l)
+[[ $n -eq 2 ]] && pass "the re-created webhook Deployment made its 2 pods again" || fail "webhook pods after re-applying: $n"
 
 finish manifest
