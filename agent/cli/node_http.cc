@@ -9,6 +9,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/pooled_server.h"
+
 namespace iogate {
 
 void use_exclusive_port(httplib::Server& server) {
@@ -61,17 +63,29 @@ Result<std::pair<std::string, int>> parse_listen_address(std::string_view text) 
   return std::pair{host, port};
 }
 
-Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string& listen, NodeHttpHandlers handlers) {
+Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string& listen, NodeHttpHandlers handlers,
+                                                             NodeHttpOptions options) {
   auto address = parse_listen_address(listen);
   if (!address.ok()) return address.error();
   auto [host, port] = *address;
   std::unique_ptr<NodeHttpServer> s(new NodeHttpServer());
-  s->server_ = std::make_unique<httplib::Server>();
-  httplib::Server& server = *s->server_;
-  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
+  auto pooled = std::make_unique<PooledServer>(
+      HttpServing{options.read_timeout, options.keep_alive_timeout, options.max_workers, options.max_waiting});
+  PooledServer& server = *pooled;
+  s->server_ = std::move(pooled);
   use_exclusive_port(server);
-  server.set_read_timeout(5, 0);
-  server.set_write_timeout(5, 0);
+  // GET and HEAD carry no body; what else comes is refused unread, and so is a GET's body.
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    int status = req.method == "GET" || req.method == "HEAD" ? request_framing_status(req, 0) : 405;
+    if (status == 0) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = status;
+    if (status == 405) {
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("method not allowed\n", "text/plain; charset=utf-8");
+    }
+    close_after_answer(res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
   auto route = [&server](const char* path, std::function<HttpAnswer()> handler) {
     server.Get(path, [handler](const httplib::Request&, httplib::Response& res) {
       HttpAnswer a = handler();
@@ -88,6 +102,7 @@ Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string&
   });
   auto bound = bind_listener(server, host, port);
   if (!bound.ok()) return bound.error();
+  server.widen_backlog();
   s->address_ = listener_address(host, *bound);
   s->thread_ = serve_in_background(server);
   return s;

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/pooled_server.h"
+
 namespace iogate {
 namespace {
 
@@ -46,10 +48,6 @@ bool is_json(const std::string& content_type) {
   return strcasecmp(media.c_str(), "application/json") == 0;
 }
 
-bool method_has_body(const std::string& method) {
-  return method == "POST" || method == "PUT" || method == "PATCH" || method == "PRI";
-}
-
 }  // namespace
 
 Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& listen,
@@ -70,36 +68,44 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
   std::unique_ptr<WebhookServer> s(new WebhookServer());
   s->certificates_ = std::move(certificates);
   CertificateReloader* reloader = s->certificates_.get();
-  s->server_ = std::make_unique<httplib::SSLServer>([reloader](SSL_CTX& ctx) {
+  HttpServing serving{options.read_timeout, options.keep_alive_timeout, options.max_workers, options.max_waiting};
+  auto pooled = std::make_unique<PooledSslServer>(serving, [reloader](SSL_CTX& ctx) {
     SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
     if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) return false;
     if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1) return false;
     SSL_CTX_set_cert_cb(&ctx, install_current_pair, reloader);
     return true;
   });
-  httplib::SSLServer& server = *s->server_;
+  PooledSslServer& server = *pooled;
+  s->server_ = std::move(pooled);
   if (!server.is_valid()) {
     ERR_clear_error();
     return runtime_error("webhook: cannot set up the TLS context");
   }
 
   use_exclusive_port(server);
-  int threads = options.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  server.set_read_timeout(options.read_timeout);
-  server.set_write_timeout(options.read_timeout);
   server.set_payload_max_length(options.max_body_bytes);
 
-  // Only what a webhook is asked. A POST without Content-Length or Transfer-Encoding has no body
-  // (RFC 9112), but cpp-httplib would read one until the connection closes: 411 at once instead.
-  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  // Only what a webhook is asked, and nothing read that is not needed to answer.
+  size_t max_body = options.max_body_bytes;
+  server.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
     if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
       res.status = 405;
       res.set_header("Allow", "GET, HEAD, POST");
-      res.set_header("Connection", "close");  // any body it sent is not read
       res.set_content("method not allowed\n", kText);
+      close_after_answer(res);  // any body it sent is not read
       return httplib::Server::HandlerResponse::Handled;
     }
+    // cpp-httplib reads "-5" as 2^64 - 5 and "1e20" as 1 (strtoull), then waits for that body.
+    if (int status = request_framing_status(req, max_body)) {
+      res.status = status;
+      if (status == 400) res.set_content("malformed Content-Length or Transfer-Encoding\n", kText);
+      if (status == 501) res.set_content("only the chunked Transfer-Encoding is understood\n", kText);
+      close_after_answer(res);  // 413 included: its body is not read
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // A POST without Content-Length or Transfer-Encoding has no body (RFC 9112), but cpp-httplib
+    // would read one until the connection closes: 411 at once instead.
     if (req.method == "POST" && !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
       res.status = 411;
       res.set_content("a POST needs a Content-Length\n", kText);
@@ -108,16 +114,15 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     return httplib::Server::HandlerResponse::Unhandled;
   });
 
-  // POST bodies through a content reader: cpp-httplib's own reading holds to the limit only for a
-  // body of declared length (answering 413 itself), and would keep a chunked one whole in memory.
-  size_t max_body = options.max_body_bytes;
+  // POST bodies through a content reader: cpp-httplib's own reading would keep a chunked one whole
+  // in memory before the limit is checked.
   auto route = [&server, max_body](const char* pattern, std::function<HttpAnswer(const std::string&)> handler) {
     server.Post(pattern, [handler = std::move(handler), max_body](const httplib::Request& req, httplib::Response& res,
                                                                   const httplib::ContentReader& read) {
       std::string body;
       bool too_big = false;
-      // Past the limit the rest is read and dropped, as cpp-httplib does for a declared length:
-      // a body left unread would be taken for the next request on the connection.
+      // Past the limit the rest of a chunked body is read and dropped, so that the connection goes
+      // on in step (a declared length over the limit never gets here: request_framing_status).
       bool read_ok =
           req.is_multipart_form_data()
               ? read([](const httplib::MultipartFormData&) { return true; }, [](const char*, size_t) { return true; })
@@ -130,7 +135,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
                   }
                   return true;
                 });
-      if (!read_ok) {  // cpp-httplib has set 413 (a declared length over the limit) or 400
+      if (!read_ok) {  // cpp-httplib has set 400 (a body cut short, a malformed chunk)
         if (res.status < 400) res.status = 400;
         return;
       }
@@ -189,6 +194,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
 
   auto bound = bind_listener(server, host, port);
   if (!bound.ok()) return bound.error();
+  server.widen_backlog();
   s->port_ = *bound;
   s->address_ = listener_address(host, *bound);
   s->thread_ = serve_in_background(server);

@@ -8,7 +8,10 @@
 #include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -104,7 +107,56 @@ struct TlsConnection {
     return answer.substr(0, answer.find("\r\n"));
   }
   std::string healthz() { return exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); }
+  // Whether the server has ended the connection (close_notify or EOF) rather than waiting for more.
+  bool closed_by_server() {
+    char c;
+    int n = SSL_read(ssl.get(), &c, 1);
+    if (n > 0) return false;
+    int e = SSL_get_error(ssl.get(), n);
+    return e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
 };
+
+// A plain TCP connection to 127.0.0.1:port that sends nothing: no ClientHello, no request.
+UniqueFd idle_connection(int port) {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  REQUIRE(connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
+// Neither data nor EOF nor a reset waits on `fd`: the server still holds the connection open.
+bool still_open(const UniqueFd& fd) {
+  pollfd p{fd.get(), POLLIN, 0};
+  return poll(&p, 1, 0) == 0;
+}
+
+// The server's own ends of the connections accepted on `port` (this process's sockets bound to the
+// port that are not the listener), with whether TCP_NODELAY is set on each.
+std::vector<bool> accepted_nodelay(int port) {
+  std::vector<bool> found;
+  DIR* dir = opendir("/proc/self/fd");
+  REQUIRE(dir);
+  while (dirent* e = readdir(dir)) {
+    int fd = atoi(e->d_name);
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    int listening = 0;
+    socklen_t ilen = sizeof listening;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 || local.sin_family != AF_INET) continue;
+    if (ntohs(local.sin_port) != port) continue;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) != 0 || listening) continue;
+    int nodelay = 0;
+    ilen = sizeof nodelay;
+    REQUIRE(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &ilen) == 0);
+    found.push_back(nodelay != 0);
+  }
+  closedir(dir);
+  return found;
+}
 
 std::unique_ptr<httplib::SSLClient> client(const WebhookServer& server, const std::string& ca_file) {
   auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", server.port());
@@ -423,4 +475,74 @@ TEST_CASE("webhook server: start() refuses an unloaded pair and a bad --listen")
   s = WebhookServer::start(first->address(), loaded(a + "/server.crt", a + "/server.key"), echo_handlers());
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().message.find("cannot bind") != std::string::npos);
+}
+
+// The read timeout is set far beyond the clients' own 5 s in the tests below: an answer that came
+// only when a timeout expired fails them, with no figure for how fast an answer must be.
+
+TEST_CASE("webhook server: idle connections hold no worker; a review is answered while 32 stay open") {
+  std::string a = pki("a");
+  WebhookServerOptions options;
+  options.read_timeout = 30s;
+  auto server = start(loaded(a + "/server.crt", a + "/server.key"), options);
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 32; ++i) idle.push_back(idle_connection(server->port()));
+
+  for (int i = 0; i < 3; ++i) {
+    TlsConnection tls(server->port(), a + "/ca.crt");
+    REQUIRE(tls.ok);
+    CHECK(tls.exchange("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       "Content-Length: 2\r\n\r\n{}") == "HTTP/1.1 200 OK");
+  }
+  auto res = client(*server, a + "/ca.crt")->Post("/mutate", "{}", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  for (const auto& fd : idle) CHECK(still_open(fd));  // answered in their presence, not after them
+}
+
+TEST_CASE("webhook server: a malformed Content-Length gets 400 at once, and the connection ends") {
+  std::string a = pki("a");
+  WebhookServerOptions options;
+  options.read_timeout = 30s;
+  options.max_body_bytes = 64 * 1024;
+  auto server = start(loaded(a + "/server.crt", a + "/server.key"), options);
+  auto post = [](const std::string& length_headers) {
+    return "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + length_headers + "\r\n";
+  };
+  for (std::string headers : {"Content-Length: -5\r\n", "Content-Length: 1e20\r\n", "Content-Length: 12abc\r\n",
+                              "Content-Length: +2\r\n", "Content-Length: 0x10\r\n",
+                              "Content-Length: 2\r\nContent-Length: 3\r\n",
+                              "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n"}) {
+    CAPTURE(headers);
+    TlsConnection tls(server->port(), a + "/ca.crt");
+    REQUIRE(tls.ok);
+    CHECK(tls.exchange(post(headers)) == "HTTP/1.1 400 Bad Request");
+    CHECK(tls.closed_by_server());  // where its body would end is unknown: nothing more is read
+  }
+  SUBCASE("a well-formed length over the limit: 413 at once, without its body") {
+    for (std::string length : {"65537", "99999999999999999999999"}) {
+      CAPTURE(length);
+      TlsConnection tls(server->port(), a + "/ca.crt");
+      REQUIRE(tls.ok);
+      CHECK(tls.exchange(post("Content-Length: " + length + "\r\n")) == "HTTP/1.1 413 Payload Too Large");
+      CHECK(tls.closed_by_server());
+    }
+  }
+  SUBCASE("the same length twice is one length") {
+    TlsConnection tls(server->port(), a + "/ca.crt");
+    REQUIRE(tls.ok);
+    CHECK(tls.exchange(post("Content-Length: 2\r\nContent-Length: 2\r\n") + "{}") == "HTTP/1.1 200 OK");
+    CHECK(tls.healthz() == "HTTP/1.1 200 OK");
+  }
+}
+
+TEST_CASE("webhook server: accepted connections have TCP_NODELAY (no delayed-ACK stall per answer)") {
+  std::string a = pki("a");
+  auto server = start(loaded(a + "/server.crt", a + "/server.key"));
+  TlsConnection tls(server->port(), a + "/ca.crt");
+  REQUIRE(tls.ok);
+  CHECK(tls.healthz() == "HTTP/1.1 200 OK");  // the connection is accepted and being served
+  auto nodelay = accepted_nodelay(server->port());
+  REQUIRE(nodelay.size() == 1);
+  CHECK(nodelay[0]);
 }

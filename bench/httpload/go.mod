@@ -1,0 +1,3 @@
+module iogate/bench/httpload
+
+go 1.26
