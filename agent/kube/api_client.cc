@@ -80,8 +80,9 @@ Status ApiClient::ready() const {
 
 ApiResult<nlohmann::json> ApiClient::get(const std::string& path) { return call("GET", path, "", ""); }
 
-ApiResult<nlohmann::json> ApiClient::patch(const std::string& path, PatchType type, const nlohmann::json& body) {
-  return call("PATCH", path, content_type_of(type), body.dump());
+ApiResult<nlohmann::json> ApiClient::patch(const std::string& path, PatchType type, const nlohmann::json& body,
+                                           OnConflict on_conflict) {
+  return call("PATCH", path, content_type_of(type), body.dump(), on_conflict);
 }
 
 ApiResult<nlohmann::json> ApiClient::post(const std::string& path, const nlohmann::json& body) {
@@ -89,7 +90,8 @@ ApiResult<nlohmann::json> ApiClient::post(const std::string& path, const nlohman
 }
 
 ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::string& path,
-                                          const std::string& content_type, std::string body) {
+                                          const std::string& content_type, std::string body,
+                                          OnConflict on_conflict) {
   const std::string request_name = method + " " + path;
   if (setup_error_) return ApiError{request_name, 0, "ClientSetup", setup_error_->message};
 
@@ -150,7 +152,7 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
         spdlog::info("kube: {}: 401 Unauthorized; re-reading the token file and retrying once", request_name);
         continue;
       }
-      retry = retryable_status(response.status);
+      retry = retryable_status(response.status) || (response.status == 409 && on_conflict == OnConflict::kRetry);
       if (response.status == 429 || response.status == 503) retry_after = parse_retry_after(response.retry_after);
     }
 

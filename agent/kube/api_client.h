@@ -3,7 +3,8 @@
 //
 // - Retries, with exponential backoff and full jitter (kube/backoff.h), on connection failures,
 //   timeouts, 429 and 500/502/503/504; a Retry-After from the server is honoured as given.
-//   Everything else (4xx, TLS verification, a 501) is returned at once.
+//   Everything else (4xx, TLS verification, a 501) is returned at once, except a 409 on a write
+//   its caller declares repeatable (OnConflict::kRetry), which is retried the same way.
 // - 401: re-reads the token file and retries once (the kubelet may have just rotated it). The
 //   token file is also re-read every minute.
 // - The deadline bounds every attempt's timeout and every sleep: a retry that could not finish in
@@ -38,6 +39,13 @@ enum class PatchType {
   kJsonPatch,       // application/json-patch+json (RFC 6902)
 };
 
+// What a 409 Conflict on a PATCH means to its caller. A patch that carries a resourceVersion is
+// refused when the object moved on: repeating it can only be refused again, so the caller re-reads
+// and redoes its edit (kReturn: kube/node_taints.cc, shared_result.cc). A merge patch of
+// annotations or labels without one cannot be stale: a 409 there is the server's own contention
+// (its internal update retries exhausted), and the same patch is safe to send again (kRetry).
+enum class OnConflict { kReturn, kRetry };
+
 // The client's view of time, injectable so tests can run a retry schedule without sleeping.
 struct ClientClock {
   std::function<std::chrono::steady_clock::time_point()> now;
@@ -71,7 +79,8 @@ class ApiClient {
   // Paths are the API's ("/api/v1/namespaces/ns/pods/p"), already escaped. The answer's JSON, or
   // an ApiError with the Status reason and message.
   ApiResult<nlohmann::json> get(const std::string& path);
-  ApiResult<nlohmann::json> patch(const std::string& path, PatchType type, const nlohmann::json& body);
+  ApiResult<nlohmann::json> patch(const std::string& path, PatchType type, const nlohmann::json& body,
+                                  OnConflict on_conflict = OnConflict::kReturn);
   ApiResult<nlohmann::json> post(const std::string& path, const nlohmann::json& body);
 
   // Counters for logs and tests.
@@ -84,7 +93,7 @@ class ApiClient {
 
  private:
   ApiResult<nlohmann::json> call(const std::string& method, const std::string& path, const std::string& content_type,
-                                 std::string body);
+                                 std::string body, OnConflict on_conflict = OnConflict::kReturn);
 
   KubeConfig config_;
   RetryPolicy retry_;

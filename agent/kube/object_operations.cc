@@ -20,9 +20,11 @@ nlohmann::json metadata_patch(const char* field, const MetadataChanges& changes)
   return {{"metadata", {{field, map}}}};
 }
 
+// No resourceVersion in the patch: a 409 is the server's contention, not a stale read, and the
+// same patch is retried (api_client.h, OnConflict).
 ApiStatus merge_metadata(ApiClient& api, const std::string& path, const char* field, const MetadataChanges& changes) {
   if (changes.empty()) return Ok{};
-  auto r = api.patch(path, PatchType::kMerge, metadata_patch(field, changes));
+  auto r = api.patch(path, PatchType::kMerge, metadata_patch(field, changes), OnConflict::kRetry);
   if (!r.ok()) return r.error();
   return Ok{};
 }

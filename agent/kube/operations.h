@@ -16,7 +16,8 @@
 
 namespace iogate {
 
-// Keys to set (a value) or remove (std::nullopt), as a merge patch expresses them.
+// Keys to set (a value) or remove (std::nullopt), as a merge patch expresses them. These patches
+// carry no resourceVersion, so a 409 on one is retried with the client's backoff and deadline.
 using MetadataChanges = std::map<std::string, std::optional<std::string>>;
 
 // --- Pods and PersistentVolumeClaims ---

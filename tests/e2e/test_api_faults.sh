@@ -16,6 +16,8 @@
 #     drops after the write: the PVC lock PATCH (the retry meets the apiserver's real 409, the
 #     lock is read back as ours and taken again) and the Event POST (no duplicate Event);
 #     one injected 401: the token file re-read, the request retried;
+#     one injected 409 on the pod's annotation PATCH (no resourceVersion: safe to repeat): retried,
+#     logged, the annotations land;
 #     a real rotation: the token in the file revoked in the apiserver (its bound Secret deleted),
 #     the kubelet's ..data swap under a held request, the apiserver's own 401, the new token;
 #     every request hanging with a 12 s deadline: fail-closed exit 3, fail-open exit 0, both
@@ -252,6 +254,29 @@ requests_since "$m" "$SCRATCH/unauth.req.json"
   fail "iogate's log does not show one token re-read: $(grep -i 401 "$SCRATCH/unauth.log" | head -3)"
 pass "one injected 401 on the pod PATCH: token file re-read, the PATCH retried (200)"
 assert_annotated unauth
+
+# ---------------------------------------------------------------------------------------------
+# One 409 Conflict on the pod's annotation PATCH (what the apiserver answers a write it could not
+# apply). That merge patch carries no resourceVersion, so it cannot be stale and is safe to send
+# again: retried with the client's backoff, logged, the annotations land. It once failed the
+# preflight. (Writes that carry a resourceVersion re-read on 409 instead: the PVC lock above.)
+unannotate
+m=$(mark)
+fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"409","count":1}' >/dev/null
+preflight conflict
+clear_faults
+[[ $rc -eq 0 ]] || fail "one 409: exit $rc: $(tail -5 "$SCRATCH/conflict.log")"
+assert_jq "$SCRATCH/conflict.json" '.outcome == "pass" and .exit_code == 0 and .api == "ok" and .error == ""' \
+  "one 409 on the pod PATCH: exit 0, pass, recorded"
+requests_since "$m" "$SCRATCH/conflict.req.json"
+assert_jq "$SCRATCH/conflict.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/pods/'"$POD"'")))] |
+    length == 2 and (.[0] | .status == 409 and .fault == "409" and (has("upstream_status") | not)) and
+    (.[1] | .status == 200 and .upstream_status == 200 and (has("fault") | not))' \
+  "pod PATCH: the injected 409 (never reached the apiserver), then the same patch applied by the apiserver (200)"
+grep -Eq "kube: PATCH /api/v1/namespaces/$NS/pods/$POD: 409 Conflict: Operation cannot be fulfilled on pods .*retry 1 of 5 in [0-9]+ ms" \
+  "$SCRATCH/conflict.log" || fail "iogate's log does not show the 409 retried: $(grep -i '409\|conflict' "$SCRATCH/conflict.log" | head -3)"
+pass "iogate's log: the 409 named and the PATCH retried once"
+assert_annotated conflict
 
 # ---------------------------------------------------------------------------------------------
 # A real rotation. Token A is bound to a Secret that is then deleted, so the apiserver itself

@@ -16,6 +16,7 @@ const (
 	Action429   = "429"   // Too Many Requests, plain text and Retry-After, as priority and fairness answers
 	Action500   = "500"   // an InternalError Status
 	Action401   = "401"   // an Unauthorized Status, as for an expired or rotated token
+	Action409   = "409"   // a Conflict Status, as the apiserver answers a write it could not apply
 	ActionDrop  = "drop"  // the connection closed without an answer
 	ActionReset = "reset" // the connection reset (TCP RST) without an answer
 	ActionDelay = "delay" // held for `delay`, then forwarded
@@ -24,7 +25,7 @@ const (
 )
 
 var actions = map[string]bool{
-	Action429: true, Action500: true, Action401: true, ActionDrop: true, ActionReset: true,
+	Action429: true, Action500: true, Action401: true, Action409: true, ActionDrop: true, ActionReset: true,
 	ActionDelay: true, ActionHang: true, ActionHold: true,
 }
 
@@ -99,7 +100,7 @@ func (s *FaultSet) Add(f Fault) (int, error) {
 	}
 	f.re = re
 	if !actions[f.Action] {
-		return 0, fmt.Errorf("fault: action %q: want one of 429, 500, 401, drop, reset, delay, hang, hold", f.Action)
+		return 0, fmt.Errorf("fault: action %q: want one of 429, 500, 401, 409, drop, reset, delay, hang, hold", f.Action)
 	}
 	if f.Count < 0 {
 		return 0, fmt.Errorf("fault: count %d: want 0 (every request) or more", f.Count)

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -163,6 +164,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "Too many requests, please try again later.", http.StatusTooManyRequests)
 	case Action401:
 		writeStatus(rec, http.StatusUnauthorized, "Unauthorized", "Unauthorized")
+	case Action409:
+		resource, name := objectOf(r.URL.Path)
+		writeStatus(rec, http.StatusConflict, "Conflict", fmt.Sprintf("Operation cannot be fulfilled on %s %q: "+
+			"the object has been modified; please apply your changes to the latest version and try again", resource, name))
 	case Action500:
 		if m.AfterUpstream {
 			e.UpstreamStatus = p.forwardDiscarding(r, &e)
@@ -275,6 +280,19 @@ func closeConnection(w http.ResponseWriter, reset bool) error {
 		}
 	}
 	return raw.Close()
+}
+
+// objectOf names the object of an API path as a Conflict Status does: the resource and the name
+// ("pods", "train-0" of /api/v1/namespaces/ml/pods/train-0 and of .../pods/train-0/status).
+func objectOf(path string) (resource, name string) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if n := len(parts); n >= 3 && parts[n-1] == "status" {
+		parts = parts[:n-1]
+	}
+	if n := len(parts); n >= 2 {
+		return parts[n-2], parts[n-1]
+	}
+	return "objects", path
 }
 
 // writeStatus writes a metav1.Status failure as the apiserver does.

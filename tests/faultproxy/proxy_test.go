@@ -258,7 +258,7 @@ func TestStatusFaults(t *testing.T) {
 	for _, tc := range []struct {
 		action, reason string
 		code           int
-	}{{"500", "InternalError", 500}, {"401", "Unauthorized", 401}} {
+	}{{"500", "InternalError", 500}, {"401", "Unauthorized", 401}, {"409", "Conflict", 409}} {
 		f := newFixture(t)
 		f.add(t, `{"method":"POST","path":".*/events","action":"`+tc.action+`","count":1}`)
 		resp, body, err := f.do(t, "POST", "/apis/events.k8s.io/v1/namespaces/ml/events", "{}")
@@ -471,5 +471,26 @@ func TestLoopbackOnly(t *testing.T) {
 		if err := loopbackOnly(addr); (err == nil) != ok {
 			t.Errorf("loopbackOnly(%q) = %v", addr, err)
 		}
+	}
+}
+
+func TestConflictNamesTheObject(t *testing.T) {
+	for path, want := range map[string][2]string{
+		"/api/v1/namespaces/ml/pods/train-0":                {"pods", "train-0"},
+		"/api/v1/nodes/gpu-1/status":                        {"nodes", "gpu-1"},
+		"/api/v1/namespaces/ml/persistentvolumeclaims/data": {"persistentvolumeclaims", "data"},
+	} {
+		if r, n := objectOf(path); r != want[0] || n != want[1] {
+			t.Errorf("objectOf(%q) = %q, %q; want %q, %q", path, r, n, want[0], want[1])
+		}
+	}
+	f := newFixture(t)
+	f.add(t, `{"method":"PATCH","path":"/api/v1/namespaces/ml/pods/train-0","action":"409","count":1}`)
+	resp, body, err := f.do(t, "PATCH", "/api/v1/namespaces/ml/pods/train-0", "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 409 || !strings.Contains(body, `Operation cannot be fulfilled on pods \"train-0\": the object has been modified`) {
+		t.Errorf("409: %d %s", resp.StatusCode, body)
 	}
 }

@@ -137,6 +137,28 @@ TEST_CASE("retry: other 4xx and 501 are returned at once") {
   }
 }
 
+TEST_CASE("retry: a 409 on a patch declared repeatable is retried with backoff, within max_attempts") {
+  const char* conflict = R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,)"
+                         R"("message":"Operation cannot be fulfilled on pods \"p\": the object has been modified"})";
+  Harness h({answer(409, conflict), answer(200, R"({"kind":"Pod"})")});
+  auto r = h.client->patch("/api/v1/namespaces/ns/pods/p", PatchType::kMerge, {{"metadata", 1}}, OnConflict::kRetry);
+  REQUIRE(r.ok());
+  CHECK(h.sent.size() == 2);
+  CHECK(h.client->stats().retries == 1);
+  CHECK(h.time.sleeps.size() == 1);
+  CHECK(h.sent[1].request.body == h.sent[0].request.body);  // the same patch again
+
+  RetryPolicy p;
+  p.max_attempts = 3;
+  Harness always({answer(409, conflict), answer(409, conflict), answer(409, conflict)}, p);
+  auto gave_up = always.client->patch("/api/v1/namespaces/ns/pods/p", PatchType::kMerge, {{"metadata", 1}},
+                                      OnConflict::kRetry);
+  REQUIRE_FALSE(gave_up.ok());
+  CHECK(gave_up.error().conflict());
+  CHECK(gave_up.error().message.find("gave up after 3 attempts") != std::string::npos);
+  CHECK(always.sent.size() == 3);
+}
+
 TEST_CASE("deadline: a sleep that would pass it is not taken; the error names the deadline") {
   RetryPolicy p;
   p.max_attempts = 10;
