@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
+
 namespace iogate {
 namespace {
 
@@ -53,7 +55,7 @@ Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
   double number = 0;
   std::string suffix;
   if (!split_number(s, &number, &suffix)) {
-    return usage_error(fmt::format("{}: expected a size like 4k, 1m or 1g, got \"{}\"", what, text));
+    return usage_error(fmt::format("{}: expected a size like 4k, 1m or 1g, got {}", what, quote_value(text)));
   }
   double mult = 0;
   if (suffix.empty() || suffix == "b") mult = 1;
@@ -62,14 +64,14 @@ Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
   else if (suffix == "g" || suffix == "gb" || suffix == "gib") mult = 1024.0 * 1024 * 1024;
   else if (suffix == "t" || suffix == "tb" || suffix == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
   else {
-    return usage_error(fmt::format("{}: unknown size suffix \"{}\" in \"{}\" (use k, m, g or t)", what,
-                                   suffix, text));
+    return usage_error(fmt::format("{}: unknown size suffix {} in {} (use k, m, g or t)", what, quote_value(suffix),
+                                   quote_value(text)));
   }
   double bytes = number * mult;
-  if (bytes < 1) return usage_error(fmt::format("{}: size must be at least 1 byte, got \"{}\"", what, text));
-  if (bytes > 9.0e18) return usage_error(fmt::format("{}: size \"{}\" is too large", what, text));
+  if (bytes < 1) return usage_error(fmt::format("{}: size must be at least 1 byte, got {}", what, quote_value(text)));
+  if (bytes > 9.0e18) return usage_error(fmt::format("{}: too large a size: {}", what, quote_value(text)));
   if (bytes != std::floor(bytes)) {
-    return usage_error(fmt::format("{}: \"{}\" is not a whole number of bytes", what, text));
+    return usage_error(fmt::format("{}: {} is not a whole number of bytes", what, quote_value(text)));
   }
   return static_cast<uint64_t>(bytes);
 }
@@ -79,7 +81,7 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::stri
   double number = 0;
   std::string suffix;
   if (!split_number(s, &number, &suffix)) {
-    return usage_error(fmt::format("{}: expected a duration like 10s, 500ms or 2m, got \"{}\"", what, text));
+    return usage_error(fmt::format("{}: expected a duration like 10s, 500ms or 2m, got {}", what, quote_value(text)));
   }
   double ns_per_unit = 0;
   if (suffix.empty() || suffix == "s") ns_per_unit = 1e9;
@@ -88,11 +90,11 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::stri
   else if (suffix == "m" || suffix == "min") ns_per_unit = 60e9;
   else if (suffix == "h") ns_per_unit = 3600e9;
   else {
-    return usage_error(fmt::format("{}: unknown duration unit \"{}\" in \"{}\" (use ms, s, m or h)", what,
-                                   suffix, text));
+    return usage_error(fmt::format("{}: unknown duration unit {} in {} (use ms, s, m or h)", what,
+                                   quote_value(suffix), quote_value(text)));
   }
   double ns = number * ns_per_unit;
-  if (ns > 1e18) return usage_error(fmt::format("{}: duration \"{}\" is too long", what, text));
+  if (ns > 1e18) return usage_error(fmt::format("{}: too long a duration: {}", what, quote_value(text)));
   return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(ns)));
 }
 
@@ -101,12 +103,19 @@ Result<int64_t> parse_integer(std::string_view text, std::string_view what, int6
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
-    return usage_error(fmt::format("{}: expected a whole number, got \"{}\"", what, text));
+    return usage_error(fmt::format("{}: expected a whole number, got {}", what, quote_value(text)));
   }
   if (v < min || v > max) {
     return usage_error(fmt::format("{}: {} is out of range [{}, {}]", what, v, min, max));
   }
   return v;
+}
+
+Result<bool> parse_bool(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  if (s == "1" || s == "true") return true;
+  if (s == "0" || s == "false") return false;
+  return usage_error(fmt::format("{}: expected 1 or 0 (true or false), got {}", what, quote_value(text)));
 }
 
 std::string format_bytes(double bytes) {
@@ -121,6 +130,19 @@ std::string format_bytes(double bytes) {
 }
 
 std::string format_rate_bytes(double bytes_per_s) { return format_bytes(bytes_per_s) + "/s"; }
+
+std::string format_thousands(double n) {
+  if (!std::isfinite(n)) return "-";
+  bool negative = n < 0;
+  auto whole = static_cast<uint64_t>(std::llround(std::fabs(n)));
+  std::string digits = std::to_string(whole);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return negative ? "-" + out : out;
+}
 
 std::string format_count(double n) {
   if (n < 1000) return fmt::format("{:.0f}", n);

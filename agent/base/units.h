@@ -1,6 +1,7 @@
 // Parsing and formatting of sizes and durations the way fio users write them:
 // "4k", "128K", "1m", "1G" are binary multiples (fio's default kb_base=1024);
-// "10s", "500ms", "2m", "1h" and a bare number of seconds.
+// "10s", "500ms", "2m", "1h" and a bare number of seconds; booleans as 0/1 (fio) or true/false
+// (kubectl).
 #pragma once
 
 #include <chrono>
@@ -12,16 +13,22 @@
 
 namespace iogate {
 
-// `what` names the flag or field in the error message, e.g. "--bs".
+// `what` names the flag or field in the error message, e.g. "--bs"; the text is quoted cut to size
+// (base/quote.h).
 Result<uint64_t> parse_size(std::string_view text, std::string_view what);
 Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::string_view what);
 // A whole number within [min, max].
 Result<int64_t> parse_integer(std::string_view text, std::string_view what, int64_t min, int64_t max);
+// "1"/"true" → true, "0"/"false" → false; nothing else (no yes/no/on/off: neither fio nor
+// kubectl takes them, and a typo must not pass as a choice).
+Result<bool> parse_bool(std::string_view text, std::string_view what);
 
 // "4 KiB", "1 GiB", "1.5 MiB": for humans.
 std::string format_bytes(double bytes);
 // "438.7 MiB/s"
 std::string format_rate_bytes(double bytes_per_s);
+// 8120 → "8,120"; 1234567.8 → "1,234,568". Whole numbers, grouped by thousands.
+std::string format_thousands(double n);
 // "112.3k", "1.23M": for IOPS.
 std::string format_count(double n);
 // "250 µs", "1.20 ms", "5.1 s"

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/quote.h"
 #include "cli/exit_codes.h"
 
 namespace iogate {
@@ -29,7 +30,7 @@ Result<ParsedCommandLine> parse_command_line(const std::vector<std::string>& arg
 Result<bool> parse_output_format_json(const std::string& text) {
   if (text == "human") return false;
   if (text == "json") return true;
-  return usage_error("--output-format: expected human or json, got \"" + text + "\"");
+  return usage_error("--output-format: expected human or json, got " + quote_value(text));
 }
 
 int report_usage_failure(const char* command, const Error& e) {

@@ -75,12 +75,9 @@ Result<DatasetRequest> dataset_request_from_flags(const po::variables_map& vm, c
   // Buffered with DONTNEED unless asked: O_DIRECT is what a DataLoader does not do, and many
   // network file systems refuse or emulate it.
   if (vm.count("direct") && !vm["direct"].defaulted()) {
-    const std::string d = str("direct");
-    if (d == "1" || d == "true" || d == "yes" || d == "on") {
-      r.loader.direct = true;
-    } else if (!(d == "0" || d == "false" || d == "no" || d == "off")) {
-      return usage_error(fmt::format("--direct: expected 0 or 1 (true/false), got \"{}\"", d));
-    }
+    auto direct = parse_bool(str("direct"), "--direct");
+    if (!direct.ok()) return direct.error();
+    r.loader.direct = *direct;
   }
   if (vm.count("seed")) {
     auto seed = parse_integer(str("seed"), "--seed", 0, INT64_MAX);

@@ -5,6 +5,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "base/quote.h"
+
 namespace iogate {
 namespace {
 
@@ -35,7 +37,7 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
 Status setup_logging(std::string_view level, std::string_view format) {
   auto lvl = spdlog::level::from_str(std::string(level));
   if (lvl == spdlog::level::off && level != "off") {
-    return usage_error(fmt::format("--log-level: unknown level \"{}\" (trace, debug, info, warn, error, off)", level));
+    return usage_error(fmt::format("--log-level: unknown level {} (trace, debug, info, warn, error, off)", quote_value(level)));
   }
   auto logger = spdlog::stderr_logger_mt("iogate");
   if (format == "json") {
@@ -46,7 +48,7 @@ Status setup_logging(std::string_view level, std::string_view format) {
   } else if (format == "text") {
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
   } else {
-    return usage_error(fmt::format("--log-format: expected text or json, got \"{}\"", format));
+    return usage_error(fmt::format("--log-format: expected text or json, got {}", quote_value(format)));
   }
   logger->set_level(lvl);
   spdlog::set_default_logger(logger);

@@ -48,8 +48,9 @@ constexpr milliseconds kSyncRetryMax{60000};
 // One sync (a GET and a handful of writes, each retried by the client) must end by then, so the
 // loop gets back to probing and to SIGTERM.
 constexpr seconds kSyncDeadline{20};
-// --once: how long to keep trying to write the result before giving up (exit 3).
-constexpr seconds kOnceSyncBudget{60};
+// --once: a retry the backoff would put past the deadline starts this long before it instead (once),
+// so an API that recovers late still gets the result.
+constexpr seconds kOnceLastTry{5};
 // /healthz fails when the loop has not come round for this long beyond the longest probe.
 constexpr seconds kLoopStallAllowance{120};
 
@@ -88,6 +89,8 @@ struct Agent {
   Clock::time_point next_sync{};
   milliseconds sync_backoff = kSyncRetryFirst;
   nanoseconds longest_probe{};
+  // --once: when the API's share of the run (options.once_deadline) runs out; never otherwise.
+  Clock::time_point once_give_up = Clock::time_point::max();
 
   double unit_random() { return double(rng.next() >> 11) / double(1ULL << 53); }
 };
@@ -236,10 +239,16 @@ void attempt(Agent& a, size_t i) {
   measured(measurement_from_probe(*result), took);
 }
 
+// One sync's deadline for the client: its own bound, or less when --once's deadline is nearer.
+Clock::time_point api_deadline(const Agent& a) {
+  const Clock::time_point now = Clock::now();
+  return a.once_give_up - now < kSyncDeadline ? a.once_give_up : now + kSyncDeadline;
+}
+
 // Writes the state to the Node; on failure schedules a retry with backoff.
 bool sync(Agent& a) {
   if (!a.api) return true;
-  a.api->set_deadline(Clock::now() + kSyncDeadline);
+  a.api->set_deadline(api_deadline(a));
   NodeSyncRequest req{a.node, &a.policy, &a.outcomes, a.options.gpus};
   auto synced = sync_node(*a.api, req);
   if (!synced.ok()) {
@@ -407,10 +416,16 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
     a.api.reset();
     a.api_state.state = "skipped: " + connected.error().message;
   }
+  // --once: what is left of the API's time; the probes' time is not counted.
+  nanoseconds once_left = options.once_deadline;
   if (a.api && !options.gpus) {
     // The early stop's floor scales with the GPUs: know them before the first probe.
-    a.api->set_deadline(Clock::now() + kSyncDeadline);
-    if (auto node = get_node(*a.api, a.node); node.ok()) {
+    const Clock::time_point asked = Clock::now();
+    if (options.once) a.once_give_up = asked + once_left;
+    a.api->set_deadline(api_deadline(a));
+    auto node = get_node(*a.api, a.node);
+    once_left -= Clock::now() - asked;
+    if (node.ok()) {
       NodeGpus gpus = node_gpu_count(*node);
       a.gpus = gpus.count;
       a.gpus_from = gpus.from;
@@ -449,6 +464,7 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
     spdlog::info("stopped by a signal during the first round");
     return options.once ? kExitRuntime : kExitOk;
   }
+  if (options.once) a.once_give_up = Clock::now() + std::max(once_left, nanoseconds(0));
   bool written = sync(a);
   publish(a);
   {
@@ -457,10 +473,26 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
   }
 
   if (options.once) {
-    const Clock::time_point give_up = Clock::now() + kOnceSyncBudget;
-    while (!written && a.api && !stop.load() && Clock::now() < give_up) {
-      while (Clock::now() < a.next_sync && !stop.load()) std::this_thread::sleep_for(milliseconds(50));
+    // Retries as the backoff says while they fit; then one last try kOnceLastTry before the
+    // deadline (at once when less is left), never a wait that ends past it.
+    bool last_try = false;
+    while (!written && a.api && !stop.load() && !last_try) {
+      Clock::time_point at = a.next_sync;
+      if (at > a.once_give_up - kOnceLastTry) {
+        at = std::max(Clock::now(), a.once_give_up - kOnceLastTry);
+        last_try = true;
+        if (at >= a.once_give_up) break;
+      }
+      while (Clock::now() < at && !stop.load()) std::this_thread::sleep_for(milliseconds(50));
+      if (stop.load()) break;
       written = sync(a);
+    }
+    if (!written && a.api && !stop.load()) {
+      const std::string limit = format_duration_compact(options.once_deadline.count());
+      spdlog::error("node {}: the result was not written within --once-deadline {} (the API's time, probes not "
+                    "counted); giving up, exit 3; last error: {}",
+                    a.node, limit, a.api_state.last_error);
+      a.api_state.last_error = fmt::format("not written within --once-deadline {}; last: {}", limit, a.api_state.last_error);
     }
     publish(a);
     print_once(a);

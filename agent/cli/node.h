@@ -10,6 +10,14 @@
 //
 // SIGTERM: a running probe is aborted (its test file removed), serving stops, exit 0.
 // --once: every path once, one sync, the report on stdout, and an exit code like preflight's.
+// Its API work (the Node read before the probes, the writes after them, their retries) has
+// once_deadline in all, the probes' own time not counted: every request's timeout and every retry
+// wait is cut to what is left (a retry the backoff would put past it is made 5 s before it
+// instead, once). So the run ends at most once_deadline after its probes, overrun only by a server
+// that stalls inside an exchange (the transport's timeouts bound connecting, sending and each read
+// apart): at worst one request timeout (10 s) more. Then exit 3, the log and the report's
+// api.last_error saying the result was not written within the deadline and what the API last
+// answered.
 #pragma once
 
 #include <atomic>
@@ -34,6 +42,7 @@ struct NodeOptions {
   std::chrono::milliseconds busy_window{1000};  // the diskstats window the busy check looks at
   IoPriority io_priority{IoPriorityClass::kIdle, 0};
   bool once = false;
+  std::chrono::nanoseconds once_deadline = std::chrono::seconds(60);  // --once-deadline: see above
   std::string node_name;               // --node-name, default $NODE_NAME
   std::optional<int> gpus;             // overrides the node's GPU count
   std::string kubeconfig;

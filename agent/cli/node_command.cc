@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "base/quote.h"
 #include "base/units.h"
 #include "cli/command_line.h"
 #include "cli/exit_codes.h"
@@ -23,6 +24,11 @@ namespace po = boost::program_options;
 namespace {
 
 po::options_description node_flags() {
+  const std::string once_deadline = format_duration_compact(NodeOptions{}.once_deadline.count());
+  const std::string once_deadline_help = fmt::format(
+      "--once: the Kubernetes API's time in all (the Node read, the writes, their retries; probes not counted); "
+      "then exit 3 (default {})",
+      once_deadline);
   po::options_description d("node options");
   d.add_options()
       ("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME")
@@ -37,6 +43,7 @@ po::options_description node_flags() {
       ("taint-effect", po::value<std::string>(), "NoSchedule | PreferNoSchedule | NoExecute | none (default: node.taint_effect)")
       ("io-priority", po::value<std::string>()->default_value("idle"), "the probe's I/O class: idle | best-effort[/N] | none")
       ("once", po::bool_switch(), "probe every path once, write the results, print the report and exit")
+      ("once-deadline", po::value<std::string>(), once_deadline_help.c_str())
       ("node-name", po::value<std::string>(), "this node's name (default: $NODE_NAME)")
       ("gpus", po::value<std::string>(), "GPUs to scale per-GPU thresholds by (default: the node's nvidia.com/gpu + amd.com/gpu capacity)")
       ("kubeconfig", po::value<std::string>(), "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
@@ -65,12 +72,12 @@ Result<NodePath> parse_path_flag(const std::string& text) {
     bool ok = !p.name.empty() && p.name.size() <= 40 && p.name.front() != '-' && p.name.back() != '-';
     for (char c : p.name) ok &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
     if (!ok) {
-      return usage_error(fmt::format("--path: name \"{}\" must be a lower-case DNS label of at most 40 characters", p.name));
+      return usage_error(fmt::format("--path: name {} must be a lower-case DNS label of at most 40 characters", quote_value(p.name)));
     }
   } else {
     p.path = text;
   }
-  if (p.path.empty() || p.path[0] != '/') return usage_error(fmt::format("--path: expected an absolute path, got \"{}\"", text));
+  if (p.path.empty() || p.path[0] != '/') return usage_error(fmt::format("--path: expected an absolute path, got {}", quote_value(text)));
   return p;
 }
 
@@ -86,7 +93,7 @@ Result<std::string> root_from_flags(const po::variables_map& vm) {
     if (!vm.count(flag)) continue;
     std::string given = strip_trailing_slash(vm[flag].as<std::string>());
     if (given.size() < std::string(leaf).size() || given.compare(given.size() - std::string(leaf).size(), std::string::npos, leaf) != 0) {
-      return usage_error(fmt::format("--{}: expected ROOT{} (the host's root mounted at ROOT), got \"{}\"", flag, leaf, given));
+      return usage_error(fmt::format("--{}: expected ROOT{} (the host's root mounted at ROOT), got {}", flag, leaf, quote_value(given)));
     }
     std::string implied = given.substr(0, given.size() - std::string(leaf).size());
     if (implied.empty()) implied = "/";
@@ -116,12 +123,13 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
            "serves Prometheus metrics.\n\n"
         << flags
         << "\nexit codes: 0 stopped by SIGTERM/SIGINT (--once: pass or warn), 1 --once below policy,\n"
-           "2 usage or configuration, 3 --once: a path not measured or the result not written\n";
+           "2 usage or configuration, 3 --once: a path not measured or the result not written within\n"
+           "--once-deadline\n";
     *help_text = out.str();
     return o;
   }
   if (!parsed->paths.empty()) {
-    return usage_error(fmt::format("unexpected argument \"{}\"; data paths are given with --path", parsed->paths[0]));
+    return usage_error(fmt::format("unexpected argument {}; data paths are given with --path", quote_value(parsed->paths[0])));
   }
   if (!vm.count("policy")) return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
@@ -175,6 +183,15 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
   if (!prio.ok()) return prio.error();
   o.io_priority = *prio;
   o.once = vm["once"].as<bool>();
+  if (vm.count("once-deadline")) {
+    if (!o.once) return usage_error("--once-deadline: only with --once");
+    auto d = parse_duration(str("once-deadline"), "--once-deadline");
+    if (!d.ok()) return d.error();
+    if (*d < std::chrono::seconds(1) || *d > std::chrono::hours(1)) {
+      return usage_error(fmt::format("--once-deadline: must be within [1s, 1h], got {}", quote_value(str("once-deadline"))));
+    }
+    o.once_deadline = *d;
+  }
   o.node_name = vm.count("node-name") ? str("node-name") : env_or("NODE_NAME");
   if (vm.count("gpus")) {
     auto gpus = parse_integer(str("gpus"), "--gpus", 0, 4096);

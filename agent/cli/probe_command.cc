@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/quote.h"
 #include "base/units.h"
 #include "bench/probe.h"
 #include "cli/command_line.h"
@@ -30,12 +31,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-Result<bool> parse_bool(const std::string& text, std::string_view what) {
-  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
-  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
-  return usage_error(fmt::format("{}: expected 0 or 1 (true/false), got \"{}\"", what, text));
-}
-
 // "3%" or a fraction "0.03".
 po::options_description probe_flags() {
   po::options_description d("probe options (fio's names and defaults where fio has them)");
@@ -49,7 +44,7 @@ po::options_description probe_flags() {
       ("runtime", po::value<std::string>()->default_value("10s"), "measured time (s/m/ms)")
       ("ramp", po::value<std::string>()->default_value("1s"), "warm-up excluded from results (fio's ramp_time)")
       ("size", po::value<std::string>()->default_value("1g"), "size of the test file iogate creates")
-      ("direct", po::value<std::string>()->default_value("1")->implicit_value("1"), "O_DIRECT (0 for buffered)")
+      ("direct", po::value<std::string>()->default_value("1")->implicit_value("1"), "O_DIRECT: 1 or 0 (true or false; 0 for buffered)")
       ("file", po::value<std::string>(), "read this existing file instead of a test file (read workloads only)")
       ("seed", po::value<std::string>(), "seed for random offsets (default: fresh each run, printed)")
       ("keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")
@@ -93,7 +88,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   }
   const std::vector<std::string>& paths = parsed->paths;
   if (paths.empty()) return usage_error("PATH: missing; usage: iogate probe PATH [options]");
-  if (paths.size() > 1) return usage_error(fmt::format("PATH: expected one, got {} (\"{}\", …)", paths.size(), paths[1]));
+  if (paths.size() > 1) return usage_error(fmt::format("PATH: expected one, got {} ({}, …)", paths.size(), quote_value(paths[1])));
   o.path = paths[0];
 
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
@@ -109,7 +104,7 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     o.dataset = std::move(*request);
     return o;
   }
-  if (mode != "io") return usage_error(fmt::format("--mode: expected io or dataset, got \"{}\"", mode));
+  if (mode != "io") return usage_error(fmt::format("--mode: expected io or dataset, got {}", quote_value(mode)));
   for (const char* k : {"workers", "scan-time", "scan-entries", "sample", "target-samples-per-s"}) {
     if (vm.count(k) && !vm[k].defaulted()) return usage_error(fmt::format("--{}: only with --mode dataset", k));
   }

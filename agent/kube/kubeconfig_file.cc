@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
 #include "kube/base64.h"
 #include "kube/kube_config.h"
 #include "kube/text_file.h"
@@ -45,7 +46,7 @@ struct KubeconfigReader {
         }
       }
     }
-    return field_error(list, fmt::format("no entry named \"{}\"", name));
+    return field_error(list, fmt::format("no entry named {}", quote_value(name)));
   }
 
   std::string resolve(const std::string& file) const {
@@ -102,7 +103,7 @@ Result<KubeConfig> parse_kubeconfig(const KubeconfigReader& r, const YAML::Node&
   if (!server.ok()) return server.error();
   if (server->empty()) return r.field_error(kprefix + ".server", "missing");
   if (server->rfind("https://", 0) != 0) {
-    return r.field_error(kprefix + ".server", fmt::format("\"{}\" is not https:// (iogate only talks TLS)", *server));
+    return r.field_error(kprefix + ".server", fmt::format("{} is not https:// (iogate only talks TLS)", quote_value(*server)));
   }
   config.server = *server;
   if (YAML::Node skip = (*cluster)["insecure-skip-tls-verify"]; skip && skip.IsScalar()) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
 #include "policy/policy.h"
 
 namespace iogate {
@@ -121,7 +122,7 @@ const Profile* find_profile(std::string_view name) {
 Error unknown_profile(std::string_view name) {
   std::string names;
   for (const Profile& p : kProfiles) names += (names.empty() ? "" : ", ") + std::string(p.name);
-  return usage_error(fmt::format("unknown profile \"{}\" (built-in profiles: {})", strip_prefix(name), names));
+  return usage_error(fmt::format("unknown profile {} (built-in profiles: {})", quote_value(strip_prefix(name)), names));
 }
 
 }  // namespace

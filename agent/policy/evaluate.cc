@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
 #include "base/units.h"
 #include "policy/policy_units.h"
 
@@ -278,8 +279,8 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
   }
   for (const auto& [key, want] : s.pod_labels) {
     auto it = pod_labels.find(key);
-    if (it == pod_labels.end()) return fmt::format("the pod has no label {} (wants \"{}\")", key, want);
-    if (it->second != want) return fmt::format("pod label {} is \"{}\", not \"{}\"", key, it->second, want);
+    if (it == pod_labels.end()) return fmt::format("the pod has no label {} (wants {})", key, quote_value(want));
+    if (it->second != want) return fmt::format("pod label {} is {}, not {}", key, quote_value(it->second), quote_value(want));
   }
   return std::nullopt;
 }

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "base/quote.h"
 #include "base/units.h"
 #include "policy/policy.h"
 #include "policy/policy_units.h"
@@ -28,7 +29,8 @@ std::string child(const std::string& path, std::string_view key) {
   bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
   });
-  if (!plain) return fmt::format("{}[\"{}\"]", path, key);
+  // A key is the user's text too: an odd or a huge one is quoted (cut to size), never copied whole.
+  if (!plain || key.size() > kQuotedValueMax) return fmt::format("{}[{}]", path, quote_value(key));
   return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
 }
 std::string element(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
@@ -36,7 +38,7 @@ std::string element(const std::string& path, size_t i) { return fmt::format("{}[
 // What the user wrote, for "got ..." in an error.
 std::string describe(const YAML::Node& n) {
   if (!n.IsDefined() || n.IsNull()) return "nothing";
-  if (n.IsScalar()) return fmt::format("\"{}\"", n.Scalar());
+  if (n.IsScalar()) return quote_value(n.Scalar());
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a map";
   return "something else";
@@ -74,6 +76,10 @@ std::string closest(std::string_view word, const Keys& candidates) {
   if (found.empty()) {
     size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
     for (std::string_view c : candidates) {
+      // The distance is at least the difference in length: a 10 MB word is near nothing, and
+      // measuring it against each candidate would take seconds.
+      size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+      if (gap >= best_distance) continue;
       size_t d = edit_distance(word, c);
       if (d < best_distance) {
         best_distance = d;
@@ -169,7 +175,7 @@ Result<DeviceClass> read_class(const YAML::Node& n, const std::string& path) {
   if (!n.IsScalar()) return expected(path, "a device class name", n);
   if (auto c = device_class_from_name(n.Scalar())) return *c;
   std::string hint = closest(n.Scalar(), names);
-  return usage_error(fmt::format("{}: unknown device class \"{}\"{} (classes: {})", path, n.Scalar(),
+  return usage_error(fmt::format("{}: unknown device class {}{} (classes: {})", path, quote_value(n.Scalar()),
                                  hint.empty() ? "" : fmt::format(", did you mean {}?", hint), join(names)));
 }
 
@@ -383,7 +389,7 @@ Status read_early_stop(const YAML::Node& n, Policy& p) {
     if (!v.IsScalar()) return expected(field, "a percentage like 3%", v);
     auto x = parse_fraction(v.Scalar(), field);
     if (!x.ok()) return x.error();
-    if (*x <= 0 || *x > 0.5) return usage_error(fmt::format("{}: must be above 0% and at most 50%, got \"{}\"", field, v.Scalar()));
+    if (*x <= 0 || *x > 0.5) return usage_error(fmt::format("{}: must be above 0% and at most 50%, got {}", field, quote_value(v.Scalar())));
     p.stop_tolerance = *x;
   }
   if (const YAML::Node v = n["confidence"]) {
@@ -391,7 +397,7 @@ Status read_early_stop(const YAML::Node& n, Policy& p) {
     if (!v.IsScalar()) return expected(field, "a percentage like 95%", v);
     auto x = parse_fraction(v.Scalar(), field);
     if (!x.ok()) return x.error();
-    if (*x < 0.5 || *x > 0.999) return usage_error(fmt::format("{}: must be within [50%, 99.9%], got \"{}\"", field, v.Scalar()));
+    if (*x < 0.5 || *x > 0.999) return usage_error(fmt::format("{}: must be within [50%, 99.9%], got {}", field, quote_value(v.Scalar())));
     p.stop_confidence = *x;
   }
   return ok_status();
@@ -457,7 +463,7 @@ Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
     std::string field = child(path, "max_p99_latency");
     auto x = read_duration(v, field);
     if (!x.ok()) return x.error();
-    if (x->count() <= 0) return usage_error(fmt::format("{}: must be more than 0, got \"{}\"", field, v.Scalar()));
+    if (x->count() <= 0) return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
     r.max_p99_latency_ns = static_cast<uint64_t>(x->count());
   }
   for (auto [key, field] : {std::pair{"min_bandwidth", &r.min_bandwidth_bytes_per_s},
@@ -560,7 +566,8 @@ Result<NodePath> read_node_path(const YAML::Node& n, const std::string& path) {
     return expected(path, "an absolute path, or {path, name}", n);
   }
   if (out.path.empty() || out.path[0] != '/') {
-    return usage_error(fmt::format("{}: expected an absolute path, got \"{}\"", n.IsMap() ? child(path, "path") : path, out.path));
+    return usage_error(fmt::format("{}: expected an absolute path, got {}", n.IsMap() ? child(path, "path") : path,
+                                   quote_value(out.path)));
   }
   return out;
 }
@@ -570,7 +577,8 @@ Result<double> read_percentage(const YAML::Node& n, const std::string& path, dou
   auto x = parse_fraction(n.Scalar(), path);
   if (!x.ok()) return x.error();
   if (*x < min || *x > max) {
-    return usage_error(fmt::format("{}: must be within [{:g}%, {:g}%], got \"{}\"", path, min * 100, max * 100, n.Scalar()));
+    return usage_error(fmt::format("{}: must be within [{:g}%, {:g}%], got {}", path, min * 100, max * 100,
+                                   quote_value(n.Scalar())));
   }
   return *x;
 }
@@ -586,7 +594,7 @@ Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
       auto p = read_node_path(v[i], element(field, i));
       if (!p.ok()) return p.error();
       for (size_t j = 0; j < ns.paths.size(); ++j) {
-        if (ns.paths[j].path == p->path) return usage_error(fmt::format("{}: \"{}\" is already {}", element(field, i), p->path, element(field, j)));
+        if (ns.paths[j].path == p->path) return usage_error(fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, j)));
         if (!p->name.empty() && ns.paths[j].name == p->name) {
           return usage_error(fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name, element(field, j)));
         }
@@ -600,8 +608,8 @@ Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
       auto x = read_duration(v, child(path, key));
       if (!x.ok()) return x.error();
       if (*x < min || *x > std::chrono::hours(24 * 7)) {
-        return usage_error(fmt::format("{}: must be within [{}, 168h], got \"{}\"", child(path, key),
-                                       format_duration_compact(min.count()), v.Scalar()));
+        return usage_error(fmt::format("{}: must be within [{}, 168h], got {}", child(path, key),
+                                       format_duration_compact(min.count()), quote_value(v.Scalar())));
       }
       *field = *x;
     }
@@ -690,7 +698,7 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
     auto x = read_duration(v, "deadline");
     if (!x.ok()) return x.error();
     if (*x < std::chrono::seconds(1) || *x > std::chrono::hours(1)) {
-      return usage_error(fmt::format("deadline: must be within [1s, 1h], got \"{}\"", v.Scalar()));
+      return usage_error(fmt::format("deadline: must be within [1s, 1h], got {}", quote_value(v.Scalar())));
     }
     p.deadline = *x;
   }
@@ -705,7 +713,7 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
   if (const YAML::Node v = root["result_ttl"]) {
     auto x = read_duration(v, "result_ttl");
     if (!x.ok()) return x.error();
-    if (*x > std::chrono::hours(24 * 30)) return usage_error(fmt::format("result_ttl: at most 720h, got \"{}\"", v.Scalar()));
+    if (*x > std::chrono::hours(24 * 30)) return usage_error(fmt::format("result_ttl: at most 720h, got {}", quote_value(v.Scalar())));
     p.result_ttl = *x;
   }
   if (const YAML::Node v = root["rules"]) {

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
+
 namespace iogate {
 namespace {
 
@@ -41,7 +43,7 @@ Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
   std::string_view unit;
   auto bad = [&] {
     return usage_error(fmt::format(
-        "{}: expected a bandwidth like 500MB/s, 1.5GB/s, 200MiB/s or bytes a second, got \"{}\"", what, text));
+        "{}: expected a bandwidth like 500MB/s, 1.5GB/s, 200MiB/s or bytes a second, got {}", what, quote_value(text)));
   };
   if (!leading_number(s, &number, &unit)) return bad();
   double mult = 0;
@@ -56,8 +58,8 @@ Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
   else if (unit == "TiB/s") mult = 1024.0 * 1024 * 1024 * 1024;
   else return bad();
   double bytes = std::round(number * mult);
-  if (bytes < 1) return usage_error(fmt::format("{}: must be more than 0 bytes a second, got \"{}\"", what, text));
-  if (bytes > 1e18) return usage_error(fmt::format("{}: \"{}\" is too large", what, text));
+  if (bytes < 1) return usage_error(fmt::format("{}: must be more than 0 bytes a second, got {}", what, quote_value(text)));
+  if (bytes > 1e18) return usage_error(fmt::format("{}: too large a bandwidth: {}", what, quote_value(text)));
   return static_cast<uint64_t>(bytes);
 }
 
@@ -66,25 +68,12 @@ Result<double> parse_fraction(std::string_view text, std::string_view what) {
   double number = 0;
   std::string_view rest;
   auto bad = [&] {
-    return usage_error(fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got \"{}\"", what, text));
+    return usage_error(fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got {}", what, quote_value(text)));
   };
   if (!leading_number(s, &number, &rest)) return bad();
   if (rest == "%") return number / 100.0;
   if (!rest.empty() || number > 1) return bad();
   return number;
-}
-
-std::string format_thousands(double n) {
-  if (!std::isfinite(n)) return "-";
-  bool negative = n < 0;
-  auto whole = static_cast<uint64_t>(std::llround(std::fabs(n)));
-  std::string digits = std::to_string(whole);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return negative ? "-" + out : out;
 }
 
 std::string format_bandwidth_decimal(double b) {
@@ -137,7 +126,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 Result<std::string> parse_taint_effect(std::string_view text, std::string_view what) {
   if (text == "NoSchedule" || text == "PreferNoSchedule" || text == "NoExecute") return std::string(text);
   if (text == "none") return std::string();
-  return usage_error(fmt::format("{}: expected NoSchedule, PreferNoSchedule, NoExecute or none, got \"{}\"", what, text));
+  return usage_error(fmt::format("{}: expected NoSchedule, PreferNoSchedule, NoExecute or none, got {}", what, quote_value(text)));
 }
 
 }  // namespace iogate

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "base/units.h"  // format_thousands, once declared here
 
 namespace iogate {
 
@@ -19,9 +20,6 @@ Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what);
 
 // "3%" or "0.03" → 0.03. A bare number above 1 is refused: "3" could mean either.
 Result<double> parse_fraction(std::string_view text, std::string_view what);
-
-// 8120 → "8,120"; 1234567.8 → "1,234,568". Whole numbers, grouped by thousands.
-std::string format_thousands(double n);
 
 // Decimal like the thresholds users write: "500 MB/s", "1.25 GB/s", "812 kB/s".
 std::string format_bandwidth_decimal(double bytes_per_s);

@@ -12,6 +12,8 @@
 #   - an API outage in loop mode (every Node request 500): probing, /metrics and /readyz go on,
 #     iogate_api_sync_pending 1, nothing written; the API back: labels written, the NoExecute taint
 #     of the failing run removed, iogate_api_sync_pending 0;
+#   - --once with every request 500, then 401: --once-deadline (10 s) runs out, the log and the
+#     report say so, exit 3 within the deadline after the probes (+ slack);
 #   - --no-api --once (human report), usage errors; no token in any log.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faultproxy_lib.sh"
@@ -187,6 +189,34 @@ assert_jq "$SCRATCH/outage.req.json" '[.[] | select(.path | startswith("/api/v1/
 pass "outage (kubectl): tier=ok, randread-iops, the NoExecute taint removed, condition False; iogate_api_sync_pending 0"
 sigterm outage
 
+# --- --once against an API that keeps failing: --once-deadline ends it ---
+# Every request answered 500 (an apiserver in trouble), then every request 401 (a revoked token):
+# the agent probes, keeps retrying the writes until the deadline (10 s, the API's time in all,
+# probes not counted) runs out, says so in its log and report, and exits 3. The bound checked is
+# the documented limit (node.h: the deadline after the probes, at worst one 10 s request timeout
+# more), not speed: 15 s of slack beyond the deadline for a loaded machine. With the one fixed
+# minute before, runs took 66.7 s (401) and 92.5 s (500).
+for action in 500 401; do
+  m=$(mark)
+  fault '{"path":".*","action":"'"$action"'"}' >/dev/null
+  t0=$(date +%s.%N)
+  node_once "deadline-$action" "$PASS_POLICY" --once-deadline 10s
+  took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  clear_faults
+  [[ $rc -eq 3 ]] || fail "--once-deadline, every request $action: exit $rc, want 3: $(grep -v 'kube: ' "$SCRATCH/deadline-$action.log" | tail -5)"
+  probe_s=$(jq '[.paths[].probe_wall_ns] | add / 1e8 | round / 10' "$SCRATCH/deadline-$action.json")
+  awk -v t="$took" -v p="$probe_s" 'BEGIN { exit !(t - p < 10 + 15) }' ||
+    fail "--once-deadline 10s, every request $action: ${took}s in all, ${probe_s}s of it probing: past the deadline plus 15 s"
+  grep -q -- "the result was not written within --once-deadline 10s .*giving up, exit 3; last error: .*$action" "$SCRATCH/deadline-$action.log" ||
+    fail "--once-deadline, $action: the log does not say the deadline ended it: $(grep -v 'kube: ' "$SCRATCH/deadline-$action.log" | tail -3)"
+  assert_jq "$SCRATCH/deadline-$action.json" '.paths[0].state == "measured" and .api.state == "pending" and
+      (.api.last_error | startswith("not written within --once-deadline 10s; last: ") and contains("'"$action"'"))' \
+    "--once-deadline 10s, every request $action: measured, not written, exit 3 after ${took}s (${probe_s}s probing); the report names the deadline"
+  requests_since "$m" "$SCRATCH/deadline-$action.req.json"
+  assert_jq "$SCRATCH/deadline-$action.req.json" 'length >= 2 and all(.[]; .status == '"$action"' and .fault == "'"$action"'")' \
+    "--once-deadline, $action: $(jq length "$SCRATCH/deadline-$action.req.json") requests, each answered $action by the proxy"
+done
+
 # --- no API at all, and usage errors ---
 set +e
 "$IOGATE" node --once --no-api --policy "$PASS_POLICY" --path "$DATA" --listen none --busy-util 100% >"$SCRATCH/noapi.txt" 2>&1
@@ -202,6 +232,10 @@ expect_usage "--listen" node --policy "$PASS_POLICY" --path "$DATA" --listen non
 expect_usage "--policy" node --path "$DATA"
 expect_usage "--sysfs-root: /other/sys is not under the root /host" node --policy "$PASS_POLICY" --path "$DATA" --proc-root /host/proc --sysfs-root /other/sys
 expect_usage "--proc-root: expected ROOT/proc" node --policy "$PASS_POLICY" --path "$DATA" --proc-root /host/sys
+expect_usage "--once-deadline: only with --once" node --policy "$PASS_POLICY" --path "$DATA" --no-api --once-deadline 10s
+expect_usage "--once-deadline: must be within \[1s, 1h\]" node --policy "$PASS_POLICY" --path "$DATA" --no-api --once --once-deadline 500ms
+"$IOGATE" node --help | tr -s " \n" " " | grep -q -- "--once-deadline arg --once: the Kubernetes API's time in all ([^)]*); then exit 3 (default 60s)" || fail "node --help does not document --once-deadline and its default"
+pass "node --help: --once-deadline, default 60s"
 
 if hit=$(grep -lF -e "$TOKEN" -e "${TOKEN##*.}" "$PROXY_LOG" "$SCRATCH"/*.log "$SCRATCH"/*.json 2>/dev/null); then
   fail "the token leaked into: $hit"

@@ -29,3 +29,44 @@ expect_usage "^iogate probe: --root: " probe "$SCRATCH" --mode dataset --root "$
 expect_usage "^iogate detect: --root: " detect "$SCRATCH" --root "$SCRATCH/no-root"
 expect_usage "^iogate preflight: --root: " preflight "$SCRATCH" --policy profile:training --no-api --root "$SCRATCH/no-root"
 expect_usage "^iogate node: --root: " node --path "data=$SCRATCH" --policy profile:training --no-api --once --root "$SCRATCH/no-root"
+
+# --direct takes fio's 0/1 and kubectl's true/false, in both modes, from one parser: yes/no/on/off
+# were once accepted while the message said "expected 0 or 1".
+for v in yes no on off; do
+  expect_usage "^iogate probe: --direct: expected 1 or 0 (true or false), got \"$v\"$" probe "$SCRATCH" --direct "$v"
+  expect_usage "^iogate probe: --direct: expected 1 or 0 (true or false), got \"$v\"$" probe "$SCRATCH" --mode dataset --direct "$v"
+done
+
+# A huge value is cut in the error line, which names the field and the value's size: a 10 MB
+# field once came back whole (10,000,137 bytes on stderr).
+# expect_short_usage WANT ARGS...: exit 2, one line under 1 KiB matching WANT (grep -E).
+expect_short_usage() {
+  local want=$1; shift
+  local code=0
+  "$IOGATE" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || code=$?
+  local bytes
+  bytes=$(wc -c <"$SCRATCH/err")
+  [[ $code -eq 2 ]] || fail "huge value: exit $code, want 2 ($(head -c 300 "$SCRATCH/err"))"
+  ((bytes < 1024)) || fail "huge value: $bytes bytes on stderr, want under 1 KiB: $(head -c 300 "$SCRATCH/err")"
+  [[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "huge value: want one line, got: $(head -c 300 "$SCRATCH/err")"
+  grep -Eq -- "$want" "$SCRATCH/err" || fail "huge value: error does not match $want: $(cat "$SCRATCH/err")"
+  pass "huge value: $bytes bytes on stderr: $(cat "$SCRATCH/err")"
+}
+# A flag: one argument can be at most 128 KiB (the kernel's MAX_ARG_STRLEN), so 100,000 bytes.
+arg=$(head -c 100000 /dev/zero | tr '\0' x)
+expect_short_usage '^iogate probe: --runtime: expected a duration .*, got a value of 100,000 bytes starting "x{64}…"$' \
+  probe "$SCRATCH" --runtime "$arg"
+expect_short_usage '^iogate node: --path: expected an absolute path, got a value of 100,000 bytes starting "x{64}…"$' \
+  node --path "$arg" --policy profile:training --no-api --once
+# A policy field: 10 MB where a duration and where a device class is expected, read by `policy
+# check` and by preflight.
+big=$(head -c 10000000 /dev/zero | tr '\0' 7)
+printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\ndeadline: %s\nrules: [{name: r, min_iops: 1}]\n' "$big" >"$SCRATCH/huge-deadline.yaml"
+printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\nrules: [{name: r, allowed_classes: [nvme, %s]}]\n' "$big" >"$SCRATCH/huge-class.yaml"
+unset big arg
+expect_short_usage '^iogate policy check: .*huge-deadline.yaml: deadline: .*a value of 10,000,000 bytes starting "7{64}…"' \
+  policy check "$SCRATCH/huge-deadline.yaml"
+expect_short_usage '^iogate policy check: .*huge-class.yaml: rules\[0\]\.allowed_classes\[1\]: unknown device class a value of 10,000,000 bytes starting "7{64}…"' \
+  policy check "$SCRATCH/huge-class.yaml"
+expect_short_usage 'huge-deadline.yaml: deadline: .*a value of 10,000,000 bytes' \
+  preflight "$SCRATCH" --policy "$SCRATCH/huge-deadline.yaml" --no-api

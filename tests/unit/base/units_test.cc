@@ -63,4 +63,9 @@ TEST_CASE("formatting for humans") {
   CHECK(format_size_compact(4096) == "4k");
   CHECK(format_size_compact(1 << 20) == "1m");
   CHECK(format_size_compact(1000) == "1000");
+  CHECK(format_thousands(0) == "0");
+  CHECK(format_thousands(999) == "999");
+  CHECK(format_thousands(8120) == "8,120");
+  CHECK(format_thousands(1234567.6) == "1,234,568");
+  CHECK(format_thousands(-47000) == "-47,000");
 }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/dataset_flags.h"
@@ -60,4 +61,20 @@ TEST_CASE("the flags of one mode are refused in the other, by name") {
   CHECK(parse({"/data", "--sample", "10"}).error().message == "--sample: only with --mode dataset");
   CHECK(parse({"--mode", "blocks", "/data"}).error().message == "--mode: expected io or dataset, got \"blocks\"");
   CHECK(parse({"--mode", "dataset", "/data", "--scan-entries", "0"}).error().kind == ErrorKind::kUsage);
+}
+
+TEST_CASE("--direct: 1/0/true/false in both modes, one parser, one message") {
+  for (const char* mode : {"io", "dataset"}) {
+    for (auto [text, want] : {std::pair{"1", true}, std::pair{"true", true}, std::pair{"0", false}, std::pair{"false", false}}) {
+      auto o = parse({"--mode", mode, "/data", "--direct", text});
+      REQUIRE_MESSAGE(o.ok(), o.error().message);
+      CHECK((o->dataset ? o->dataset->loader.direct : o->workload.direct) == want);
+    }
+    for (const char* bad : {"yes", "no", "on", "off", "maybe", "2", "TRUE"}) {
+      auto o = parse({"--mode", mode, "/data", "--direct", bad});
+      REQUIRE_FALSE(o.ok());
+      CHECK(o.error().kind == ErrorKind::kUsage);
+      CHECK(o.error().message == fmt::format("--direct: expected 1 or 0 (true or false), got \"{}\"", bad));
+    }
+  }
 }

@@ -424,3 +424,24 @@ TEST_CASE("webhook.allow_opt_out: off unless the policy says so") {
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.rfind("webhook.allow_opt_out: expected true or false", 0) == 0);
 }
+
+TEST_CASE("a huge field value is cut in the error, which still names the field") {
+  const std::string big(10'000'000, '7');
+  struct Row {
+    std::string body;
+    std::string field;
+  };
+  for (const Row& row : {Row{"deadline: " + big + "\nrules: [{name: r, min_iops: 1}]\n", "deadline: "},
+                         Row{"rules: [{name: r, allowed_classes: [nvme, x" + big + "]}]\n", "rules[0].allowed_classes[1]: "},
+                         Row{"rules:\n  - name: r\n    min_bandwidth: " + big + "x\n", "rules[0].min_bandwidth: "},
+                         // A key: YAML's implicit keys stop at 1024 characters, an explicit one (?) does not.
+                         Row{"? x" + big + "\n: 1\n", "[a value of 10,000,001 bytes starting \"x777"},
+                         Row{"mode: " + big + "\n", "mode: "}}) {
+    auto p = parse_policy(kHeader + row.body, "huge.yaml");
+    REQUIRE_FALSE(p.ok());
+    CAPTURE(p.error().message.substr(0, 300));
+    CHECK(p.error().message.size() < 400);
+    CHECK(p.error().message.find(row.field) != std::string::npos);
+    CHECK(p.error().message.find("bytes starting \"") != std::string::npos);
+  }
+}
