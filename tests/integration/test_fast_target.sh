@@ -2,9 +2,10 @@
 # no cap) completes 32 reads in a few µs each, so every µs a completion waits for its refill is a
 # slot the device does not have. By default iogate refills each completion with its own io_submit,
 # as fio's defaults do, and must not read below fio there; refills batched 32 to an io_submit (the
-# engine before this test existed) read 0.7-0.8x as much. Paired rounds, medians, margins far from
-# the measured ratios (1.1-1.4x fio, 1.2-1.4x batched), so a busy machine does not flip them; a
-# regression does. ctest runs it alone (RUN_SERIAL): any CPU-bound neighbour skews the ratios.
+# engine before this test existed) read 0.7-0.8x as much on the kernel this was written on; on
+# another the batched engine reads more (below), so only the parity with fio is asserted. Paired
+# rounds, medians, a margin far from the measured ratios (1.1-2.1x fio), so a busy machine does
+# not flip it; a regression does. ctest runs it alone (RUN_SERIAL): any CPU-bound neighbour skews the ratios.
 source "$(dirname "$0")/lib.sh"
 use_rig
 rig_up fast --backing tmpfs --size 384m || fail "bench/rig.sh up fast"
@@ -26,19 +27,18 @@ for round in 1 2 3; do
   ratios_fio+=("$(jq -n "$one / $fio_iops")") ratios_batch+=("$(jq -n "$one / $batch")")
 done
 # What the engine does, whatever the speed: one io_submit per refill by default; batched, the
-# refills of one reap share io_submits of up to 32, so far fewer per I/O. How many completions one
-# reap brings depends on the machine (3.8 I/Os per io_submit on one, over 4 on another), so the
-# batched engine is judged against the default engine's own count, not against a fixed batch.
+# refills found together share an io_submit (up to 32), so clearly fewer io_submits than I/Os. How
+# many completions arrive together is the machine's (3.8 I/Os per io_submit on one, 2.1 on
+# another), so the bound is loose: under 2 io_submits per 3 I/Os, where the default makes >= 1 per I/O.
 assert_jq "$SCRATCH/one.json" '.jobs[0].submit_calls >= .aggregate.read.total_ios' "default: an io_submit per I/O"
-jq -e --slurpfile one "$SCRATCH/one.json" '.workload.iodepth_batch == 32 and
-    (.jobs[0].submit_calls / .aggregate.read.total_ios) * 3 < ($one[0].jobs[0].submit_calls / $one[0].aggregate.read.total_ios)' \
-  "$SCRATCH/batch.json" >/dev/null ||
-  fail "--iodepth-batch 32: not a third of the default's io_submits per I/O: $(jq -c '[.jobs[0].submit_calls, .aggregate.read.total_ios]' "$SCRATCH/batch.json") against $(jq -c '[.jobs[0].submit_calls, .aggregate.read.total_ios]' "$SCRATCH/one.json")"
-pass "--iodepth-batch 32: $(jq -r '.jobs[0].submit_calls' "$SCRATCH/batch.json") io_submits for $(jq -r '.aggregate.read.total_ios' "$SCRATCH/batch.json") I/Os, under a third of the default's per I/O"
+jq -e '.workload.iodepth_batch == 32 and .jobs[0].submit_calls * 1.5 < .aggregate.read.total_ios' "$SCRATCH/batch.json" >/dev/null ||
+  fail "--iodepth-batch 32: refills not grouped: $(jq -c '{submits: .jobs[0].submit_calls, ios: .aggregate.read.total_ios}' "$SCRATCH/batch.json")"
+pass "--iodepth-batch 32: $(jq -r '.jobs[0].submit_calls' "$SCRATCH/batch.json") io_submits for $(jq -r '.aggregate.read.total_ios' "$SCRATCH/batch.json") I/Os (the default: one per I/O)"
 median() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 m_fio=$(median "${ratios_fio[@]}") m_batch=$(median "${ratios_batch[@]}")
 awk -v r="$m_fio" 'BEGIN { exit !(r >= 0.95) }' || fail "iogate reads ${m_fio}x fio on a fast device (median of 3): its refills hold the queue short"
 pass "iogate ${m_fio}x fio's IOPS on a fast device (median of 3 rounds)"
-awk -v r="$m_batch" 'BEGIN { exit !(r >= 1.1) }' ||
-  fail "refilling each completion at once reads only ${m_batch}x the batched engine (median of 3); want >= 1.1x"
-pass "refilling at once reads ${m_batch}x the batched engine (median of 3 rounds)"
+# Which of the two engines reads more is the machine's, not the engine's: 1.2-1.4x for refilling
+# at once on the kernel this test was written on (6.18.44-fc-v1252), 0.69-0.72x on v1272 with the
+# same binary. Printed for the log; bench/parity.sh measures it.
+echo "info: refilling at once reads ${m_batch}x the batched engine (median of 3 rounds; $(uname -r))"
