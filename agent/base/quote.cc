@@ -9,28 +9,44 @@ namespace {
 
 bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;
-    }
+// The length of the UTF-8 sequence starting at text[i], or 0 when it is not a valid one.
+size_t utf8_length(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char c = byte(i);
+  size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
   }
-  return out;
+  return n;
 }
 
 }  // namespace
 
 std::string quote_value(std::string_view value) {
-  if (value.size() <= kQuotedValueMax) return "\"" + printable(value) + "\"";
+  if (value.size() <= kQuotedValueMax) return "\"" + log_safe(value, std::string::npos) + "\"";
   size_t cut = kQuotedValueMax;
   while (cut > 0 && utf8_continuation(value[cut])) --cut;  // not inside a multi-byte character
   return fmt::format("a value of {} bytes starting \"{}…\"", format_thousands(double(value.size())),
-                     printable(value.substr(0, cut)));
+                     log_safe(value.substr(0, cut), std::string::npos));
+}
+
+std::string log_safe(std::string_view text, size_t max) {
+  std::string out;
+  bool cut = false;
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = utf8_length(text, i);
+    std::string piece = (n == 0 || c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", c) : std::string(text.substr(i, n));
+    if (out.size() + piece.size() > max) {
+      cut = true;
+      break;
+    }
+    out += piece;
+    i += n == 0 ? 1 : n;
+  }
+  if (cut) out += "...";
+  return out;
 }
 
 }  // namespace iogate

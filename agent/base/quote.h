@@ -16,4 +16,9 @@ inline constexpr size_t kQuotedValueMax = 64;
 // (cut on a UTF-8 character boundary). Control characters show as \xNN, so the line stays one.
 std::string quote_value(std::string_view value);
 
+// Untrusted text (a request's field, a parser's message) made fit for one log line: control
+// characters and bytes that are not UTF-8 as \xNN, at most `max` bytes (cut on a character
+// boundary, "..." appended).
+std::string log_safe(std::string_view text, size_t max = 200);
+
 }  // namespace iogate

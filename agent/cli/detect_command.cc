@@ -41,8 +41,8 @@ int run_detect_command(const std::vector<std::string>& args) {
   };
   const std::vector<std::string>& paths = parsed->paths;
   if (paths.size() != 1) return usage(paths.empty() ? "PATH: missing; usage: iogate detect PATH [options]" : "PATH: expected one");
-  const std::string format = vm["output-format"].as<std::string>();
-  if (format != "human" && format != "json") return usage("--output-format: expected human or json, got \"" + format + "\"");
+  auto json = parse_output_format_json(vm["output-format"].as<std::string>());
+  if (!json.ok()) return usage(json.error().message);
   if (Status s = setup_logging(vm["log-level"].as<std::string>(), vm["log-format"].as<std::string>()); !s.ok()) {
     return usage(s.error().message);
   }
@@ -54,7 +54,7 @@ int run_detect_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "iogate detect: %s\n", stack.error().message.c_str());
     return exit_code_for(stack.error());
   }
-  if (format == "json") {
+  if (*json) {
     std::cout << detect_report_to_json(*stack).dump(2) << "\n";
   } else {
     std::cout << render_storage_human(*stack);

@@ -45,8 +45,8 @@ int run_check(const std::vector<std::string>& args) {
   if (parsed->paths.size() != 1) {
     return usage(parsed->paths.empty() ? "FILE: missing; usage: iogate policy check FILE|profile:NAME" : "FILE: expected one");
   }
-  const std::string format = vm["output-format"].as<std::string>();
-  if (format != "human" && format != "json") return usage("--output-format: expected human or json, got \"" + format + "\"");
+  auto json = parse_output_format_json(vm["output-format"].as<std::string>());
+  if (!json.ok()) return usage(json.error().message);
   std::optional<int> gpus;
   if (vm.count("gpus")) {
     auto n = parse_integer(vm["gpus"].as<std::string>(), "--gpus", 0, 4096);
@@ -58,7 +58,7 @@ int run_check(const std::vector<std::string>& args) {
     std::fprintf(stderr, "iogate policy check: %s\n", policy.error().message.c_str());
     return exit_code_for(policy.error());
   }
-  if (format == "json") {
+  if (*json) {
     std::cout << policy_to_json(*policy, gpus).dump(2) << "\n";
   } else {
     std::cout << render_policy_human(*policy, gpus);

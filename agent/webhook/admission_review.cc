@@ -12,18 +12,6 @@ namespace {
 constexpr const char* kReviewApiVersion = "admission.k8s.io/v1";
 constexpr size_t kMaxWarningBytes = 250;
 
-// The length of the UTF-8 sequence starting at text[i], or 0 when it is not a valid one.
-size_t utf8_length(std::string_view text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char c = byte(i);
-  size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
 // A field the review must have as a string; "" with `error` set when it is there but mistyped.
 std::string optional_string(const nlohmann::json& object, const char* key, const char* where, std::string& error) {
   auto it = object.find(key);
@@ -164,24 +152,6 @@ AdmissionOutcome plain_outcome(int http_status, std::string text, std::string lo
   o.body = log_safe(text, 1000) + "\n";
   o.log_line = log_safe(log_line, 2000);
   return o;
-}
-
-std::string log_safe(std::string_view text, size_t max) {
-  std::string out;
-  bool cut = false;
-  for (size_t i = 0; i < text.size();) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t n = utf8_length(text, i);
-    std::string piece = (n == 0 || c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", c) : std::string(text.substr(i, n));
-    if (out.size() + piece.size() > max) {
-      cut = true;
-      break;
-    }
-    out += piece;
-    i += n == 0 ? 1 : n;
-  }
-  if (cut) out += "...";
-  return out;
 }
 
 std::string pod_display_name(const AdmissionRequest& r) {

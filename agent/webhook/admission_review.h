@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/quote.h"  // log_safe, for the reviews' untrusted text
 #include "webhook/admission.h"
 
 namespace iogate {
@@ -53,10 +54,6 @@ std::string admission_review_json(const std::string& uid, const AdmissionRespons
 // The outcomes a handler returns.
 AdmissionOutcome review_outcome(const std::string& uid, const AdmissionResponse& response, std::string log_line);
 AdmissionOutcome plain_outcome(int http_status, std::string text, std::string log_line);
-
-// Untrusted text made fit for one log line: control characters as \xNN, at most `max` bytes
-// (cut on a UTF-8 character boundary, "..." appended).
-std::string log_safe(std::string_view text, size_t max = 200);
 
 // "ns/name", "ns/generateName*" for a pod the API server has not named yet, or "ns/(no name)".
 std::string pod_display_name(const AdmissionRequest& r);

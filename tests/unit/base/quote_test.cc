@@ -50,3 +50,11 @@ TEST_CASE("parse_bool: fio's 1/0 and kubectl's true/false, nothing else") {
     CHECK(r.error().message == std::string("--direct: expected 1 or 0 (true or false), got \"") + bad + "\"");
   }
 }
+
+TEST_CASE("log_safe: control characters escaped, cut on a character boundary") {
+  CHECK(log_safe("pod\nname\x01") == "pod\\x0aname\\x01");
+  CHECK(log_safe("\xff") == "\\xff");
+  CHECK(log_safe("\xc3\xa9t\xc3\xa9", 3) == "\xc3\xa9t...");
+  CHECK(log_safe("\xc3\xa9t\xc3\xa9", 4) == "\xc3\xa9t...");
+  CHECK(log_safe("abc", 3) == "abc");
+}
