@@ -99,30 +99,41 @@ cluster_start() {
   CLUSTER_PIDS+=($!)
 }
 
+# tail_logs DIR LINES: the last LINES of every DIR/logs/*.log, on stderr, for a failure message.
+tail_logs() {
+  local f
+  for f in "$1"/logs/*.log; do
+    [[ -f "$f" ]] || continue
+    echo "--- ${f##*/} (last $2 lines)" >&2
+    tail -"$2" "$f" >&2
+  done
+}
+
+# wait_alive PIDS FAIL PERIOD WHAT SECONDS CMD...: retry CMD every PERIOD s until it succeeds; on
+# timeout, or at once when a process of the array named PIDS has died, FAIL MESSAGE.
+wait_alive() {
+  local -n pids_=$1
+  local fail=$2 period=$3 what=$4 limit=$5 pid
+  shift 5
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    for pid in "${pids_[@]}"; do
+      kill -0 "$pid" 2>/dev/null || { "$fail" "a process exited while waiting for $what"; return 1; }
+    done
+    ((SECONDS < deadline)) || { "$fail" "$what not ready after ${limit}s"; return 1; }
+    sleep "$period"
+  done
+}
+
 cluster_fail() {  # MESSAGE: say what failed, with the tail of every log
   echo "cluster: $1" >&2
-  local f
-  for f in "$CLUSTER_DIR"/logs/*.log; do
-    [[ -f "$f" ]] || continue
-    echo "--- ${f##*/} (last 15 lines)" >&2
-    tail -15 "$f" >&2
-  done
+  tail_logs "$CLUSTER_DIR" 15
   return 1
 }
 
 # cluster_wait WHAT SECONDS CMD...: retry CMD every 0.2 s until it succeeds; fail with the logs,
 # or at once when one of the cluster's processes has died.
-cluster_wait() {
-  local what=$1 limit=$2 pid; shift 2
-  local deadline=$((SECONDS + limit))
-  until "$@" >/dev/null 2>&1; do
-    for pid in "${CLUSTER_PIDS[@]}"; do
-      kill -0 "$pid" 2>/dev/null || { cluster_fail "a component exited while waiting for $what"; return 1; }
-    done
-    ((SECONDS < deadline)) || { cluster_fail "$what not ready after ${limit}s"; return 1; }
-    sleep 0.2
-  done
-}
+cluster_wait() { wait_alive CLUSTER_PIDS cluster_fail 0.2 "$@"; }
 
 cluster_up() {
   CLUSTER_DIR=${1:?cluster_up DIR}

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Builds the upstream tools the deploy and e2e tests run (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, helm) from the versions pinned in versions.env, each from its own
-# small Go module beside this script, through the Go module proxy.
+# kube-scheduler, kubectl, kubelet, etcd, helm) from the versions pinned in versions.env, each from
+# its own small Go module beside this script, through the Go module proxy.
 #
 #   tests/upstream/build.sh [--print-bin] [TOOL...]
 #
-# Each module builds into $IOGATE_TOOLS_CACHE/<module>-<version>-<go.sum hash>/ (default cache
-# /var/cache/iogate-tools): a new pin or a new go.sum is a new folder, and a folder that is
-# complete (its .done stamp) is reused without running go at all. $IOGATE_TOOLS_CACHE/bin/ then
-# holds a link per tool to the current build; --print-bin prints that folder (tests add it to PATH).
-# Go's own build and module caches (GOCACHE, GOMODCACHE) are left where the machine keeps them, so
-# a pin bump recompiles only what changed. Concurrent callers serialise on a lock in the cache.
+# Each module builds into $IOGATE_TOOLS_CACHE/<module>-<version>-<hash>/ (default cache
+# /var/cache/iogate-tools), the hash covering the module's go.mod and go.sum and the package list
+# and -ldflags below: a new pin, a new go.sum or another set of binaries is a new folder, and a
+# folder that is complete (its .done stamp) is reused without running go at all.
+# $IOGATE_TOOLS_CACHE/bin/ then holds a link per tool to the current build; --print-bin prints
+# that folder (tests add it to PATH). Go's own build and module caches (GOCACHE, GOMODCACHE) stay
+# where the machine keeps them, so a pin bump recompiles only what changed. Concurrent callers
+# serialise on a lock in the cache.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,7 +25,7 @@ wanted=()
 for a in "$@"; do
   case "$a" in
     --print-bin) print_bin=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "build.sh: unknown flag $a" >&2; exit 2 ;;
     *) wanted+=("$a") ;;
   esac
@@ -40,7 +42,9 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 declare -A version packages ldflags
 version[kube]=$KUBERNETES_VERSION
-packages[kube]="k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl"
+# kubelet: the e2e node (tests/e2e/node_lib.sh) registers a real one against the test cluster.
+# Upstream builds it static too (CGO_ENABLED=0), as every binary here.
+packages[kube]="k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet"
 ldflags[kube]=$kube_ldflags
 version[etcd]=$ETCD_VERSION
 packages[etcd]="iogate.test/upstream/etcd"
@@ -57,7 +61,7 @@ binary_module() {  # TOOL -> the module that builds it
       [[ "${p##*/}" == "$1" ]] && { echo "$m"; return; }
     done
   done
-  echo "build.sh: no module builds '$1' (tools: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm)" >&2
+  echo "build.sh: no module builds '$1' (tools: kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd helm)" >&2
   exit 2
 }
 
@@ -79,7 +83,10 @@ exec 9>"$cache/.lock"
 flock 9
 
 for m in "${selected[@]}"; do
-  sum=$(cat "$here/$m/go.mod" "$here/$m/go.sum" | sha256sum | cut -c1-12)
+  # The key: everything that decides what lands in the folder. A binary added to (or dropped from)
+  # packages[] must not reuse a folder built without it.
+  sum=$( { cat "$here/$m/go.mod" "$here/$m/go.sum"; printf '%s\n' "${packages[$m]}" "${ldflags[$m]}"; } |
+    sha256sum | cut -c1-12)
   dir="$cache/$m-${version[$m]}-$sum"
   if [[ ! -f "$dir/.done" ]]; then
     go=${go:-$(find_go)} || exit 1
