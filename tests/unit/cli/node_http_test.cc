@@ -16,6 +16,7 @@
 
 #include "base/unique_fd.h"
 #include "cli/node_http.h"
+#include "loopback_sockets.h"
 
 using namespace iogate;
 using namespace std::chrono_literals;
@@ -39,22 +40,12 @@ std::unique_ptr<NodeHttpServer> start() {
 
 int port_of(const NodeHttpServer& s) { return std::stoi(s.address().substr(s.address().rfind(':') + 1)); }
 
+// An idle connection that gives up a read after 5 s.
 UniqueFd connect_to(int port) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  REQUIRE(connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  UniqueFd fd = idle_connection(port);
   timeval tv{5, 0};
   setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return fd;
-}
-
-// Neither data nor EOF nor a reset waits on `fd`: the server still holds the connection open.
-bool still_open(const UniqueFd& fd) {
-  pollfd p{fd.get(), POLLIN, 0};
-  return poll(&p, 1, 0) == 0;
 }
 
 // Writes `request`, reads until the server closes (or 5 s pass): the answer's status line, and
@@ -108,23 +99,7 @@ TEST_CASE("node http: accepted connections have TCP_NODELAY") {
   c.set_keep_alive(true);
   auto res = c.Get("/healthz");
   REQUIRE(res);
-  int found = 0;
-  DIR* dir = opendir("/proc/self/fd");
-  REQUIRE(dir);
-  while (dirent* e = readdir(dir)) {
-    int fd = atoi(e->d_name);
-    sockaddr_in local{};
-    socklen_t len = sizeof local;
-    int listening = 0, nodelay = 0;
-    socklen_t ilen = sizeof listening;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 || local.sin_family != AF_INET) continue;
-    if (ntohs(local.sin_port) != port) continue;
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) != 0 || listening) continue;
-    ilen = sizeof nodelay;
-    REQUIRE(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &ilen) == 0);
-    CHECK(nodelay == 1);
-    ++found;
-  }
-  closedir(dir);
-  CHECK(found == 1);  // the keep-alive connection, still served
+  auto nodelay = accepted_nodelay(port);
+  REQUIRE(nodelay.size() == 1);  // the keep-alive connection, still served
+  CHECK(nodelay[0]);
 }
