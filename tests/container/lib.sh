@@ -166,39 +166,32 @@ memory_peak() {
   fail "no memory peak for run $1: cgroup $TEST_ID-$1 not found"
 }
 
-# loop_volume NAME [SIZE]: an ext4 file system on a loop device whose backing file is on this
-# host's disk (bench/rig.sh, uncapped), as a CSI driver would mount a block PV. Sets LOOP_DIR (its
-# mount point, root-owned 0755 like a fresh file system), LOOP_DEV and LOOP_IMG (the backing file).
-# Not in a subshell: the rig is torn down on exit.
+# loop_volume NAME [SIZE [RIG OPTIONS...]]: an ext4 file system on a loop device whose backing file
+# is on this host's disk (bench/rig.sh, uncapped; `--backing tmpfs` for one in memory), as a CSI
+# driver would mount a block PV. Sets LOOP_DIR (its mount point, root-owned 0755 like a fresh file
+# system), LOOP_DEV and LOOP_IMG (the backing file). Not in a subshell: the rig is torn down on exit.
 loop_volume() {
   if [[ -z "${RIG_STATE_SET:-}" ]]; then
     source "$ROOT/bench/rig.sh"
     RIG_STATE="$SCRATCH/rig" RIG_STATE_SET=1
     on_exit rig_down_all
   fi
-  rig_up "$1" --size "${2:-1g}" >/dev/null || fail "loop volume $1: bench/rig.sh up failed (message above)"
+  rig_up "$1" --size "${2:-1g}" "${@:3}" >/dev/null || fail "loop volume $1: bench/rig.sh up failed (message above)"
   LOOP_DEV=$(cat "$RIG_STATE/$1/dev") LOOP_IMG=$(cat "$RIG_STATE/$1/img") LOOP_DIR=$(rig_dir "$1")
   # Shared, as a systemd node's mounts are: a HostToContainer (rslave) volumeMount of it is refused
   # by the engine (and by containerd's CRI) where the mount is private, as / is on this machine.
   mount --make-shared "$LOOP_DIR" || fail "mount --make-shared $LOOP_DIR"
 }
 
-# docker_gateway: the default bridge's gateway address, where a container on that bridge reaches
-# this host. A test that needs a cluster sets CLUSTER_HOST to it before sourcing tests/e2e/lib.sh,
-# so that the apiserver listens there: a container then reaches it at
-# KUBERNETES_SERVICE_HOST=$CLUSTER_HOST, as a pod reaches the kubernetes Service.
+# docker_gateway: the default bridge's gateway address (cluster_docker_gateway, cluster_lib.sh),
+# where a container on that bridge reaches this host. A test that needs a cluster sets
+# CLUSTER_HOST to it before sourcing tests/e2e/lib.sh, so that the apiserver listens there: a
+# container then reaches it at KUBERNETES_SERVICE_HOST=$CLUSTER_HOST, as a pod reaches the
+# kubernetes Service.
 docker_gateway() {
-  local gw
-  gw=$(docker network inspect bridge -f '{{range .IPAM.Config}}{{.Gateway}}{{end}}' 2>/dev/null)
-  # Docker 20.10 leaves IPAM's Gateway empty when the daemon picked the subnet: the bridge
-  # interface's address is the gateway.
-  if [[ -z $gw ]]; then
-    local bridge
-    bridge=$(docker network inspect bridge -f '{{index .Options "com.docker.network.bridge.name"}}' 2>/dev/null)
-    gw=$(ip -4 -o addr show "${bridge:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
-  fi
-  [[ $gw =~ ^[0-9.]+$ ]] || fail "no address for the Docker Engine's default bridge (docker network inspect bridge; ip addr show docker0)"
-  echo "$gw"
+  source "$TESTS_DIR/e2e/cluster_lib.sh"
+  cluster_docker_gateway ||
+    fail "no address for the Docker Engine's default bridge (docker network inspect bridge; ip addr show docker0)"
 }
 
 # container_cluster: a throwaway control plane (tests/e2e/lib.sh, sourced here: k, make_node,

@@ -13,6 +13,16 @@
 # CLUSTER_HOST (default 127.0.0.1) is the one address the apiserver listens on and is reached at:
 # the container tests set it to the Docker bridge's gateway, so that a container in a network
 # namespace of its own reaches the apiserver as a pod reaches its Service.
+#
+# CLUSTER_ENDPOINT_ROUTING=true makes the apiserver dial a webhook (or aggregated API) Service at
+# one of its ready endpoints, the pod's address (--enable-aggregator-routing), rather than at its
+# ClusterIP: nothing routes ClusterIPs here (no kube-proxy), so a webhook running as a pod of a
+# real node (node_lib.sh) is reached that way. Off by default: it refuses an ExternalName Service,
+# which e2e.admission points at a webhook running on this host.
+#
+# The apiserver presents a client certificate to kubelets (system:masters) and verifies theirs
+# against the cluster's CA, so a real kubelet (node_lib.sh) authenticates and authorizes it
+# (webhook mode) like any other client.
 
 CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$CLUSTER_LIB_DIR/../lib/pki.sh"
@@ -37,6 +47,24 @@ cluster_tools() {
   export PATH="$UPSTREAM_BIN:$PATH"
 }
 
+# cluster_docker_gateway: the Docker Engine's default bridge's gateway address, where a container
+# on that bridge (or a pod on a node_lib.sh node, through its own bridge and this host's routes)
+# reaches this host: a CLUSTER_HOST that is not loopback and not on any outside network. Status 1
+# when the engine has no such bridge.
+cluster_docker_gateway() {
+  local gw
+  gw=$(docker network inspect bridge -f '{{range .IPAM.Config}}{{.Gateway}}{{end}}' 2>/dev/null)
+  # Docker 20.10 leaves IPAM's Gateway empty when the daemon picked the subnet: the bridge
+  # interface's address is the gateway.
+  if [[ -z $gw ]]; then
+    local bridge
+    bridge=$(docker network inspect bridge -f '{{index .Options "com.docker.network.bridge.name"}}' 2>/dev/null)
+    gw=$(ip -4 -o addr show "${bridge:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+  fi
+  [[ $gw =~ ^[0-9.]+$ ]] || return 1
+  echo "$gw"
+}
+
 # free_ports N: N distinct TCP ports on 127.0.0.1 that were free a moment ago.
 free_ports() {
   python3 - "$1" <<'PY'
@@ -58,6 +86,7 @@ cluster_pki() {
   pki_sign "$d" admin "/O=system:masters/CN=iogate-e2e-admin" "$(pki_client_ext)"
   pki_sign "$d" controller-manager "/CN=system:kube-controller-manager" "$(pki_client_ext)"
   pki_sign "$d" scheduler "/CN=system:kube-scheduler" "$(pki_client_ext)"
+  pki_sign "$d" apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(pki_client_ext)"
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key" 2>/dev/null
   openssl pkey -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
   chmod 600 "$d/sa.key"
@@ -165,6 +194,10 @@ cluster_up() {
     --endpoint-reconciler-type none \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --client-ca-file "$pki/ca.crt" \
+    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$pki/ca.crt" \
+    --enable-aggregator-routing="${CLUSTER_ENDPOINT_ROUTING:-false}" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-cluster-ip-range "$CLUSTER_SERVICE_CIDR" \

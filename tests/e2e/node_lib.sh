@@ -5,7 +5,8 @@
 #
 #   node_up DIR NAME        start containerd and a kubelet registered as Node NAME, state under DIR
 #                           (created; removed by node_down), and wait until the Node is Ready and
-#                           schedulable; exports NODE_NAME, NODE_DIR, NODE_CONTAINERD_SOCK
+#                           schedulable; exports NODE_NAME, NODE_DIR, NODE_CONTAINERD_SOCK and
+#                           NODE_KUBELET_URL (the kubelet's HTTPS API)
 #   node_import_image FILE  a `docker save` archive (scripts/build-image.sh --save, docker save)
 #                           into the node's containerd, where the kubelet finds it (k8s.io
 #                           namespace); pods use it with imagePullPolicy Never or IfNotPresent
@@ -38,15 +39,19 @@
 # by default the Hostname address, which is NAME: so NAME must resolve to an address of this
 # machine, and the kubelet listens on that one address only. The machine's hostname does
 # (/etc/hosts maps it to 127.0.0.1 on these machines): node_default_name.
-# Authentication: the apiserver of cluster_lib.sh presents no client certificate to kubelets
-# (no --kubelet-client-certificate), so the kubelet takes anonymous requests (AlwaysAllow); with
-# it listening on that address alone (loopback here) it is no wider open than root on the machine.
+# Authentication: as in a kubeadm cluster. The kubelet takes no anonymous request; it checks a
+# client certificate against the cluster's CA and a bearer token with a TokenReview, and asks the
+# apiserver (a SubjectAccessReview, which the Node authorizer lets it create) whether that user may
+# reach nodes/proxy, nodes/log and the rest. The apiserver presents its kubelet client certificate
+# (cluster_lib.sh, system:masters) and verifies the kubelet's serving one (made here for NAME and
+# the node's addresses) against the same CA.
 
 NODE_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NODE_PIDS=()
 NODE_DIR=""
 NODE_NAME=""
 NODE_CONTAINERD_SOCK=""
+NODE_KUBELET_URL=""
 NODE_CGROUP_ROOT=""
 NODE_BRIDGE=""
 # The pods' addresses on the node's bridge (no masquerading: no pod traffic leaves the machine):
@@ -295,11 +300,12 @@ healthzPort: $healthz_port
 tlsCertFile: $pki/kubelet-$NODE_NAME-serving.crt
 tlsPrivateKeyFile: $pki/kubelet-$NODE_NAME-serving.key
 authentication:
-  anonymous: {enabled: true}
-  webhook: {enabled: false}
+  anonymous: {enabled: false}
+  webhook: {enabled: true, cacheTTL: 30s}
   x509: {clientCAFile: $pki/ca.crt}
 authorization:
-  mode: AlwaysAllow
+  mode: Webhook
+  webhook: {cacheAuthorizedTTL: 30s, cacheUnauthorizedTTL: 5s}
 failSwapOn: false
 staticPodPath: ""
 podLogsDir: $NODE_DIR/pod-logs
@@ -331,7 +337,8 @@ EOF
   # lifecycle controller, which would lift it, is off in cluster_lib.sh.
   kubectl taint node "$NODE_NAME" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
   node_service_route || return 1
-  export NODE_NAME NODE_DIR NODE_CONTAINERD_SOCK
+  NODE_KUBELET_URL=https://$listen_ip:$port
+  export NODE_NAME NODE_DIR NODE_CONTAINERD_SOCK NODE_KUBELET_URL
 }
 
 # node_service_route: the kubernetes Service's address and port DNAT'd to the apiserver for the
@@ -424,5 +431,5 @@ node_down() {
   else
     rm -rf --one-file-system "$NODE_DIR"
   fi
-  NODE_DIR="" NODE_NAME="" NODE_CONTAINERD_SOCK="" NODE_CGROUP_ROOT="" NODE_BRIDGE=""
+  NODE_DIR="" NODE_NAME="" NODE_CONTAINERD_SOCK="" NODE_KUBELET_URL="" NODE_CGROUP_ROOT="" NODE_BRIDGE=""
 }

@@ -9,8 +9,10 @@
 #     iogate container (imagePullPolicy Never: no registry) as the chart runs its pods (non-root
 #     65532, read-only root, no capabilities, RuntimeDefault seccomp), the pod gets an address of
 #     the node's pod CIDR from the bridge CNI, and it completes (Succeeded, exit code 0);
-#   - `kubectl logs` (apiserver -> kubelet -> containerd's log file) gives what the image's iogate
-#     printed, the host build's version;
+#   - the kubelet's API refuses anonymous requests and asks the apiserver whether a user may use it
+#     (authentication webhook and x509, authorization webhook);
+#   - `kubectl logs` (apiserver -> kubelet with the apiserver's client certificate -> containerd's
+#     log file) gives what the image's iogate printed, the host build's version;
 #   - a pod reaches the apiserver as in a cluster: at the kubernetes Service's address (the
 #     apiserver on the Docker bridge's gateway, tests/container/lib.sh container_cluster; node_up's
 #     DNAT in place of kube-proxy) with the token the kubelet projected, bound to the pod and its
@@ -46,6 +48,18 @@ assert_jq "$SCRATCH/node.json" '(.status.capacity.cpu | tonumber) >= 1 and (.sta
 # The kubelet's own identity: its Lease in kube-node-lease, which only system:node:NAME may write.
 wait_until 30 k -n kube-node-lease get lease "$NAME" || fail "no Lease for $NAME: the kubelet does not heartbeat"
 pass "the kubelet heartbeats its Lease kube-node-lease/$NAME"
+# The kubelet's own API authenticates and authorizes as the apiserver does: no anonymous access,
+# a certificate of the cluster's CA for a user RBAC gives nothing is refused (a SubjectAccessReview
+# the kubelet asks), the cluster admin is let in.
+kubelet_get() {  # CURL ARGS...: the HTTP status of GET /pods on the kubelet
+  curl -s -o /dev/null -w '%{http_code}' --cacert "$CLUSTER_CA" "$@" "$NODE_KUBELET_URL/pods"
+}
+pki_sign "$CLUSTER_DIR/pki" nobody "/CN=iogate-e2e-nobody" "$(pki_client_ext)"
+anon=$(kubelet_get) nobody=$(kubelet_get --cert "$CLUSTER_DIR/pki/nobody.crt" --key "$CLUSTER_DIR/pki/nobody.key")
+admin=$(kubelet_get --cert "$CLUSTER_DIR/pki/admin.crt" --key "$CLUSTER_DIR/pki/admin.key")
+[[ $anon == 401 && $nobody == 403 && $admin == 200 ]] ||
+  fail "GET $NODE_KUBELET_URL/pods: anonymous $anon (want 401), a user without RBAC $nobody (want 403), the admin $admin (want 200)"
+pass "the kubelet's API ($NODE_KUBELET_URL, serving certificate of the cluster's CA): anonymous 401, a user without RBAC 403 (webhook authorization), the admin 200"
 
 t0=$SECONDS
 node_docker_image "$IMAGE" || fail "the image $IMAGE did not import into the node's containerd"

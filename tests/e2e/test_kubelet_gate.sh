@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# The whole chain on a real node: what iogate promises a training job, with nothing standing in for
+# Kubernetes. The pinned control plane (tests/e2e/cluster_lib.sh), a kubelet and a containerd of
+# its own (tests/e2e/node_lib.sh) and the project's image (container.build) imported there.
+#   - `helm install --wait` of the chart: the node agent's DaemonSet pod and both webhook
+#     replicas run on the node as pods and turn Ready (the kubelet's readiness probes);
+#   - the DaemonSet pod probes the node's data path (an ext4 loop device, mounted shared as on a
+#     systemd node so that HostToContainer propagation is allowed) and labels the Node
+#     (iogate.io/randread-iops, disk-class, tier ok, condition StorageBelowPolicy False) through
+#     its kubelet-projected token, which the chart's least-reach policy checks against the Node;
+#     its /metrics answers on the pod's address;
+#   - a GPU training pod (nvidia.com/gpu: 1; the Node advertises 4 through its status, as a device
+#     plugin does) applied in an opted-in namespace: the apiserver sends it to the webhook pod (at
+#     the pod's address: --enable-aggregator-routing, no kube-proxy here), which injects the
+#     preflight initContainer and the node affinity on the agent's label; the scheduler places it;
+#     the kubelet mounts the PVC (a local PersistentVolume on the loop device) read-only into the
+#     initContainer, which probes it and (a) passes: the pod reaches Running with the iogate.io/*
+#     annotations, a StoragePolicyMet Event and the result recorded on the PVC;
+#   - a second pod on the same PVC reuses that result (source shared, no second probe);
+#   - (b) a pod the policy's low-latency rule selects (by its label: a p99 of at most 20 us, which
+#     no volume here can serve at QD16: Little's law puts the mean alone at 16 / IOPS) on a PVC of
+#     its own: its initContainer probes and exits 1, the pod stays Init:Error (restartPolicy Never:
+#     a Job's pod) and never starts its training container, and `kubectl describe pod` shows the
+#     StorageBelowPolicy Event with the rule, the measured p99 and the threshold;
+#   - (c) a pod whose claim is still empty (the dataset not copied yet) under on_error
+#     fail-closed: nothing to read on the read-only mount, preflight exits 3, Init:Error and a
+#     StoragePreflightFailed Event saying why;
+#   - helm uninstall removes the chart's pods from the node.
+# The time from `kubectl apply` to each verdict is printed (TIMES line), never asserted.
+#
+# Why the failing case is a stricter rule and not a slower volume: the webhook already keeps a GPU
+# pod off nodes whose measured IOPS are below its floor (the pod would stay Pending, which
+# e2e.scheduling shows), so a pod reaches its initContainer's verdict only where the node's own
+# disk meets the floor and the dataset volume does not. A slower volume needs a throttle this
+# machine lacks: no dm-delay target, and cgroup v1's blkio throttle is not hierarchical (a cap on
+# the node's cgroup root does not reach a pod's cgroup below it).
+E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$E2E_HERE/../container/lib.sh"
+need_image
+# The webhook runs as a pod: the apiserver reaches it at its endpoint's address.
+export CLUSTER_ENDPOINT_ROUTING=true
+container_cluster
+source "$E2E_HERE/node_lib.sh"
+
+NAME=$(node_default_name) ||
+  fail "the hostname $(hostname) does not resolve to an address of this machine; the apiserver reaches the kubelet by the node's name"
+RELEASE=iogate
+NS=iogate-system
+TRAIN=ml
+GPU=nvidia.com/gpu
+TIER_LABEL=example.com/storage-tier
+PAUSE=$NODE_PAUSE_IMAGE  # the training container: it runs until deleted
+
+# The data disk, before the node: cleanups run in reverse, so node_down (which unmounts the pods'
+# bind mounts of it) runs before the rig is torn down. In memory (tmpfs backing): the probes then
+# measure the engine, not a disk other tests share.
+loop_volume data 1g --backing tmpfs
+mkdir -p "$LOOP_DIR/node-agent" "$LOOP_DIR/dataset-a" "$LOOP_DIR/dataset-b" "$LOOP_DIR/dataset-c"
+# A dataset shard on claims a and b (written, not sparse): the injected preflight mounts the
+# dataset read-only and reads what is there. Claim c stays empty.
+for x in a b; do
+  head -c 64M /dev/urandom >"$LOOP_DIR/dataset-$x/shard-00000.tar"
+  chmod 644 "$LOOP_DIR/dataset-$x/shard-00000.tar"
+done
+
+on_exit node_down
+t0=$SECONDS
+node_up "$SCRATCH/node" "$NAME" || fail "the node did not come up (logs above)"
+pass "Node $NAME up and Ready in $((SECONDS - t0)) s (kubelet $(k get node "$NAME" -o jsonpath='{.status.nodeInfo.kubeletVersion}'), $(k get node "$NAME" -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}'))"
+t0=$SECONDS
+node_docker_image "$IMAGE" || fail "the image $IMAGE did not import into the node's containerd"
+pass "$IMAGE imported into the node's containerd in $((SECONDS - t0)) s"
+
+# GPUs as a device plugin advertises them: in the Node's status, which the kubelet keeps.
+k patch node "$NAME" --subresource=status --type=merge \
+  -p "{\"status\":{\"capacity\":{\"$GPU\":\"4\"},\"allocatable\":{\"$GPU\":\"4\"}}}" >/dev/null
+gpus_kept() { [[ $(k get node "$NAME" -o jsonpath="{.status.allocatable.nvidia\.com/gpu}") == 4 ]]; }
+sleep 6  # past one of the kubelet's status updates (nodeStatusUpdateFrequency 5s)
+gpus_kept || fail "the Node lost its $GPU capacity after a kubelet status update"
+pass "Node $NAME advertises 4 $GPU (kept across the kubelet's status updates)"
+
+# --- the training namespace, its dataset claims: local PersistentVolumes on the loop device ---
+k create namespace "$TRAIN" >/dev/null
+k label namespace "$TRAIN" iogate.io/enabled=true >/dev/null
+for x in a b c; do
+  jq -n --arg x "$x" --arg path "$LOOP_DIR/dataset-$x" --arg node "$NAME" --arg ns "$TRAIN" '
+    {apiVersion: "v1", kind: "PersistentVolume", metadata: {name: "e2e-dataset-\($x)"},
+     spec: {capacity: {storage: "512Mi"}, accessModes: ["ReadWriteOnce"], volumeMode: "Filesystem",
+       persistentVolumeReclaimPolicy: "Retain", storageClassName: "local-loop", local: {path: $path},
+       claimRef: {namespace: $ns, name: "dataset-\($x)"},
+       nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [
+         {key: "kubernetes.io/hostname", operator: "In", values: [$node]}]}]}}}},
+    {apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: {name: "dataset-\($x)", namespace: $ns},
+     spec: {storageClassName: "local-loop", accessModes: ["ReadWriteOnce"], volumeName: "e2e-dataset-\($x)",
+       resources: {requests: {storage: "512Mi"}}}}' | k apply -f - >/dev/null
+done
+pvcs_bound() {
+  [[ $(k -n "$TRAIN" get pvc dataset-a dataset-b dataset-c -o jsonpath='{.items[*].status.phase}') == "Bound Bound Bound" ]]
+}
+wait_until 60 pvcs_bound || fail "the dataset claims did not bind: $(k -n "$TRAIN" get pvc 2>&1)"
+pass "PVCs $TRAIN/dataset-a, -b and -c Bound to local PersistentVolumes on $LOOP_DEV (ext4)"
+
+# --- the chart, as a user installs it ---
+cat >"$SCRATCH/values.yaml" <<EOF
+image: {repository: "${IMAGE%:*}", tag: "${IMAGE##*:}", pullPolicy: Never}
+policy:
+  profile: null
+  mode: enforce
+  on_error: fail-closed
+  deadline: 40s
+  result_ttl: 1h
+  # Short, so that a test waits seconds; any volume here meets the floor.
+  workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 1s, runtime: 4s, size: 64m}
+  # The node's disk is the test's own; other tests' I/O on this machine must not defer the probe.
+  node: {busy_util: 100%}
+  rules:
+    - name: gpu-feed
+      min_iops: 100
+      min_iops_per_gpu: 50
+      max_p99_latency: 2s
+      forbidden_classes: [hdd]
+    - name: low-latency
+      description: pods that asked for the low-latency tier
+      selector: {pod_labels: {$TIER_LABEL: low-latency}}
+      max_p99_latency: 20us
+nodeAgent:
+  paths: [{name: data, hostPath: "$LOOP_DIR/node-agent"}]
+webhook:
+  namespaceSelector: {matchLabels: {iogate.io/enabled: "true"}}
+preflight:
+  namespaces: [$TRAIN]
+EOF
+t0=$SECONDS
+helm install "$RELEASE" "$CHART" -n "$NS" --create-namespace -f "$SCRATCH/values.yaml" --wait --timeout 5m \
+  >"$SCRATCH/helm-install.out" 2>&1 || {
+  k -n "$NS" get pods -o wide >&2 || true
+  k -n "$NS" describe pods >&2 || true
+  node_fail "helm install --wait failed" || true
+  fail "helm install --wait: $(cat "$SCRATCH/helm-install.out")"
+}
+install_s=$((SECONDS - t0))
+k -n "$NS" get pods -o json >"$SCRATCH/chart-pods.json"
+assert_jq "$SCRATCH/chart-pods.json" '[.items[] | select(.metadata.labels["app.kubernetes.io/component"] == "node-agent")] |
+  length == 1 and all(.spec.nodeName == "'"$NAME"'" and .status.phase == "Running" and
+    (.status.conditions[] | select(.type == "Ready") | .status == "True"))' \
+  "helm install --wait (${install_s} s): the node agent's DaemonSet pod runs on $NAME and is Ready (its /readyz: a first round probed)"
+assert_jq "$SCRATCH/chart-pods.json" '[.items[] | select(.metadata.labels["app.kubernetes.io/component"] == "webhook")] |
+  length == 2 and all(.spec.nodeName == "'"$NAME"'" and .status.phase == "Running" and
+    (.status.conditions[] | select(.type == "Ready") | .status == "True"))' \
+  "both webhook replicas run on $NAME and are Ready (the kubelet's HTTPS readiness probe)"
+
+# --- the DaemonSet pod labels the node ---
+labelled() { [[ -n $(k get node "$NAME" -o jsonpath='{.metadata.labels.iogate\.io/randread-iops}') ]]; }
+wait_until 120 labelled || fail "the node agent did not label $NAME: $(k -n "$NS" logs -l app.kubernetes.io/component=node-agent --tail 20 2>&1)"
+k get node "$NAME" -o json >"$SCRATCH/node.json"
+node_iops=$(jq -r '.metadata.labels["iogate.io/randread-iops"]' "$SCRATCH/node.json")
+assert_jq "$SCRATCH/node.json" '(.metadata.labels["iogate.io/randread-iops"] | tonumber) >= 200 and
+  .metadata.labels["iogate.io/tier"] != "slow" and (.metadata.labels["iogate.io/disk-class"] | length) > 0 and
+  (.metadata.annotations["iogate.io/report"] | fromjson | .outcome == "pass" and .gpus == 4) and
+  ([.spec.taints[]? | select(.key == "iogate.io/storage-below-policy")] | length) == 0' \
+  "the DaemonSet pod labelled $NAME: randread-iops $node_iops (the floor for 4 GPUs: 200), disk-class $(jq -r '.metadata.labels["iogate.io/disk-class"]' "$SCRATCH/node.json"), tier $(jq -r '.metadata.labels["iogate.io/tier"]' "$SCRATCH/node.json"), judged for its 4 GPUs, no taint"
+wait_until 30 bash -c "[[ \$(kubectl get node '$NAME' -o jsonpath='{.status.conditions[?(@.type==\"StorageBelowPolicy\")].status}') == False ]]" ||
+  fail "no StorageBelowPolicy=False condition on $NAME: $(k get node "$NAME" -o jsonpath='{.status.conditions}')"
+pass "condition StorageBelowPolicy False on $NAME (nodes/status, the agent's pod-bound token)"
+agent_ip=$(k -n "$NS" get pods -l app.kubernetes.io/component=node-agent -o jsonpath='{.items[0].status.podIP}')
+curl -sf "http://$agent_ip:9560/metrics" >"$SCRATCH/metrics.txt" || fail "GET http://$agent_ip:9560/metrics failed"
+grep -q '^iogate_probe_iops{' "$SCRATCH/metrics.txt" || fail "no iogate_probe_iops in the agent's metrics: $(head -20 "$SCRATCH/metrics.txt")"
+pass "the agent's /metrics answers at its pod address $agent_ip:9560 ($(grep -c '^iogate_' "$SCRATCH/metrics.txt") iogate_ samples)"
+
+# --- training pods, as a user applies them ---
+# train_pod NAME CLAIM [JQ FILTER]: a GPU pod asking for preflight injection on its dataset
+# volume, applied with kubectl apply; the filter edits it first.
+train_pod() {
+  jq -n --arg name "$1" --arg ns "$TRAIN" --arg claim "$2" --arg pause "$PAUSE" --arg gpu "$GPU" '
+    {apiVersion: "v1", kind: "Pod",
+     metadata: {name: $name, namespace: $ns, labels: {app: "resnet50"}, annotations: {"iogate.io/inject-preflight": "dataset"}},
+     spec: {serviceAccountName: "iogate-preflight", terminationGracePeriodSeconds: 2,
+       containers: [{name: "train", image: $pause, imagePullPolicy: "Never",
+         resources: {limits: {($gpu): 1}},
+         volumeMounts: [{name: "dataset", mountPath: "/data", readOnly: true}]}],
+       volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $claim}}]}}' |
+    jq "${3:-.}" | k apply -f - >/dev/null
+}
+verdict_of() { k -n "$TRAIN" get pod "$1" -o jsonpath='{.metadata.annotations.iogate\.io/verdict}'; }
+phase_of() { k -n "$TRAIN" get pod "$1" -o jsonpath='{.status.phase}'; }
+# status_of POD: the STATUS column of kubectl get (Init:Error, Running, ...).
+status_of() { k -n "$TRAIN" get pod "$1" --no-headers | awk '{ print $3 }'; }
+show_pod() {  # POD: its description and the preflight's log, for a failure message
+  k -n "$TRAIN" describe pod "$1" >&2 || true
+  k -n "$TRAIN" logs "$1" -c iogate-preflight >&2 || true
+}
+# wait_verdict POD SECONDS: until the pod's verdict annotation is there; prints the seconds taken
+# from START (set by the caller just before kubectl apply).
+wait_verdict() {
+  local deadline=$((SECONDS + $2))
+  until [[ -n $(verdict_of "$1") ]]; do
+    ((SECONDS < deadline)) || { show_pod "$1"; fail "$1: no verdict after $2 s"; }
+    sleep 0.2
+  done
+}
+
+# (a) the volume meets the policy: probed, Running.
+START=$(date +%s.%N)
+train_pod train-a dataset-a
+wait_verdict train-a 120
+verdict_a=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
+wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-a -o jsonpath='{.status.phase}') == Running ]]" ||
+  { show_pod train-a; fail "train-a did not reach Running"; }
+running_a=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
+k -n "$TRAIN" get pod train-a -o json >"$SCRATCH/train-a.json"
+assert_jq "$SCRATCH/train-a.json" '.spec.initContainers[0].name == "iogate-preflight" and .spec.initContainers[0].image == "'"$IMAGE"'" and
+  (.spec.initContainers[0].volumeMounts[] | select(.name == "dataset") | .readOnly == true and .mountPath == "/data")' \
+  "train-a: the webhook pod injected the preflight initContainer ($IMAGE, dataset read-only at /data)"
+assert_jq "$SCRATCH/train-a.json" '[.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[] |
+  select(.key == "iogate.io/randread-iops" and .operator == "Gt")] | length == 1' \
+  "train-a: and the required node affinity on the agent's iogate.io/randread-iops label"
+assert_jq "$SCRATCH/train-a.json" '.spec.nodeName == "'"$NAME"'" and .status.phase == "Running" and
+  .status.initContainerStatuses[0].state.terminated.exitCode == 0 and
+  (.status.containerStatuses[0].state.running | type) == "object"' \
+  "train-a: scheduled on $NAME, preflight exited 0, the training container runs"
+assert_jq "$SCRATCH/train-a.json" '.metadata.annotations as $a | $a["iogate.io/verdict"] == "pass" and
+  ($a["iogate.io/randread-iops"] | tonumber) > 0 and ($a["iogate.io/p99-latency-us"] | length) > 0 and
+  ($a["iogate.io/report"] | fromjson | .gpus == 1 and .node == "'"$NAME"'" and .paths[0].source == "probe" and .paths[0].pvc == "dataset-a")' \
+  "train-a: annotations verdict pass, randread-iops $(jq -r '.metadata.annotations["iogate.io/randread-iops"]' "$SCRATCH/train-a.json"), p99 $(jq -r '.metadata.annotations["iogate.io/p99-latency-us"]' "$SCRATCH/train-a.json") us; probed on PVC dataset-a for 1 GPU"
+wait_until 20 bash -c "kubectl -n '$TRAIN' get events --field-selector involvedObject.name=train-a,reason=StoragePolicyMet -o name | grep -q ." ||
+  fail "train-a: no StoragePolicyMet Event"
+pass "train-a: Event StoragePolicyMet"
+k -n "$TRAIN" get pvc dataset-a -o json >"$SCRATCH/pvc-a.json"
+assert_jq "$SCRATCH/pvc-a.json" '.metadata.annotations["iogate.io/probe-result"] | fromjson | (.pod | endswith("train-a")) and .node == "'"$NAME"'"' \
+  "the result is recorded on PVC dataset-a (iogate.io/probe-result, by train-a on $NAME)"
+
+# The second pod on the same claim reuses it, and (b) a pod of the low-latency tier on its own
+# claim fails: applied together.
+START=$(date +%s.%N)
+train_pod train-a2 dataset-a
+START_B=$(date +%s.%N)
+train_pod train-b dataset-b '.metadata.labels["'"$TIER_LABEL"'"] = "low-latency" | .spec.restartPolicy = "Never"'
+wait_verdict train-a2 120
+verdict_a2=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
+wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-a2 -o jsonpath='{.status.phase}') == Running ]]" ||
+  { show_pod train-a2; fail "train-a2 did not reach Running"; }
+k -n "$TRAIN" get pod train-a2 -o json >"$SCRATCH/train-a2.json"
+assert_jq "$SCRATCH/train-a2.json" '.metadata.annotations as $a | $a["iogate.io/verdict"] == "pass" and
+  ($a["iogate.io/report"] | fromjson | .paths[0].source == "shared" and .paths[0].pvc == "dataset-a") and
+  $a["iogate.io/randread-iops"] == "'"$(jq -r '.metadata.annotations["iogate.io/randread-iops"]' "$SCRATCH/train-a.json")"'"' \
+  "train-a2: the same PVC: train-a's measurement reused (source shared, the same IOPS), Running"
+k -n "$TRAIN" logs train-a2 -c iogate-preflight >"$SCRATCH/train-a2.log" 2>&1 || fail "kubectl logs train-a2 -c iogate-preflight: $(cat "$SCRATCH/train-a2.log")"
+grep -q "shared result of" "$SCRATCH/train-a2.log" || fail "train-a2's preflight log does not say the result was shared: $(cat "$SCRATCH/train-a2.log")"
+! grep -qE "probed [0-9.]+ s" "$SCRATCH/train-a2.log" || fail "train-a2's preflight probed: $(cat "$SCRATCH/train-a2.log")"
+pass "kubectl logs train-a2 -c iogate-preflight: '$(grep -m1 'shared result of' "$SCRATCH/train-a2.log" | sed 's/^ *//')'"
+
+failed_b() { [[ $(phase_of train-b) == Failed ]]; }
+wait_until 120 failed_b || { show_pod train-b; fail "train-b did not fail its preflight"; }
+verdict_b=$(python3 -c "import time; print(f'{time.time() - $START_B:.1f}')")
+k -n "$TRAIN" get pod train-b -o json >"$SCRATCH/train-b.json"
+[[ $(status_of train-b) == Init:Error ]] || fail "kubectl get pod train-b shows $(status_of train-b), not Init:Error"
+assert_jq "$SCRATCH/train-b.json" '.status.initContainerStatuses[0].state.terminated.exitCode == 1 and
+  ([.status.containerStatuses[0] | .state.running, .state.terminated.startedAt] | all(. == null))' \
+  "train-b: kubectl get shows Init:Error; preflight exited 1 and the training container never started"
+assert_jq "$SCRATCH/train-b.json" '.metadata.annotations as $a | $a["iogate.io/verdict"] == "fail" and
+  ($a["iogate.io/report"] | fromjson | .paths[0].source == "probe" and .paths[0].pvc == "dataset-b" and
+    ([.paths[0].checks[] | select(.[0] == "low-latency" and .[4] == false)] | length) == 1)' \
+  "train-b: verdict fail, probed on its own PVC dataset-b, the low-latency rule's check failed"
+k -n "$TRAIN" describe pod train-b >"$SCRATCH/train-b.describe"
+grep -E "Warning +StorageBelowPolicy .*rule low-latency" "$SCRATCH/train-b.describe" >"$SCRATCH/train-b.event" ||
+  fail "kubectl describe pod train-b shows no StorageBelowPolicy Event naming rule low-latency: $(sed -n '/^Events:/,$p' "$SCRATCH/train-b.describe")"
+grep -qF "max_p99_latency" "$SCRATCH/train-b.event" && grep -qF "<= 20 µs" "$SCRATCH/train-b.event" ||
+  fail "the Event does not name the threshold: $(cat "$SCRATCH/train-b.event")"
+pass "kubectl describe pod train-b: $(sed 's/  */ /g' "$SCRATCH/train-b.event" | cut -c1-240)"
+
+# (c) the claim is empty: preflight cannot measure it and, fail-closed, keeps the pod out.
+START=$(date +%s.%N)
+train_pod train-c dataset-c '.spec.restartPolicy = "Never"'
+failed_c() { [[ $(phase_of train-c) == Failed ]]; }
+wait_until 120 failed_c || { show_pod train-c; fail "train-c did not fail its preflight"; }
+verdict_c=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
+k -n "$TRAIN" get pod train-c -o json >"$SCRATCH/train-c.json"
+[[ $(status_of train-c) == Init:Error ]] || fail "kubectl get pod train-c shows $(status_of train-c), not Init:Error"
+assert_jq "$SCRATCH/train-c.json" '.status.initContainerStatuses[0].state.terminated.exitCode == 3 and
+  .metadata.annotations["iogate.io/verdict"] == "error" and
+  ([.status.containerStatuses[0] | .state.running, .state.terminated.startedAt] | all(. == null))' \
+  "train-c: the empty claim: Init:Error, preflight exited 3 (fail-closed), verdict error, the training container never started"
+k -n "$TRAIN" describe pod train-c >"$SCRATCH/train-c.describe"
+grep -E "Warning +StoragePreflightFailed .*holds no regular file" "$SCRATCH/train-c.describe" >"$SCRATCH/train-c.event" ||
+  fail "kubectl describe pod train-c shows no StoragePreflightFailed Event saying the volume is empty: $(sed -n '/^Events:/,$p' "$SCRATCH/train-c.describe")"
+pass "kubectl describe pod train-c: $(sed 's/  */ /g' "$SCRATCH/train-c.event" | cut -c1-240)"
+
+echo "TIMES: kubectl apply -> verdict: probed and passed ${verdict_a} s (Running ${running_a} s); reused ${verdict_a2} s; probed and failed (Init:Error) ${verdict_b} s; empty claim (Init:Error) ${verdict_c} s; node agent: helm install --wait ${install_s} s"
+
+# --- helm uninstall takes the chart's pods off the node ---
+helm uninstall "$RELEASE" -n "$NS" --wait --timeout 2m >"$SCRATCH/helm-uninstall.out" 2>&1 ||
+  fail "helm uninstall: $(cat "$SCRATCH/helm-uninstall.out")"
+no_chart_pods() { [[ -z $(k -n "$NS" get pods -o name) ]]; }
+wait_until 60 no_chart_pods || fail "pods of the release still there after helm uninstall: $(k -n "$NS" get pods)"
+pass "helm uninstall: no pod of the release left on $NAME"
