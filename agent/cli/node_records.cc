@@ -116,10 +116,8 @@ NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcom
     EvaluationContext ctx{gpus, o.config.path, {}};
     pj.verdict = evaluate_policy(p, *o.measurement, ctx);
     pj.tier = node_tier(p.node, pj.verdict, *o.measurement, gpus);
-    for (const RuleCheck& c : pj.verdict.checks) {
-      if (c.check == "min_iops") pj.min_iops = std::max(pj.min_iops, c.threshold_value);
-    }
-    pj.fast_min_iops = fast_iops_threshold(p.node, pj.verdict, gpus);
+    pj.min_iops = iops_floor(p, ctx, o.measurement->device_class).value_or(0);
+    pj.fast_min_iops = fast_iops_threshold(p.node, pj.min_iops, gpus);
     j.paths.push_back(std::move(pj));
   }
   for (size_t k = 0; k < j.paths.size(); ++k) {

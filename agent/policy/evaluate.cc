@@ -285,14 +285,23 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
   return std::nullopt;
 }
 
+RuleIopsFloor rule_iops_floor(const Policy& p, const Rule& r, int gpus) {
+  RuleIopsFloor f;
+  if (p.workload_mode == WorkloadMode::kDataset) return f;
+  f.iops = effective_min_iops(r, gpus);
+  double bandwidth = effective_min_bandwidth(r, gpus);
+  if (bandwidth > 0 && p.workload.block_size > 0) {
+    double converted = bandwidth / double(p.workload.block_size);
+    if (converted > f.iops) f = {converted, true};
+  }
+  return f;
+}
+
 std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
   std::optional<double> floor;
-  if (p.workload_mode == WorkloadMode::kDataset) return floor;  // no early stop in a dataset run
   for (const Rule& r : p.rules) {
     if (selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels)) continue;
-    double iops = effective_min_iops(r, ctx.gpus);
-    double bw = effective_min_bandwidth(r, ctx.gpus);
-    if (bw > 0 && p.workload.block_size > 0) iops = std::max(iops, bw / double(p.workload.block_size));
+    double iops = rule_iops_floor(p, r, ctx.gpus).iops;
     if (iops > 0) floor = std::max(floor.value_or(0), iops);
   }
   return floor;

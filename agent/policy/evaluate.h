@@ -107,10 +107,20 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
                                              const std::string& path,
                                              const std::map<std::string, std::string>& pod_labels);
 
-// The highest IOPS floor among the rules that apply to a volume of `device_class` (known from
-// detect before the probe), bandwidth floors converted to IOPS with the workload's block size:
-// the number the probe's early stop compares against, so it can stop once the result is clearly
-// above or below it. nullopt when no applicable rule sets a rate floor.
+// A rule's IOPS floor for `gpus` GPUs: effective_min_iops, or its bandwidth floor converted to
+// IOPS at the workload's block size when that is higher. The one derivation of "the IOPS floor":
+// early stop, the webhook's node affinity, the node's labels, tier and metric all come from it.
+// 0 when the rule sets no IOPS or bandwidth floor, and in dataset mode (samples/s are not IOPS).
+struct RuleIopsFloor {
+  double iops = 0;
+  bool from_bandwidth = false;  // the converted bandwidth floor is the higher one
+};
+RuleIopsFloor rule_iops_floor(const Policy& p, const Rule& r, int gpus);
+
+// The highest rule_iops_floor among the rules that apply to a volume of `device_class` (known
+// from detect before the probe): the number the probe's early stop compares against, so it can
+// stop once the result is clearly above or below it, and the node's floor. nullopt when no
+// applicable rule sets a floor.
 std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class);
 
 // The caveats that apply to a measurement (also part of evaluate_policy's verdict).

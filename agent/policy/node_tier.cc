@@ -22,22 +22,18 @@ std::string_view node_tier_name(NodeTier t) {
   return "ok";
 }
 
-double fast_iops_threshold(const NodeSettings& s, const Verdict& v, int gpus) {
+double fast_iops_threshold(const NodeSettings& s, double iops_floor, int gpus) {
   if (explicit_fast_iops(s)) {
     return std::max(double(s.fast_min_iops.value_or(0)), double(s.fast_min_iops_per_gpu.value_or(0)) * gpus);
   }
-  double floor = 0;
-  for (const RuleCheck& c : v.checks) {
-    if (c.check == "min_iops") floor = std::max(floor, c.threshold_value);
-  }
-  return floor * s.fast_factor;
+  return iops_floor * s.fast_factor;
 }
 
 NodeTier node_tier(const NodeSettings& s, const Verdict& v, const Measurement& m, int gpus) {
   for (const RuleCheck& c : v.checks) {
     if (!c.passed) return NodeTier::kSlow;
   }
-  if (explicit_fast_iops(s)) return m.iops >= fast_iops_threshold(s, v, gpus) ? NodeTier::kFast : NodeTier::kOk;
+  if (explicit_fast_iops(s)) return m.iops >= fast_iops_threshold(s, 0, gpus) ? NodeTier::kFast : NodeTier::kOk;
   bool any_rate = false;
   for (const RuleCheck& c : v.checks) {
     if (!is_rate_check(c)) continue;

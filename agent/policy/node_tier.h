@@ -19,8 +19,8 @@ std::string_view node_tier_name(NodeTier t);  // "fast", "ok", "slow"
 
 NodeTier node_tier(const NodeSettings& settings, const Verdict& verdict, const Measurement& m, int gpus);
 
-// The IOPS a path needs for tier fast under these settings, given the verdict's IOPS floor;
-// 0 when the tier is decided by factors of several checks or there is no IOPS floor.
-double fast_iops_threshold(const NodeSettings& settings, const Verdict& verdict, int gpus);
+// The IOPS a path needs for tier fast under these settings: the explicit fast_min_iops floors,
+// else node.fast_factor × the path's IOPS floor (iops_floor, evaluate.h); 0 without either.
+double fast_iops_threshold(const NodeSettings& settings, double iops_floor, int gpus);
 
 }  // namespace iogate

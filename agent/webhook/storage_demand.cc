@@ -32,21 +32,13 @@ std::map<std::string, std::string> pod_labels(const nlohmann::json& pod) {
   return labels;
 }
 
-// The rule's IOPS floor for these GPUs, bandwidth floors converted at the workload's block size
-// (as iops_floor() does for preflight's early stop), with the text saying where it comes from.
+// The rule's IOPS floor for these GPUs (rule_iops_floor) with the text saying where it comes from.
 std::pair<double, std::string> rule_floor(const Rule& r, const Policy& p, int gpus) {
-  double iops = effective_min_iops(r, gpus);
-  std::string text = iops > 0 ? min_iops_text(r, gpus) : "";
-  double bandwidth = effective_min_bandwidth(r, gpus);
-  if (bandwidth > 0 && p.workload.block_size > 0) {
-    double converted = bandwidth / double(p.workload.block_size);
-    if (converted > iops) {
-      iops = converted;
-      text = fmt::format("{}, {} IOPS of {}", min_bandwidth_text(r, gpus), format_thousands(std::ceil(converted)),
-                         format_size_compact(p.workload.block_size));
-    }
-  }
-  return {iops, text};
+  RuleIopsFloor f = rule_iops_floor(p, r, gpus);
+  if (!(f.iops > 0)) return {0, ""};
+  if (!f.from_bandwidth) return {f.iops, min_iops_text(r, gpus)};
+  return {f.iops, fmt::format("{}, {} IOPS of {}", min_bandwidth_text(r, gpus), format_thousands(std::ceil(f.iops)),
+                              format_size_compact(p.workload.block_size))};
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "cli/node.h"
 #include "cli/node_records.h"
+#include "webhook/storage_demand.h"
 
 using namespace iogate;
 
@@ -204,4 +206,39 @@ TEST_CASE("a dataset measurement writes no randread-iops label, and its samples/
   CHECK(labels.at("iogate.io/tier") == "fast");  // 5,000 >= 4 x 1,000
   CHECK_FALSE(labels.at("iogate.io/randread-iops"));  // a stale value is removed
   CHECK(labels.count("iogate.io/randread-iops.train") == 0);
+}
+
+// One IOPS floor: what the webhook schedules a GPU pod on (the node's iogate.io/randread-iops Gt
+// floor - 1) is what the node agent reports, meters and derives tier fast from. A rule's bandwidth
+// floor, converted at the workload's block size, counts for all of them (the node agent used to
+// count min_iops checks only: it reported 10,000 here while the webhook required 97,657).
+TEST_CASE("a bandwidth floor is the node's IOPS floor as it is the webhook's") {
+  auto parsed = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {rw: randread, bs: 4k}\n"
+                             "rules:\n  - name: feed\n    min_iops: 10000\n    min_bandwidth_per_gpu: 100MB/s\n",
+                             "policy.yaml");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
+  const Policy& p = *parsed;
+  std::vector<PathOutcome> paths = {measured("/data", "", 150000, DeviceClass::kNvme)};
+  NodeJudgement j = judge_node(p, paths, 4, "");
+  REQUIRE(j.best);
+  const PathJudgement& pj = j.paths[*j.best];
+
+  nlohmann::json pod = {{"spec", {{"containers", {{{"name", "train"}, {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}}}}}}}}};
+  long long webhook_floor = storage_demand(p, pod, {}, std::nullopt).required_iops(DeviceClass::kNvme);
+  CHECK(webhook_floor == 97657);  // 4 x 100 MB/s in 4 KiB reads, rounded up
+  CHECK(std::ceil(pj.min_iops) == webhook_floor);
+  CHECK(node_report_json("n1", p, j, paths, {})["paths"][0]["min_iops"].get<double>() == doctest::Approx(pj.min_iops));
+  CHECK(node_metrics("n1", j, paths, {}).paths[0].min_iops == doctest::Approx(pj.min_iops));
+  CHECK(pj.fast_min_iops == doctest::Approx(pj.min_iops * p.node.fast_factor));
+
+  // The tier, from the checks, agrees with that threshold (4 x 97,657): 150,000 IOPS is ok,
+  // 400,000 is fast.
+  CHECK(pj.fast_min_iops == doctest::Approx(390625));
+  CHECK(node_labels(j, paths, {}).at("iogate.io/tier") == "ok");
+  std::vector<PathOutcome> faster = {measured("/data", "", 400000, DeviceClass::kNvme)};
+  CHECK(node_labels(judge_node(p, faster, 4, ""), faster, {}).at("iogate.io/tier") == "fast");
+
+  // Two GPUs: 200 MB/s is 48,829 IOPS; without GPUs the min_iops of 10,000 is the floor.
+  CHECK(std::ceil(judge_node(p, paths, 2, "").paths[0].min_iops) == 48829);
+  CHECK(judge_node(p, paths, 0, "").paths[0].min_iops == 10000);
 }

@@ -47,6 +47,7 @@ TEST_CASE("workload.mode dataset and its keys parse") {
   CHECK(*p->rules[0].min_samples_per_s == 2000);
   CHECK(*p->rules[0].samples_per_s_per_gpu == 800);
   CHECK_FALSE(iops_floor(*p, {4, "/data", {}}, DeviceClass::kNvme));  // no early stop in a dataset run
+  CHECK(rule_iops_floor(*p, p->rules[0], 4).iops == 0);                // samples/s are not IOPS
 }
 
 TEST_CASE("each workload mode refuses the other's keys and checks, naming the field") {

@@ -366,6 +366,27 @@ rules:
   CHECK_FALSE(iops_floor(r, {}, DeviceClass::kNvme).has_value());
 }
 
+TEST_CASE("rule_iops_floor across rule kinds: IOPS, per GPU, bandwidth in blocks, none") {
+  Policy p = load(R"(workload: {rw: randread, bs: 4k}
+rules:
+  - {name: iops, min_iops: 10000, min_iops_per_gpu: 5000}
+  - {name: bw, min_bandwidth: 40MB/s, min_bandwidth_per_gpu: 100MB/s}
+  - {name: lat, max_p99_latency: 5ms}
+)");
+  RuleIopsFloor f = rule_iops_floor(p, p.rules[0], 3);
+  CHECK(f.iops == 15000);
+  CHECK_FALSE(f.from_bandwidth);
+  CHECK(rule_iops_floor(p, p.rules[0], 0).iops == 10000);
+  f = rule_iops_floor(p, p.rules[1], 0);  // 40 MB/s in 4 KiB reads
+  CHECK(f.iops == doctest::Approx(9765.625));
+  CHECK(f.from_bandwidth);
+  CHECK(rule_iops_floor(p, p.rules[1], 2).iops == doctest::Approx(48828.125));
+  CHECK(rule_iops_floor(p, p.rules[2], 8).iops == 0);
+  // iops_floor is the highest of the applicable rules' floors.
+  CHECK(iops_floor(p, {2, "/data", {}}, DeviceClass::kNvme) == doctest::Approx(48828.125));
+  CHECK(iops_floor(p, {0, "/data", {}}, DeviceClass::kNvme) == doctest::Approx(10000));
+}
+
 TEST_CASE("measurement_from_probe aggregates jobs and takes the workload's direction's p99") {
   auto sample = iogate::testing::make_sample(false);
   ProbeResult& r = sample.result;
