@@ -1,5 +1,7 @@
 #include "bench/workload.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/units.h"
@@ -29,31 +31,66 @@ bool rw_mode_reads(RwMode m) { return m == RwMode::kRandRead || m == RwMode::kRe
 bool rw_mode_writes(RwMode m) { return m == RwMode::kRandWrite || m == RwMode::kWrite || m == RwMode::kRandRw; }
 bool rw_mode_random(RwMode m) { return m == RwMode::kRandRead || m == RwMode::kRandWrite || m == RwMode::kRandRw; }
 
-Status validate_workload(const Workload& w) {
-  if (w.block_size < 512) return usage_error(fmt::format("--bs: must be at least 512 bytes, got {}", w.block_size));
-  if (w.block_size > (uint64_t{64} << 20)) {
-    return usage_error(fmt::format("--bs: at most 64m, got {}", format_size_compact(w.block_size)));
+std::string_view workload_field_name(WorkloadField f) {
+  switch (f) {
+    case WorkloadField::kRw: return "rw";
+    case WorkloadField::kRwmixread: return "rwmixread";
+    case WorkloadField::kBs: return "bs";
+    case WorkloadField::kIodepth: return "iodepth";
+    case WorkloadField::kIodepthBatch: return "iodepth_batch";
+    case WorkloadField::kNumjobs: return "numjobs";
+    case WorkloadField::kRuntime: return "runtime";
+    case WorkloadField::kRamp: return "ramp";
+    case WorkloadField::kSize: return "size";
+    case WorkloadField::kFile: return "file";
   }
-  if (w.iodepth < 1 || w.iodepth > 4096) return usage_error(fmt::format("--iodepth: must be in [1, 4096], got {}", w.iodepth));
+  return "?";
+}
+
+std::string flag_spelling(WorkloadField f) {
+  std::string flag = "--" + std::string(workload_field_name(f));
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+Status validate_workload(const Workload& w, FieldSpelling spell) {
+  using F = WorkloadField;
+  auto error = [&](F f, std::string message) { return usage_error(spell(f) + ": " + message); };
+  if (w.block_size < kMinBlockSize) {
+    return error(F::kBs, fmt::format("must be at least {} bytes, got {}", kMinBlockSize, w.block_size));
+  }
+  if (w.block_size > kMaxBlockSize) {
+    return error(F::kBs, fmt::format("at most {}, got {}", format_size_compact(kMaxBlockSize), format_size_compact(w.block_size)));
+  }
+  if (w.iodepth < kIodepthRange.min || w.iodepth > kIodepthRange.max) {
+    return error(F::kIodepth, fmt::format("must be in [{}, {}], got {}", kIodepthRange.min, kIodepthRange.max, w.iodepth));
+  }
   if (w.iodepth_batch < 1 || w.iodepth_batch > w.iodepth) {
-    return usage_error(fmt::format("--iodepth-batch: must be in [1, --iodepth ({})], got {}", w.iodepth, w.iodepth_batch));
+    return error(F::kIodepthBatch, fmt::format("must be in [1, {} ({})], got {}", spell(F::kIodepth), w.iodepth, w.iodepth_batch));
   }
-  if (w.numjobs < 1 || w.numjobs > 256) return usage_error(fmt::format("--numjobs: must be in [1, 256], got {}", w.numjobs));
-  if (w.rwmixread < 0 || w.rwmixread > 100) {
-    return usage_error(fmt::format("--rwmixread: must be in [0, 100], got {}", w.rwmixread));
+  if (w.numjobs < kNumjobsRange.min || w.numjobs > kNumjobsRange.max) {
+    return error(F::kNumjobs, fmt::format("must be in [{}, {}], got {}", kNumjobsRange.min, kNumjobsRange.max, w.numjobs));
   }
-  if (w.runtime.count() < 100'000'000) return usage_error("--runtime: must be at least 100ms");
-  if (w.ramp.count() < 0) return usage_error("--ramp: must not be negative");
+  if (w.rwmixread < kRwmixreadRange.min || w.rwmixread > kRwmixreadRange.max) {
+    return error(F::kRwmixread,
+                 fmt::format("must be in [{}, {}], got {}", kRwmixreadRange.min, kRwmixreadRange.max, w.rwmixread));
+  }
+  if (w.runtime < kMinRuntime) {
+    return error(F::kRuntime, fmt::format("must be at least {}ms",
+                                          std::chrono::duration_cast<std::chrono::milliseconds>(kMinRuntime).count()));
+  }
+  if (w.ramp.count() < 0) return error(F::kRamp, "must not be negative");
   if (w.file.empty() && w.size < w.block_size * static_cast<uint64_t>(w.numjobs)) {
-    return usage_error(fmt::format("--size: {} is smaller than --bs × --numjobs ({} × {})", format_size_compact(w.size),
-                                   format_size_compact(w.block_size), w.numjobs));
+    return error(F::kSize, fmt::format("{} is smaller than {} × {} ({} × {})", format_size_compact(w.size), spell(F::kBs),
+                                       spell(F::kNumjobs), format_size_compact(w.block_size), w.numjobs));
   }
   if (!w.file.empty() && rw_mode_writes(w.rw)) {
-    return usage_error(fmt::format("--file: only read workloads may use an existing file; --rw {} would write to it",
-                                   rw_mode_name(w.rw)));
+    return error(F::kFile, fmt::format("only read workloads may use an existing file; {} {} would write to it",
+                                       spell(F::kRw), rw_mode_name(w.rw)));
   }
-  if (w.iodepth * static_cast<uint64_t>(w.numjobs) * w.block_size > (uint64_t{4} << 30)) {
-    return usage_error("--iodepth × --numjobs × --bs: more than 4 GiB of buffers in flight");
+  if (w.iodepth * static_cast<uint64_t>(w.numjobs) * w.block_size > kMaxBytesInFlight) {
+    return usage_error(fmt::format("{} × {} × {}: more than {} of buffers in flight", spell(F::kIodepth), spell(F::kNumjobs),
+                                   spell(F::kBs), fmt::format("{} GiB", kMaxBytesInFlight >> 30)));
   }
   return ok_status();
 }

@@ -37,8 +37,32 @@ struct Workload {
   bool keep_test_file = false;   // leave the test file for the next run to reuse
 };
 
-// Checks what can be checked without touching the target; errors name the flag.
-Status validate_workload(const Workload& w);
+// The limits of a workload, written once: the probe's flags, the policy's workload keys and
+// validate_workload check against these (the chart's values.schema.json against the same numbers,
+// tests/unit/bench/workload_test.cc). Defaults are Workload{}'s (a policy's size is smaller:
+// default_policy_workload).
+struct IntegerRange {
+  int64_t min;
+  int64_t max;
+};
+inline constexpr IntegerRange kRwmixreadRange{0, 100};
+inline constexpr IntegerRange kIodepthRange{1, 4096};
+inline constexpr IntegerRange kNumjobsRange{1, 256};
+inline constexpr uint64_t kMinBlockSize = 512;
+inline constexpr uint64_t kMaxBlockSize = uint64_t{64} << 20;
+inline constexpr std::chrono::nanoseconds kMinRuntime = std::chrono::milliseconds(100);
+inline constexpr uint64_t kMaxBytesInFlight = uint64_t{4} << 30;  // iodepth × numjobs × bs of buffers
+
+// The fields validate_workload's messages name, each spelled by the caller: "--iodepth" on the
+// command line (flag_spelling), "workload.iodepth" in a policy.
+enum class WorkloadField { kRw, kRwmixread, kBs, kIodepth, kIodepthBatch, kNumjobs, kRuntime, kRamp, kSize, kFile };
+std::string_view workload_field_name(WorkloadField f);  // fio's option name: "bs", "iodepth_batch", ...
+using FieldSpelling = std::string (*)(WorkloadField);
+std::string flag_spelling(WorkloadField f);  // "--bs", "--iodepth-batch"
+
+// Checks what can be checked without touching the target; each message starts with the field
+// that is wrong, as `spell` writes it.
+Status validate_workload(const Workload& w, FieldSpelling spell = flag_spelling);
 
 // Checks the block size against the target's O_DIRECT alignment once it is known.
 Status validate_alignment(const Workload& w, uint32_t dio_offset_align, std::string_view path);

@@ -31,20 +31,24 @@ namespace po = boost::program_options;
 
 namespace {
 
-// "3%" or a fraction "0.03".
+// The workload's flags take their defaults from Workload{} (bench/workload.h).
 po::options_description probe_flags() {
+  const Workload w;
+  auto text = [](auto v) { return po::value<std::string>()->default_value(fmt::format("{}", v)); };
+  auto size = [](uint64_t v) { return po::value<std::string>()->default_value(format_size_compact(v)); };
+  auto duration = [](std::chrono::nanoseconds v) { return po::value<std::string>()->default_value(format_duration_compact(v.count())); };
   po::options_description d("probe options (fio's names and defaults where fio has them)");
   d.add_options()
-      ("rw", po::value<std::string>()->default_value("randread"), "randread | randwrite | read | write | randrw")
-      ("rwmixread", po::value<std::string>()->default_value("50"), "percent reads in randrw")
-      ("bs", po::value<std::string>()->default_value("4k"), "block size (k/m/g suffixes, binary)")
-      ("iodepth", po::value<std::string>()->default_value("32"), "I/Os in flight per job")
-      ("iodepth-batch", po::value<std::string>()->default_value("1"), "I/Os per io_submit (fio's iodepth_batch_submit); more saves CPU, costs IOPS")
-      ("numjobs", po::value<std::string>()->default_value("1"), "jobs: one thread and one aio context each")
-      ("runtime", po::value<std::string>()->default_value("10s"), "measured time (s/m/ms)")
-      ("ramp", po::value<std::string>()->default_value("1s"), "warm-up excluded from results (fio's ramp_time)")
-      ("size", po::value<std::string>()->default_value("1g"), "size of the test file iogate creates")
-      ("direct", po::value<std::string>()->default_value("1")->implicit_value("1"), "O_DIRECT: 1 or 0 (true or false; 0 for buffered)")
+      ("rw", text(rw_mode_name(w.rw)), "randread | randwrite | read | write | randrw")
+      ("rwmixread", text(w.rwmixread), "percent reads in randrw")
+      ("bs", size(w.block_size), "block size (k/m/g suffixes, binary)")
+      ("iodepth", text(w.iodepth), "I/Os in flight per job")
+      ("iodepth-batch", text(w.iodepth_batch), "I/Os per io_submit (fio's iodepth_batch_submit); more saves CPU, costs IOPS")
+      ("numjobs", text(w.numjobs), "jobs: one thread and one aio context each")
+      ("runtime", duration(w.runtime), "measured time (s/m/ms)")
+      ("ramp", duration(w.ramp), "warm-up excluded from results (fio's ramp_time)")
+      ("size", size(w.size), "size of the test file iogate creates")
+      ("direct", po::value<std::string>()->default_value(w.direct ? "1" : "0")->implicit_value("1"), "O_DIRECT: 1 or 0 (true or false; 0 for buffered)")
       ("file", po::value<std::string>(), "read this existing file instead of a test file (read workloads only)")
       ("seed", po::value<std::string>(), "seed for random offsets (default: fresh each run, printed)")
       ("keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")
@@ -112,19 +116,19 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   auto rw = parse_rw_mode(str("rw"));
   if (!rw.ok()) return rw.error();
   w.rw = *rw;
-  auto mix = parse_integer(str("rwmixread"), "--rwmixread", 0, 100);
+  auto mix = parse_integer(str("rwmixread"), "--rwmixread", kRwmixreadRange.min, kRwmixreadRange.max);
   if (!mix.ok()) return mix.error();
   w.rwmixread = static_cast<int>(*mix);
   auto bs = parse_size(str("bs"), "--bs");
   if (!bs.ok()) return bs.error();
   w.block_size = *bs;
-  auto depth = parse_integer(str("iodepth"), "--iodepth", 1, 4096);
+  auto depth = parse_integer(str("iodepth"), "--iodepth", kIodepthRange.min, kIodepthRange.max);
   if (!depth.ok()) return depth.error();
   w.iodepth = static_cast<int>(*depth);
-  auto batch = parse_integer(str("iodepth-batch"), "--iodepth-batch", 1, 4096);
+  auto batch = parse_integer(str("iodepth-batch"), "--iodepth-batch", kIodepthRange.min, kIodepthRange.max);
   if (!batch.ok()) return batch.error();
   w.iodepth_batch = static_cast<int>(*batch);
-  auto jobs = parse_integer(str("numjobs"), "--numjobs", 1, 256);
+  auto jobs = parse_integer(str("numjobs"), "--numjobs", kNumjobsRange.min, kNumjobsRange.max);
   if (!jobs.ok()) return jobs.error();
   w.numjobs = static_cast<int>(*jobs);
   auto runtime = parse_duration(str("runtime"), "--runtime");

@@ -321,7 +321,7 @@ Status read_workload(const YAML::Node& n, Workload& w) {
     w.rw = *rw;
   }
   if (const YAML::Node v = n["rwmixread"]) {
-    auto x = read_integer(v, child(path, "rwmixread"), 0, 100);
+    auto x = read_integer(v, child(path, "rwmixread"), kRwmixreadRange.min, kRwmixreadRange.max);
     if (!x.ok()) return x.error();
     w.rwmixread = static_cast<int>(*x);
   }
@@ -332,9 +332,9 @@ Status read_workload(const YAML::Node& n, Workload& w) {
       *field = *x;
     }
   }
-  for (auto [key, field, max] : {std::tuple{"iodepth", &w.iodepth, 4096}, std::tuple{"numjobs", &w.numjobs, 256}}) {
+  for (auto [key, field, range] : {std::tuple{"iodepth", &w.iodepth, kIodepthRange}, std::tuple{"numjobs", &w.numjobs, kNumjobsRange}}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_integer(v, child(path, key), 1, max);
+      auto x = read_integer(v, child(path, key), range.min, range.max);
       if (!x.ok()) return x.error();
       *field = static_cast<int>(*x);
     }
@@ -354,27 +354,10 @@ Status read_workload(const YAML::Node& n, Workload& w) {
   return ok_status();
 }
 
-// validate_workload's messages name flags; in a policy they are workload fields.
-Status validate_policy_workload(const Workload& w) {
-  Status s = validate_workload(w);
-  if (s.ok()) return s;
-  Error e = s.error();
-  std::string out;
-  const std::string& m = e.message;
-  for (size_t i = 0; i < m.size();) {
-    if (m.compare(i, 2, "--") == 0) {
-      std::string flag;
-      size_t j = i + 2;
-      while (j < m.size() && (std::isalnum(static_cast<unsigned char>(m[j])) || m[j] == '-')) flag += m[j++];
-      out += "workload." + flag;
-      i = j;
-    } else {
-      out += m[i++];
-    }
-  }
-  e.message = out;
-  return e;
-}
+// A workload field as a policy names it.
+std::string policy_spelling(WorkloadField f) { return "workload." + std::string(workload_field_name(f)); }
+
+Status validate_policy_workload(const Workload& w) { return validate_workload(w, policy_spelling); }
 
 Status read_early_stop(const YAML::Node& n, Policy& p) {
   const std::string path = "early_stop";
@@ -750,13 +733,7 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
 
 Workload default_policy_workload() {
   Workload w;
-  w.rw = RwMode::kRandRead;
-  w.block_size = 4096;
-  w.iodepth = 32;
-  w.numjobs = 1;
-  w.runtime = std::chrono::seconds(10);
-  w.ramp = std::chrono::seconds(1);
-  w.size = uint64_t{256} << 20;
+  w.size = uint64_t{256} << 20;  // written quickly by an initContainer; the probe's own default is 1g
   return w;
 }
 

@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "bench/workload.h"
 
 using namespace iogate;
@@ -69,4 +74,41 @@ TEST_CASE("block size must be a multiple of the O_DIRECT alignment") {
   CHECK_FALSE(validate_alignment(w, 4096, "/data").ok());
   w.direct = false;
   CHECK(validate_alignment(w, 4096, "/data").ok());
+}
+
+TEST_CASE("each caller spells the fields its own way; the message is the same") {
+  Workload w;
+  w.size = 4096;
+  w.numjobs = 2;
+  CHECK(validate_workload(w).error().message == "--size: 4k is smaller than --bs × --numjobs (4k × 2)");
+  auto policy = [](WorkloadField f) { return "workload." + std::string(workload_field_name(f)); };
+  CHECK(validate_workload(w, policy).error().message ==
+        "workload.size: 4k is smaller than workload.bs × workload.numjobs (4k × 2)");
+  w = {};
+  w.iodepth_batch = 64;
+  CHECK(validate_workload(w).error().message == "--iodepth-batch: must be in [1, --iodepth (32)], got 64");
+  w = {};
+  w.iodepth = kIodepthRange.max + 1;
+  CHECK(validate_workload(w).error().message == "--iodepth: must be in [1, 4096], got 4097");
+  w = {};
+  w.iodepth = 4096;
+  w.numjobs = 256;
+  CHECK(validate_workload(w).ok());  // exactly 4 GiB in 4k blocks
+  w.block_size = 8192;
+  CHECK(validate_workload(w).error().message == "--iodepth × --numjobs × --bs: more than 4 GiB of buffers in flight");
+}
+
+// The chart validates a policy's workload before the binary sees it: the same limits.
+TEST_CASE("the chart's values.schema.json has the workload's limits") {
+  auto path = std::filesystem::path(__FILE__).parent_path() / "../../../charts/iogate/values.schema.json";
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path.string());
+  nlohmann::json schema = nlohmann::json::parse(in);
+  const nlohmann::json& w = schema["properties"]["policy"]["properties"]["workload"]["properties"];
+  for (auto [key, range] : {std::pair{"iodepth", kIodepthRange}, std::pair{"numjobs", kNumjobsRange},
+                            std::pair{"rwmixread", kRwmixreadRange}}) {
+    CAPTURE(key);
+    CHECK(w[key]["minimum"].get<int64_t>() == range.min);
+    CHECK(w[key]["maximum"].get<int64_t>() == range.max);
+  }
 }
