@@ -199,14 +199,36 @@ wait_verdict() {
   done
 }
 
+since() { python3 -c "import time; print(f'{time.time() - $1:.1f}')"; }  # START: seconds since, 0.1 s
+# init_error POD EXIT: wait until the pod has failed in its init container (restartPolicy Never)
+# with exit code EXIT, then check what the user sees: Init:Error in kubectl get, the training
+# container never started. Leaves the pod in $SCRATCH/POD.json.
+init_error() {
+  local pod=$1 code=$2
+  failed() { [[ $(phase_of "$pod") == Failed ]]; }
+  wait_until 120 failed || { show_pod "$pod"; fail "$pod did not fail its preflight"; }
+  k -n "$TRAIN" get pod "$pod" -o json >"$SCRATCH/$pod.json"
+  [[ $(status_of "$pod") == Init:Error ]] || fail "kubectl get pod $pod shows $(status_of "$pod"), not Init:Error"
+  assert_jq "$SCRATCH/$pod.json" '.status.initContainerStatuses[0].state.terminated.exitCode == '"$code"' and
+    ([.status.containerStatuses[0] | .state.running, .state.terminated.startedAt] | all(. == null))' \
+    "$pod: kubectl get shows Init:Error; preflight exited $code and the training container never started"
+}
+# described_event POD REGEX: the line of `kubectl describe pod` matching REGEX (an Event), on
+# stdout; fails showing the Events otherwise.
+described_event() {
+  k -n "$TRAIN" describe pod "$1" >"$SCRATCH/$1.describe"
+  grep -E "$2" "$SCRATCH/$1.describe" ||
+    fail "kubectl describe pod $1 shows no Event matching '$2': $(sed -n '/^Events:/,$p' "$SCRATCH/$1.describe")"
+}
+
 # (a) the volume meets the policy: probed, Running.
 START=$(date +%s.%N)
 train_pod train-a dataset-a
 wait_verdict train-a 120
-verdict_a=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
+verdict_a=$(since "$START")
 wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-a -o jsonpath='{.status.phase}') == Running ]]" ||
   { show_pod train-a; fail "train-a did not reach Running"; }
-running_a=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
+running_a=$(since "$START")
 k -n "$TRAIN" get pod train-a -o json >"$SCRATCH/train-a.json"
 assert_jq "$SCRATCH/train-a.json" '.spec.initContainers[0].name == "iogate-preflight" and .spec.initContainers[0].image == "'"$IMAGE"'" and
   (.spec.initContainers[0].volumeMounts[] | select(.name == "dataset") | .readOnly == true and .mountPath == "/data")' \
@@ -236,7 +258,7 @@ train_pod train-a2 dataset-a
 START_B=$(date +%s.%N)
 train_pod train-b dataset-b '.metadata.labels["'"$TIER_LABEL"'"] = "low-latency" | .spec.restartPolicy = "Never"'
 wait_verdict train-a2 120
-verdict_a2=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
+verdict_a2=$(since "$START")
 wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-a2 -o jsonpath='{.status.phase}') == Running ]]" ||
   { show_pod train-a2; fail "train-a2 did not reach Running"; }
 k -n "$TRAIN" get pod train-a2 -o json >"$SCRATCH/train-a2.json"
@@ -249,41 +271,25 @@ grep -q "shared result of" "$SCRATCH/train-a2.log" || fail "train-a2's preflight
 ! grep -qE "probed [0-9.]+ s" "$SCRATCH/train-a2.log" || fail "train-a2's preflight probed: $(cat "$SCRATCH/train-a2.log")"
 pass "kubectl logs train-a2 -c iogate-preflight: '$(grep -m1 'shared result of' "$SCRATCH/train-a2.log" | sed 's/^ *//')'"
 
-failed_b() { [[ $(phase_of train-b) == Failed ]]; }
-wait_until 120 failed_b || { show_pod train-b; fail "train-b did not fail its preflight"; }
-verdict_b=$(python3 -c "import time; print(f'{time.time() - $START_B:.1f}')")
-k -n "$TRAIN" get pod train-b -o json >"$SCRATCH/train-b.json"
-[[ $(status_of train-b) == Init:Error ]] || fail "kubectl get pod train-b shows $(status_of train-b), not Init:Error"
-assert_jq "$SCRATCH/train-b.json" '.status.initContainerStatuses[0].state.terminated.exitCode == 1 and
-  ([.status.containerStatuses[0] | .state.running, .state.terminated.startedAt] | all(. == null))' \
-  "train-b: kubectl get shows Init:Error; preflight exited 1 and the training container never started"
+init_error train-b 1
+verdict_b=$(since "$START_B")
 assert_jq "$SCRATCH/train-b.json" '.metadata.annotations as $a | $a["iogate.io/verdict"] == "fail" and
   ($a["iogate.io/report"] | fromjson | .paths[0].source == "probe" and .paths[0].pvc == "dataset-b" and
     ([.paths[0].checks[] | select(.[0] == "low-latency" and .[4] == false)] | length) == 1)' \
   "train-b: verdict fail, probed on its own PVC dataset-b, the low-latency rule's check failed"
-k -n "$TRAIN" describe pod train-b >"$SCRATCH/train-b.describe"
-grep -E "Warning +StorageBelowPolicy .*rule low-latency" "$SCRATCH/train-b.describe" >"$SCRATCH/train-b.event" ||
-  fail "kubectl describe pod train-b shows no StorageBelowPolicy Event naming rule low-latency: $(sed -n '/^Events:/,$p' "$SCRATCH/train-b.describe")"
-grep -qF "max_p99_latency" "$SCRATCH/train-b.event" && grep -qF "<= 20 µs" "$SCRATCH/train-b.event" ||
-  fail "the Event does not name the threshold: $(cat "$SCRATCH/train-b.event")"
-pass "kubectl describe pod train-b: $(sed 's/  */ /g' "$SCRATCH/train-b.event" | cut -c1-240)"
+event=$(described_event train-b "Warning +StorageBelowPolicy .*rule low-latency") || exit 1
+[[ $event == *"max_p99_latency"* && $event == *"<= 20 µs"* ]] || fail "the Event does not name the check and threshold: $event"
+pass "kubectl describe pod train-b: $(sed 's/  */ /g' <<<"$event" | cut -c1-240)"
 
 # (c) the claim is empty: preflight cannot measure it and, fail-closed, keeps the pod out.
 START=$(date +%s.%N)
 train_pod train-c dataset-c '.spec.restartPolicy = "Never"'
-failed_c() { [[ $(phase_of train-c) == Failed ]]; }
-wait_until 120 failed_c || { show_pod train-c; fail "train-c did not fail its preflight"; }
-verdict_c=$(python3 -c "import time; print(f'{time.time() - $START:.1f}')")
-k -n "$TRAIN" get pod train-c -o json >"$SCRATCH/train-c.json"
-[[ $(status_of train-c) == Init:Error ]] || fail "kubectl get pod train-c shows $(status_of train-c), not Init:Error"
-assert_jq "$SCRATCH/train-c.json" '.status.initContainerStatuses[0].state.terminated.exitCode == 3 and
-  .metadata.annotations["iogate.io/verdict"] == "error" and
-  ([.status.containerStatuses[0] | .state.running, .state.terminated.startedAt] | all(. == null))' \
-  "train-c: the empty claim: Init:Error, preflight exited 3 (fail-closed), verdict error, the training container never started"
-k -n "$TRAIN" describe pod train-c >"$SCRATCH/train-c.describe"
-grep -E "Warning +StoragePreflightFailed .*holds no regular file" "$SCRATCH/train-c.describe" >"$SCRATCH/train-c.event" ||
-  fail "kubectl describe pod train-c shows no StoragePreflightFailed Event saying the volume is empty: $(sed -n '/^Events:/,$p' "$SCRATCH/train-c.describe")"
-pass "kubectl describe pod train-c: $(sed 's/  */ /g' "$SCRATCH/train-c.event" | cut -c1-240)"
+init_error train-c 3
+verdict_c=$(since "$START")
+assert_jq "$SCRATCH/train-c.json" '.metadata.annotations["iogate.io/verdict"] == "error"' \
+  "train-c: the empty claim: verdict error (fail-closed)"
+event=$(described_event train-c "Warning +StoragePreflightFailed .*holds no regular file") || exit 1
+pass "kubectl describe pod train-c: $(sed 's/  */ /g' <<<"$event" | cut -c1-240)"
 
 echo "TIMES: kubectl apply -> verdict: probed and passed ${verdict_a} s (Running ${running_a} s); reused ${verdict_a2} s; probed and failed (Init:Error) ${verdict_b} s; empty claim (Init:Error) ${verdict_c} s; node agent: helm install --wait ${install_s} s"
 
