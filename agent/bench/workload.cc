@@ -89,8 +89,8 @@ Status validate_workload(const Workload& w, FieldSpelling spell) {
                                        spell(F::kRw), rw_mode_name(w.rw)));
   }
   if (w.iodepth * static_cast<uint64_t>(w.numjobs) * w.block_size > kMaxBytesInFlight) {
-    return usage_error(fmt::format("{} × {} × {}: more than {} of buffers in flight", spell(F::kIodepth), spell(F::kNumjobs),
-                                   spell(F::kBs), fmt::format("{} GiB", kMaxBytesInFlight >> 30)));
+    return usage_error(fmt::format("{} × {} × {}: more than {} GiB of buffers in flight", spell(F::kIodepth),
+                                   spell(F::kNumjobs), spell(F::kBs), kMaxBytesInFlight >> 30));
   }
   return ok_status();
 }

@@ -154,6 +154,20 @@ wait_alive() {
   done
 }
 
+# stop_pids PIDS: TERM every process of the array named PIDS, KILL what is left after 15 s, reap
+# them all, and empty the array.
+stop_pids() {
+  local -n pids_=$1
+  local pid deadline=$((SECONDS + 15))
+  for pid in "${pids_[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids_[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  pids_=()
+}
+
 cluster_fail() {  # MESSAGE: say what failed, with the tail of every log
   echo "cluster: $1" >&2
   tail_logs "$CLUSTER_DIR" 15
@@ -236,15 +250,7 @@ cluster_up() {
 }
 
 cluster_down() {
-  local pid
-  for pid in "${CLUSTER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  local deadline=$((SECONDS + 15))
-  for pid in "${CLUSTER_PIDS[@]}"; do
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  CLUSTER_PIDS=()
+  stop_pids CLUSTER_PIDS
   [[ -z "$CLUSTER_DIR" ]] || rm -rf "$CLUSTER_DIR"
   CLUSTER_DIR=""
 }

@@ -395,14 +395,7 @@ node_down() {
   for pid in $(node_pids_using "$NODE_CONTAINERD_SOCK"); do
     [[ " ${NODE_PIDS[*]} " == *" $pid "* ]] || kill -KILL "$pid" 2>/dev/null || true
   done
-  for pid in "${NODE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  local deadline=$((SECONDS + 15))
-  for pid in "${NODE_PIDS[@]}"; do
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  NODE_PIDS=()
+  stop_pids NODE_PIDS
   # Whatever is still mounted under NODE_DIR (the kubelet's pod volumes, among them bind mounts
   # of host paths and of local PersistentVolumes, containerd's rootfs mounts and sandbox network
   # namespaces), deepest first.
