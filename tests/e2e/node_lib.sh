@@ -347,7 +347,7 @@ node_service_route() {
   local host=${CLUSTER_SERVER#https://} svc_ip svc_port
   host=${host%:*}
   [[ $host != 127.* && $host != localhost ]] || return 0
-  command -v iptables >/dev/null || { echo "node: iptables is missing (the kubernetes Service's route)" >&2; return 1; }
+  command -v iptables >/dev/null || { echo "node: iptables is missing (the kubernetes Service's route): apt-get install iptables" >&2; return 1; }
   svc_ip=$(kubectl -n default get service kubernetes -o jsonpath='{.spec.clusterIP}') &&
     svc_port=$(kubectl -n default get service kubernetes -o jsonpath='{.spec.ports[0].port}') ||
     { echo "node: no kubernetes Service to route" >&2; return 1; }
