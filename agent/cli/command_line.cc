@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "base/exit_codes.h"
 #include "base/quote.h"
-#include "cli/exit_codes.h"
 
 namespace iogate {
 namespace po = boost::program_options;

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/exit_codes.h"
+#include "base/exit_codes.h"
 #include "cli/signals.h"
 #include "report/dataset_report.h"
 

@@ -5,8 +5,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "base/exit_codes.h"
 #include "cli/command_line.h"
-#include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "device/storage_stack.h"
 #include "report/storage_report.h"

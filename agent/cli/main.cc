@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_codes.h"
 #include "base/version.h"
 #include "cli/detect_command.h"
-#include "cli/exit_codes.h"
 #include "cli/node_command.h"
 #include "cli/policy_command.h"
 #include "cli/preflight_command.h"

@@ -8,14 +8,14 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "base/exit_codes.h"
 #include "base/quote.h"
 #include "base/units.h"
 #include "cli/command_line.h"
-#include "cli/exit_codes.h"
 #include "cli/logging.h"
-#include "cli/node_http.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
+#include "http/listener.h"
 #include "policy/policy_units.h"
 
 namespace iogate {

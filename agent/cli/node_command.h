@@ -1,11 +1,11 @@
-// `iogate node`: flags → NodeOptions → run_node_agent (cli/node.h).
+// `iogate node`: flags → NodeOptions → run_node_agent (node/node.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "base/result.h"
-#include "cli/node.h"
+#include "node/node.h"
 
 namespace iogate {
 

@@ -7,9 +7,9 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "base/exit_codes.h"
 #include "base/units.h"
 #include "cli/command_line.h"
-#include "cli/exit_codes.h"
 #include "policy/policy.h"
 #include "policy/policy_render.h"
 

@@ -14,9 +14,9 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "base/exit_codes.h"
 #include "base/units.h"
 #include "cli/command_line.h"
-#include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "cli/preflight.h"
+#include "preflight/preflight.h"
 
 namespace iogate {
 

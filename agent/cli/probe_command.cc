@@ -12,13 +12,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/exit_codes.h"
 #include "base/quote.h"
 #include "base/units.h"
 #include "bench/probe.h"
 #include "cli/command_line.h"
 #include "cli/dataset_command.h"
 #include "cli/dataset_flags.h"
-#include "cli/exit_codes.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"

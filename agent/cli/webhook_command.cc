@@ -5,12 +5,12 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "base/exit_codes.h"
 #include "base/units.h"
 #include "cli/command_line.h"
-#include "cli/exit_codes.h"
 #include "cli/logging.h"
-#include "cli/node_http.h"
 #include "cli/signals.h"
+#include "http/listener.h"
 
 namespace iogate {
 namespace po = boost::program_options;

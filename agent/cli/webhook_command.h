@@ -1,11 +1,11 @@
-// `iogate webhook`: flags → WebhookOptions → run_webhook (cli/webhook.h).
+// `iogate webhook`: flags → WebhookOptions → run_webhook (webhook/webhook.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "base/result.h"
-#include "cli/webhook.h"
+#include "webhook/webhook.h"
 
 namespace iogate {
 

@@ -1,6 +1,6 @@
 // One HTTPS exchange with the API server, no retries, no interpretation of the answer: the
 // seam between the client's retry logic (api_client.cc) and the TLS library (https_transport.cc,
-// the client's only user of cpp-httplib; the servers in cli/ use it too). Tests substitute a
+// the client's only user of cpp-httplib; the servers in http/ use it too). Tests substitute a
 // scripted Transport.
 #pragma once
 

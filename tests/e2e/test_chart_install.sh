@@ -17,7 +17,7 @@
 #     reports it) and created with a minimal monitoring.coreos.com/v1 CRD;
 #   - RBAC: for each ServiceAccount the chart makes (node agent, webhook, preflight in each of its
 #     namespaces), `kubectl auth can-i --list` is exactly what the agent needs (the API calls in
-#     agent/kube as used by agent/cli: tests/deploy/expected-rbac.yaml) plus the baseline every
+#     agent/kube as used by the modes: tests/deploy/expected-rbac.yaml) plus the baseline every
 #     account of the cluster has, itself checked on an account the chart never binds;
 #   - helm uninstall leaves none of the chart's objects (of any revision) behind, nor the pods and
 #     ReplicaSets its controllers made.
@@ -199,7 +199,7 @@ url:/readyz - get
 url:/version - get
 url:/version/ - get'
 # What each agent needs (tests/deploy/expected-rbac.yaml, from its API calls):
-# the node agent (agent/cli/node.cc, node_sync.cc): GET its Node (labels, taints), PATCH it
+# the node agent (agent/node/node.cc, node_sync.cc): GET its Node (labels, taints), PATCH it
 # (labels, annotations, taint), PATCH nodes/status (the StorageBelowPolicy condition), and
 # create an Event (events.k8s.io/v1, falling back to core v1: agent/kube/events.cc).
 NODE_NEEDS='events - create
@@ -207,9 +207,9 @@ events.events.k8s.io - create
 nodes - get
 nodes - patch
 nodes/status - patch'
-# the webhook (agent/cli/webhook.cc): GET the Node a pinned pod names, one at a time.
+# the webhook (agent/webhook/webhook.cc): GET the Node a pinned pod names, one at a time.
 WEBHOOK_NEEDS='nodes - get'
-# preflight (agent/cli/preflight.cc, agent/kube/shared_result.cc), in its namespace: GET and PATCH
+# preflight (agent/preflight/preflight.cc, agent/kube/shared_result.cc), in its namespace: GET and PATCH
 # its own Pod (annotations) and the dataset's PVC (probe lock and shared result), and an Event.
 PREFLIGHT_NEEDS='events - create
 events.events.k8s.io - create

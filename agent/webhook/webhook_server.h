@@ -21,15 +21,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "base/result.h"
-#include "cli/node_http.h"
+#include "http/listener.h"
 #include "webhook/certificate_reloader.h"
-
-namespace httplib {
-class SSLServer;
-}
 
 namespace iogate {
 
@@ -62,20 +57,17 @@ class WebhookServer {
   static Result<std::unique_ptr<WebhookServer>> start(const std::string& listen,
                                                       std::shared_ptr<CertificateReloader> certificates,
                                                       WebhookHandlers handlers, WebhookServerOptions options = {});
-  ~WebhookServer();  // stops serving and joins
+  ~WebhookServer() = default;  // stops serving and joins
   WebhookServer(const WebhookServer&) = delete;
   WebhookServer& operator=(const WebhookServer&) = delete;
 
-  std::string address() const { return address_; }  // "127.0.0.1:8443", the port as bound
-  int port() const { return port_; }
+  std::string address() const { return listener_->address(); }  // "127.0.0.1:8443", the port as bound
+  int port() const { return listener_->port(); }
 
  private:
   WebhookServer() = default;
-  std::shared_ptr<CertificateReloader> certificates_;  // outlives server_: its handshakes read it
-  std::unique_ptr<httplib::SSLServer> server_;
-  std::thread thread_;
-  std::string address_;
-  int port_ = 0;
+  std::shared_ptr<CertificateReloader> certificates_;  // outlives listener_: its handshakes read it
+  std::unique_ptr<HttpListener> listener_;
 };
 
 }  // namespace iogate

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "base/unique_fd.h"
-#include "cli/node_http.h"
-#include "loopback_sockets.h"
+#include "http/loopback_sockets.h"
+#include "node/node_http.h"
 
 using namespace iogate;
 using namespace std::chrono_literals;

@@ -13,23 +13,11 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <thread>
-#include <utility>
 
 #include "base/result.h"
-
-namespace httplib {
-class Server;
-}
+#include "http/listener.h"
 
 namespace iogate {
-
-struct HttpAnswer {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-};
 
 struct NodeHttpHandlers {
   std::function<HttpAnswer()> metrics, healthz, readyz, report;
@@ -44,37 +32,20 @@ struct NodeHttpOptions {
   int max_waiting = 64;
 };
 
-// What every iogate listener needs beyond cpp-httplib's defaults, before binding: SO_REUSEADDR
-// without the default SO_REUSEPORT (which would let a second server bind the same port and take
-// half the connections).
-void use_exclusive_port(httplib::Server& server);
-// Binds host:port (port 0: any free one); the port as bound, or a usage error naming --listen.
-Result<int> bind_listener(httplib::Server& server, const std::string& host, int port);
-// "127.0.0.1:9560", "[::1]:9560": how logs and tests name a bound listener.
-std::string listener_address(const std::string& host, int port);
-// Runs server.listen_after_bind() on a new thread and returns once it accepts: stop() does nothing
-// before that, so a server stopped right after starting would never join.
-std::thread serve_in_background(httplib::Server& server);
-
-// ":9560" → {"0.0.0.0", 9560}; "127.0.0.1:0" (any free port); "[::1]:9560". Errors name --listen.
-Result<std::pair<std::string, int>> parse_listen_address(std::string_view text);
-
 class NodeHttpServer {
  public:
   // Binds (an address in use is an error now, not later) and serves on a thread of its own.
   static Result<std::unique_ptr<NodeHttpServer>> start(const std::string& listen, NodeHttpHandlers handlers,
                                                        NodeHttpOptions options = {});
-  ~NodeHttpServer();  // stops serving and joins
+  ~NodeHttpServer() = default;  // stops serving and joins
   NodeHttpServer(const NodeHttpServer&) = delete;
   NodeHttpServer& operator=(const NodeHttpServer&) = delete;
 
-  std::string address() const { return address_; }  // "127.0.0.1:9560", the port as bound
+  std::string address() const { return listener_->address(); }  // "127.0.0.1:9560", the port as bound
 
  private:
   NodeHttpServer() = default;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  std::string address_;
+  std::unique_ptr<HttpListener> listener_;
 };
 
 }  // namespace iogate

@@ -1,4 +1,4 @@
-#include "cli/pooled_server.h"
+#include "http/pooled_server.h"
 
 #include <netinet/in.h>
 #include <strings.h>

@@ -1,4 +1,4 @@
-#include "cli/preflight.h"
+#include "preflight/preflight.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,21 +9,21 @@
 #include <spdlog/spdlog.h>
 
 #include "base/clock.h"
+#include "base/exit_codes.h"
 #include "base/units.h"
 #include "bench/probe.h"
-#include "cli/exit_codes.h"
-#include "cli/policy_probe.h"
-#include "cli/preflight_records.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
-#include "kube/kube_config.h"
 #include "kube/json_fields.h"
+#include "kube/kube_config.h"
 #include "kube/operations.h"
 #include "kube/shared_result.h"
 #include "policy/evaluate.h"
 #include "policy/measurement_json.h"
 #include "policy/policy.h"
+#include "policy/policy_probe.h"
 #include "policy/policy_units.h"
+#include "preflight/preflight_records.h"
 
 namespace iogate {
 namespace {

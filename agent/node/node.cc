@@ -1,4 +1,4 @@
-#include "cli/node.h"
+#include "node/node.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,20 +15,20 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/exit_codes.h"
 #include "base/rng.h"
 #include "base/units.h"
 #include "bench/probe.h"
-#include "cli/exit_codes.h"
-#include "cli/node_http.h"
-#include "cli/node_records.h"
-#include "cli/node_sync.h"
-#include "cli/policy_probe.h"
 #include "device/device_busy.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
 #include "kube/kube_config.h"
 #include "kube/operations.h"
 #include "metrics/exposition.h"
+#include "node/node_http.h"
+#include "node/node_records.h"
+#include "node/node_sync.h"
+#include "policy/policy_probe.h"
 #include "policy/policy_units.h"
 
 namespace iogate {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "cli/preflight_records.h"
+#include "preflight/preflight_records.h"
 
 using namespace iogate;
 

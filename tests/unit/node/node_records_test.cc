@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "cli/node.h"
-#include "cli/node_records.h"
+#include "node/node.h"
+#include "node/node_records.h"
 #include "webhook/storage_demand.h"
 
 using namespace iogate;

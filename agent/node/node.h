@@ -3,7 +3,7 @@
 // The same pipeline as preflight, looped, with the Node at the far end:
 //   for each data path, when due: detect → busy? (skip, retry later) → probe at idle I/O priority
 //   with the policy's workload and early stop → judge the node (its best path; GPUs from the Node)
-//   → labels, annotations, taint, condition, Event (kube/, cli/node_sync.h) → metrics and report.
+//   → labels, annotations, taint, condition, Event (kube/, node/node_sync.h) → metrics and report.
 // Probes repeat every interval × (1 ± jitter); a busy device or a failed probe is retried after
 // busy_retry. Writes that fail (the API is down) are retried with backoff while probing and
 // serving go on; the latest state is written when the API answers again.

@@ -1,4 +1,4 @@
-#include "cli/policy_probe.h"
+#include "policy/policy_probe.h"
 
 #include <algorithm>
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "base/result.h"
-#include "cli/node_records.h"
 #include "kube/api_client.h"
+#include "node/node_records.h"
 #include "policy/policy.h"
 
 namespace iogate {

@@ -1,4 +1,4 @@
-#include "cli/node_sync.h"
+#include "node/node_sync.h"
 
 #include <spdlog/spdlog.h>
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
-#include "cli/http_workers.h"
+#include "http/http_workers.h"
 
 using namespace iogate;
 using namespace std::chrono_literals;

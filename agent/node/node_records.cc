@@ -1,4 +1,4 @@
-#include "cli/node_records.h"
+#include "node/node_records.h"
 
 #include <algorithm>
 #include <cmath>

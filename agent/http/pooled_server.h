@@ -19,7 +19,7 @@
 #include <mutex>
 #include <utility>
 
-#include "cli/http_workers.h"
+#include "http/http_workers.h"
 
 namespace iogate {
 

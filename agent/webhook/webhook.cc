@@ -1,4 +1,4 @@
-#include "cli/webhook.h"
+#include "webhook/webhook.h"
 
 #include <mutex>
 #include <thread>
@@ -6,9 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/exit_codes.h"
 #include "base/version.h"
-#include "cli/exit_codes.h"
-#include "cli/webhook_server.h"
 #include "kube/api_client.h"
 #include "kube/kube_config.h"
 #include "kube/operations.h"
@@ -16,6 +15,7 @@
 #include "webhook/admission.h"
 #include "webhook/certificate_reloader.h"
 #include "webhook/node_cache.h"
+#include "webhook/webhook_server.h"
 
 namespace iogate {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/http_workers.h"
+#include "http/http_workers.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>

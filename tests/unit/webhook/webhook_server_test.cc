@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "base/unique_fd.h"
-#include "cli/webhook_server.h"
-#include "loopback_sockets.h"
+#include "http/loopback_sockets.h"
 #include "webhook/tls_files.h"
+#include "webhook/webhook_server.h"
 
 using namespace iogate;
 using namespace iogate::testing;

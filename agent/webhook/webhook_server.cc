@@ -1,17 +1,16 @@
-#include "cli/webhook_server.h"
+#include "webhook/webhook_server.h"
 
 #include <httplib.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include <signal.h>
-#include <sys/socket.h>
 #include <strings.h>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "cli/pooled_server.h"
+#include "http/pooled_server.h"
 
 namespace iogate {
 namespace {
@@ -53,9 +52,7 @@ bool is_json(const std::string& content_type) {
 Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& listen,
                                                             std::shared_ptr<CertificateReloader> certificates,
                                                             WebhookHandlers handlers, WebhookServerOptions options) {
-  auto address = parse_listen_address(listen);
-  if (!address.ok()) return address.error();
-  auto [host, port] = *address;
+  if (auto address = parse_listen_address(listen); !address.ok()) return address.error();
   if (!certificates || !certificates->snapshot()) return runtime_error("webhook: no serving certificate loaded");
   if (!handlers.mutate || !handlers.validate) {
     return runtime_error("webhook: a handler for /mutate or /validate is missing");
@@ -77,13 +74,11 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     return true;
   });
   PooledSslServer& server = *pooled;
-  s->server_ = std::move(pooled);
   if (!server.is_valid()) {
     ERR_clear_error();
     return runtime_error("webhook: cannot set up the TLS context");
   }
 
-  use_exclusive_port(server);
   server.set_payload_max_length(options.max_body_bytes);
 
   // Only what a webhook is asked, and nothing read that is not needed to answer.
@@ -192,18 +187,10 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
     spdlog::debug("webhook: {} {} {} from {}", req.method, req.path, res.status, req.remote_addr);
   });
 
-  auto bound = bind_listener(server, host, port);
-  if (!bound.ok()) return bound.error();
-  server.widen_backlog();
-  s->port_ = *bound;
-  s->address_ = listener_address(host, *bound);
-  s->thread_ = serve_in_background(server);
+  auto listener = HttpListener::start(listen, std::move(pooled));
+  if (!listener.ok()) return listener.error();
+  s->listener_ = std::move(*listener);
   return s;
-}
-
-WebhookServer::~WebhookServer() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace iogate

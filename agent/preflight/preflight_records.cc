@@ -1,4 +1,4 @@
-#include "cli/preflight_records.h"
+#include "preflight/preflight_records.h"
 
 #include <cmath>
 
