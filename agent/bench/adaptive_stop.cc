@@ -180,9 +180,9 @@ StopDecision EarlyStop::decide() const {
     // get a quick verdict against a floor it beats ten times over.
     const BatchRange r = batch_range(samples_, kThresholdBatchSamples);
     const double t = *config_.threshold_iops;
-    if (r.batches >= kThresholdMinBatches && r.min >= t * (1 + config_.threshold_margin)) d.reason = "above-threshold";
-    if (r.batches >= kThresholdMinBatches && r.max <= t * (1 - config_.threshold_margin)) d.reason = "below-threshold";
-    if (!d.reason.empty()) {
+    if (r.batches >= kThresholdMinBatches && r.min >= t * (1 + config_.threshold_margin)) d.reason = StopReason::kAboveThreshold;
+    if (r.batches >= kThresholdMinBatches && r.max <= t * (1 - config_.threshold_margin)) d.reason = StopReason::kBelowThreshold;
+    if (d.reason != StopReason::kNone) {
       d.stop = true;
       return d;
     }
@@ -191,13 +191,15 @@ StopDecision EarlyStop::decide() const {
   const double low = d.ci.mean - d.ci.half_width, high = d.ci.mean + d.ci.half_width;
   if (config_.threshold_iops) {
     const double t = *config_.threshold_iops;
-    if (low >= t * (1 + config_.threshold_margin)) d.reason = "above-threshold";
-    if (high <= t * (1 - config_.threshold_margin)) d.reason = "below-threshold";
+    if (low >= t * (1 + config_.threshold_margin)) d.reason = StopReason::kAboveThreshold;
+    if (high <= t * (1 - config_.threshold_margin)) d.reason = StopReason::kBelowThreshold;
   }
   // A mean of zero is not "settled": a stalled device may resume; only the threshold rule (a
   // floor it is far below) may stop such a run early.
-  if (d.reason.empty() && d.ci.mean > 0 && d.ci.relative_half_width <= config_.tolerance) d.reason = "settled";
-  d.stop = !d.reason.empty();
+  if (d.reason == StopReason::kNone && d.ci.mean > 0 && d.ci.relative_half_width <= config_.tolerance) {
+    d.reason = StopReason::kSettled;
+  }
+  d.stop = d.reason != StopReason::kNone;
   return d;
 }
 

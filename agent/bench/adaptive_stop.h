@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "bench/stop_reason.h"
 
 namespace iogate {
 
@@ -65,7 +66,7 @@ struct ConfidenceInterval {
 
 struct StopDecision {
   bool stop = false;
-  std::string reason;  // "settled", "above-threshold", "below-threshold"; "" while running
+  StopReason reason = StopReason::kNone;  // kSettled, kAboveThreshold, kBelowThreshold; kNone while running
   ConfidenceInterval ci;
 };
 

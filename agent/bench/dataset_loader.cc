@@ -136,7 +136,7 @@ LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t
   run.first_file = first;
   run.files_given = count;
   if (files.empty() || count == 0) {
-    run.stop_reason = "files";
+    run.stop_reason = StopReason::kFiles;
     return run;
   }
   SharedState shared;
@@ -164,7 +164,9 @@ LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t
     run.notes.push_back("O_DIRECT refused by the file system (EINVAL): buffered reads, each file dropped from the page cache after reading");
   }
   run.files_taken = std::min(shared.next.load(), count);
-  run.stop_reason = stop.load() ? "signal" : run.files_taken >= count ? "files" : "runtime";
+  run.stop_reason = stop.load()                ? StopReason::kSignal
+                    : run.files_taken >= count ? StopReason::kFiles
+                                               : StopReason::kRuntime;
   return run;
 }
 

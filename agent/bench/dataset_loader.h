@@ -22,6 +22,7 @@
 
 #include "bench/dataset_scan.h"
 #include "bench/latency_histogram.h"
+#include "bench/stop_reason.h"
 
 namespace iogate {
 
@@ -43,7 +44,7 @@ struct LoaderRun {
   size_t first_file = 0;          // the range of the list this run was given
   size_t files_given = 0;
   size_t files_taken = 0;         // of those, how many workers took (read, failed or cut short)
-  std::string stop_reason;        // "files" (all read), "runtime", "signal"
+  StopReason stop_reason = StopReason::kNone;  // kFiles (all read), kRuntime, kSignal
   LatencyHistogram open_ns, first_byte_ns, file_ns;
   std::vector<std::string> notes;  // fallbacks, e.g. O_DIRECT refused
 

@@ -77,7 +77,7 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
   auto scan = scan_dataset(req.path, budget, stop);
   if (!scan.ok()) return scan.error();
   r.scan = std::move(*scan);
-  if (r.scan.sample.empty() && r.scan.stop_reason != "signal") return usage_error(no_files_message(r.scan));
+  if (r.scan.sample.empty() && r.scan.stop_reason != StopReason::kSignal) return usage_error(no_files_message(r.scan));
 
   auto storage = detect_storage_stack(req.path, DetectOptions{req.root});
   if (storage.ok()) {
@@ -95,9 +95,9 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
                                      "counts or the sample; first: {}",
                                      r.scan.permission_denied, r.scan.permission_denied_paths.front()));
   }
-  if (!r.scan.complete() && r.scan.stop_reason != "signal") {
+  if (!r.scan.complete() && r.scan.stop_reason != StopReason::kSignal) {
     r.warnings.push_back(fmt::format("the scan stopped at its {} budget after {} entries: the file count is {}",
-                                     r.scan.stop_reason, r.scan.entries_read,
+                                     stop_reason_name(r.scan.stop_reason), r.scan.entries_read,
                                      r.scan.depths.empty() || r.scan.depths[0].dirs_read == 0 ? "a lower bound"
                                                                                               : "estimated"));
   }
@@ -120,7 +120,7 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
   cpu_set_t set;
   r.cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
   r.mem_total_bytes = read_mem_total_bytes(proc);
-  r.stop_reason = stop.load() ? "signal" : "complete";
+  r.stop_reason = stop.load() ? StopReason::kSignal : StopReason::kComplete;
 
   if (const LoaderRun* l = r.loader()) {
     for (const LoaderRun& run : r.sweep) {

@@ -16,6 +16,7 @@
 #include "bench/dataset_advice.h"
 #include "bench/dataset_loader.h"
 #include "bench/dataset_scan.h"
+#include "bench/stop_reason.h"
 #include "device/storage_stack.h"
 
 namespace iogate {
@@ -50,7 +51,7 @@ struct DatasetProbeResult {
   uint64_t mem_total_bytes = 0;
   std::vector<Recommendation> recommendations;
   std::vector<std::string> warnings;
-  std::string stop_reason;  // "complete" or "signal"
+  StopReason stop_reason = StopReason::kNone;  // kComplete or kSignal
 
   const LoaderRun* loader() const { return sweep.empty() ? nullptr : &sweep[headline]; }
 };

@@ -68,7 +68,7 @@ class Walk {
   DatasetScan run(UniqueFd root_fd) {
     queue_.push_back({scan_.root, 0});
     bool first = true;
-    while (!queue_.empty() && scan_.stop_reason.empty()) {
+    while (!queue_.empty() && scan_.stop_reason == StopReason::kNone) {
       PendingDir dir = std::move(queue_.front());
       queue_.pop_front();
       UniqueFd fd = first ? std::move(root_fd) : open_directory(AT_FDCWD, dir.path.c_str());
@@ -79,7 +79,7 @@ class Walk {
       }
       read_directory(fd.get(), dir);
     }
-    if (scan_.stop_reason.empty()) scan_.stop_reason = "complete";
+    if (scan_.stop_reason == StopReason::kNone) scan_.stop_reason = StopReason::kComplete;
     for (const PendingDir& d : queue_) depth(d.depth).dirs_pending++;
     finish();
     return std::move(scan_);
@@ -107,17 +107,17 @@ class Walk {
   // entry, the clock and the stop flag every kCheckEvery entries and after every directory.
   bool over_budget(bool check_clock = true) {
     if (!check_clock) {
-      if (scan_.entries_read >= budget_.entries) scan_.stop_reason = "entries";
-      return !scan_.stop_reason.empty();
+      if (scan_.entries_read >= budget_.entries) scan_.stop_reason = StopReason::kEntries;
+      return scan_.stop_reason != StopReason::kNone;
     }
     if (stop_.load(std::memory_order_relaxed)) {
-      scan_.stop_reason = "signal";
+      scan_.stop_reason = StopReason::kSignal;
     } else if (scan_.entries_read >= budget_.entries) {
-      scan_.stop_reason = "entries";
+      scan_.stop_reason = StopReason::kEntries;
     } else if (monotonic_ns() >= deadline_ns_) {
-      scan_.stop_reason = "time";
+      scan_.stop_reason = StopReason::kTime;
     }
-    return !scan_.stop_reason.empty();
+    return scan_.stop_reason != StopReason::kNone;
   }
 
   void read_directory(int fd, const PendingDir& dir) {

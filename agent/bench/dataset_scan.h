@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "bench/stop_reason.h"
 
 namespace iogate {
 
@@ -51,9 +52,9 @@ struct FileSizePercentiles {
 
 struct DatasetScan {
   std::string root;
-  // "complete", "time" or "entries" (a budget ran out), "signal".
-  std::string stop_reason;
-  bool complete() const { return stop_reason == "complete"; }
+  // kComplete, kTime or kEntries (a budget ran out), kSignal.
+  StopReason stop_reason = StopReason::kNone;
+  bool complete() const { return stop_reason == StopReason::kComplete; }
 
   uint64_t entries_read = 0;
   uint64_t files_seen = 0;          // regular files listed

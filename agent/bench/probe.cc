@@ -149,9 +149,9 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
     r.warnings.push_back(fmt::format("no /proc/diskstats for {} ({}): device utilisation and await unknown",
                                      r.target.source.empty() ? r.target.path : r.target.source, r.target.fs_type));
   }
-  if (r.stop_reason == "signal") r.warnings.push_back("interrupted: the figures cover only part of --runtime");
+  if (r.stop_reason == StopReason::kSignal) r.warnings.push_back("interrupted: the figures cover only part of --runtime");
   const Convergence& c = r.convergence;
-  if (c.early_stop.enabled && r.stop_reason == "runtime") {
+  if (c.early_stop.enabled && r.stop_reason == StopReason::kRuntime) {
     r.warnings.push_back(
         c.ci.trusted ? fmt::format("did not settle within --runtime: the {:g}% interval of the mean IOPS is ±{:.1f}%, "
                                    "wider than the ±{:g}% tolerance",
@@ -270,7 +270,7 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
     for (const auto& o : outcomes) count += o->completed.load(std::memory_order_relaxed);
     if (stop.load() || abort.load()) {  // a job that fails raises `abort`
       abort = true;
-      result.stop_reason = stop.load() ? "signal" : "error";
+      result.stop_reason = stop.load() ? StopReason::kSignal : StopReason::kError;
       window_end = now;
       break;
     }
@@ -311,7 +311,7 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
                                               timeline_length(0, std::max<uint64_t>(o->result.runtime_ns, 1))));
     result.jobs.push_back(std::move(o->result));
   }
-  if (result.stop_reason.empty()) result.stop_reason = "runtime";
+  if (result.stop_reason == StopReason::kNone) result.stop_reason = StopReason::kRuntime;
   result.convergence = {req.early_stop, early.interval()};
   if (window_started) {
     result.cpu = {cpu_end.user_ns - cpu_start.user_ns, cpu_end.sys_ns - cpu_start.sys_ns};

@@ -7,6 +7,7 @@
 
 #include "bench/adaptive_stop.h"
 #include "bench/latency_histogram.h"
+#include "bench/stop_reason.h"
 #include "bench/workload.h"
 #include "device/storage_stack.h"
 
@@ -95,9 +96,9 @@ struct ProbeResult {
   DiskStatsSummary diskstats;
   CpuUsage cpu;
   uint64_t measured_ns = 0;    // wall time of the measured window
-  // "runtime" (ran its full time), "signal", "error", or an early stop: "settled",
-  // "above-threshold", "below-threshold" (see EarlyStop).
-  std::string stop_reason;
+  // kRuntime (ran its full time), kSignal, kError, or an early stop: kSettled, kAboveThreshold,
+  // kBelowThreshold (see EarlyStop).
+  StopReason stop_reason = StopReason::kNone;
   Convergence convergence;
   std::string started_at;      // RFC 3339 UTC
   std::vector<std::string> warnings;

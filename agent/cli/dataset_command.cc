@@ -36,7 +36,7 @@ int run_dataset_probe_command(const DatasetRequest& request, const std::string& 
     std::cout << render_dataset_human(*result, isatty(STDOUT_FILENO));
   }
   std::cout.flush();
-  if (result->stop_reason == "signal") {
+  if (result->stop_reason == StopReason::kSignal) {
     std::fprintf(stderr, "iogate probe: interrupted by signal %d; partial report\n", signals.signal_number());
     return kExitRuntime;
   }

@@ -1,7 +1,7 @@
 // `iogate probe --mode dataset PATH`: run the dataset probe and print its report.
 //
 // SIGINT/SIGTERM end the scan or the loader within a file's read, and the partial report is
-// still printed (stop_reason "signal"), with exit code 3; nothing is left behind because nothing
+// still printed (StopReason::kSignal), with exit code 3; nothing is left behind because nothing
 // was written.
 #pragma once
 

@@ -193,7 +193,7 @@ int run_probe_command(const std::vector<std::string>& args) {
     std::cout << render_probe_human(*result, isatty(STDOUT_FILENO));
   }
   std::cout.flush();
-  if (result->stop_reason == "signal") {
+  if (result->stop_reason == StopReason::kSignal) {
     std::fprintf(stderr, "iogate probe: interrupted by signal %d; test file removed\n", signals.signal_number());
     return kExitRuntime;
   }

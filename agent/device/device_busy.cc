@@ -23,7 +23,7 @@ void add_unique(std::vector<std::string>& names, const std::string& name) {
 // Pre-order, so a device comes before the ones it is built on. A loop device's backing "file"
 // node is no device, but the stack under it is: loop I/O lands on that file system's disks.
 void collect_block_devices(const StackNode& node, std::vector<std::string>& names) {
-  if (node.kind != "file") add_unique(names, node.name);
+  if (node.kind != StackNodeKind::kFile) add_unique(names, node.name);
   for (const StackNode& child : node.children) collect_block_devices(child, names);
 }
 

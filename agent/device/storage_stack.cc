@@ -216,7 +216,7 @@ class StackWalker {
     StackNode n;
     n.name = dir.filename().string();
     if (depth > kMaxDepth || !visited_.insert(dir_text).second) {
-      n.kind = "disk";
+      n.kind = StackNodeKind::kDisk;
       n.reason = fmt::format("{}: cycle or stack deeper than {} levels; not followed", n.name, kMaxDepth);
       return n;
     }
@@ -226,28 +226,29 @@ class StackWalker {
     fill_queue(disk, n);
     n.removable = read_uint(disk / "removable") != 0;
     if (partition) {
-      n.kind = "partition";
+      n.kind = StackNodeKind::kPartition;
       n.children.push_back(walk(disk.string(), depth + 1));
       // A partition is on its disk's bus, as lsblk shows TRAN for both.
       n.transport = n.children.front().transport;
     } else if (n.name.rfind("dm-", 0) == 0) {
       std::string uuid = read_text(dir / "dm" / "uuid");
       n.dm_name = read_text(dir / "dm" / "name");
-      n.kind = uuid.rfind("LVM-", 0) == 0      ? "lvm"
-               : uuid.rfind("CRYPT-", 0) == 0  ? "dm-crypt"
-               : uuid.rfind("mpath-", 0) == 0  ? "dm-multipath"
-                                                : "dm-linear";
+      n.kind = uuid.rfind("LVM-", 0) == 0      ? StackNodeKind::kLvm
+               : uuid.rfind("CRYPT-", 0) == 0  ? StackNodeKind::kDmCrypt
+               : uuid.rfind("mpath-", 0) == 0  ? StackNodeKind::kDmMultipath
+                                                : StackNodeKind::kDmLinear;
       walk_slaves(dir, depth, n);
     } else if (n.name.rfind("md", 0) == 0 && path_exists(dir / "md")) {
       std::string level = read_text(dir / "md" / "level");
-      n.kind = "md-" + (level.empty() ? std::string("raid") : level);
+      n.kind = StackNodeKind::kMd;
+      n.md_level = level.empty() ? std::string("raid") : level;
       walk_slaves(dir, depth, n);
     } else if (n.name.rfind("loop", 0) == 0) {
-      n.kind = "loop";
+      n.kind = StackNodeKind::kLoop;
       n.backing_file = read_text(dir / "loop" / "backing_file");
       if (!n.backing_file.empty()) n.children.push_back(walk_file(n.backing_file, depth + 1));
     } else {
-      n.kind = n.name.rfind("zram", 0) == 0 || n.name.rfind("ram", 0) == 0 ? "ram" : "disk";
+      n.kind = n.name.rfind("zram", 0) == 0 || n.name.rfind("ram", 0) == 0 ? StackNodeKind::kRam : StackNodeKind::kDisk;
       DiskFacts f;
       f.name = n.name;
       f.sysfs_path = dir_text;
@@ -312,7 +313,7 @@ class StackWalker {
   // A loop device's backing file: a node of kind "file" over the stack of the fs that holds it.
   StackNode walk_file(const std::string& file, int depth) {
     StackNode n;
-    n.kind = "file";
+    n.kind = StackNodeKind::kFile;
     n.name = file;
     if (Status seen = host_path_visible(file); !seen.ok()) {
       n.reason = seen.error().message;
@@ -341,11 +342,11 @@ class StackWalker {
 
   // An inner node's class: its leaves' common class, else mixed.
   static void aggregate(StackNode& n) {
-    if (n.kind == "file") return;
+    if (n.kind == StackNodeKind::kFile) return;
     std::vector<const StackNode*> leaves;
     collect_leaves(n, leaves);
     if (leaves.empty()) {
-      if (n.reason.empty()) n.reason = fmt::format("{}: {} with nothing below it", n.name, n.kind);
+      if (n.reason.empty()) n.reason = fmt::format("{}: {} with nothing below it", n.name, stack_node_kind_text(n));
       return;
     }
     DeviceClass c = leaves.front()->device_class;
@@ -361,7 +362,7 @@ class StackWalker {
       return;
     }
     for (const StackNode& c : n.children) {
-      if (c.kind == "file") {
+      if (c.kind == StackNodeKind::kFile) {
         // A backing file stands for the stack beneath it; its class is already that stack's.
         if (c.children.empty()) out.push_back(&c); else collect_leaves(c, out);
       } else {
@@ -395,7 +396,7 @@ class StackWalker {
       // Say how the mount reaches its leaf: "dm-0 (lvm) → nvme0n1p2 (partition) → nvme0n1: …".
       std::string chain;
       for (const StackNode* n = &out.stack.front(); !n->children.empty(); n = &n->children.front()) {
-        chain += fmt::format("{} ({}) → ", n->name, n->kind);
+        chain += fmt::format("{} ({}) → ", n->name, stack_node_kind_text(*n));
       }
       out.reason = chain + slowest->reason;
     } else {
@@ -424,6 +425,22 @@ Status check_root_flag(const std::string& root) {
   return usage_error(fmt::format("--root: {} holds no proc/1/mountinfo or proc/self/mountinfo: mount the host's /proc "
                                  "and /sys there (e.g. at /host/proc and /host/sys for --root /host)",
                                  root));
+}
+
+std::string stack_node_kind_text(const StackNode& n) {
+  switch (n.kind) {
+    case StackNodeKind::kDisk: return "disk";
+    case StackNodeKind::kPartition: return "partition";
+    case StackNodeKind::kLvm: return "lvm";
+    case StackNodeKind::kDmCrypt: return "dm-crypt";
+    case StackNodeKind::kDmMultipath: return "dm-multipath";
+    case StackNodeKind::kDmLinear: return "dm-linear";
+    case StackNodeKind::kMd: return "md-" + n.md_level;
+    case StackNodeKind::kLoop: return "loop";
+    case StackNodeKind::kFile: return "file";
+    case StackNodeKind::kRam: return "ram";
+  }
+  return "disk";
 }
 
 Result<StorageStack> detect_storage_stack(const std::string& path, const DetectOptions& options) {

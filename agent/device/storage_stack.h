@@ -18,9 +18,14 @@
 
 namespace iogate {
 
+// What a node of the stack is. stack_node_kind_text gives the report's word: "disk", "partition",
+// "lvm", "dm-crypt", "dm-multipath", "dm-linear", "md-<level>" ("md-raid1"), "loop", "file", "ram".
+enum class StackNodeKind { kDisk, kPartition, kLvm, kDmCrypt, kDmMultipath, kDmLinear, kMd, kLoop, kFile, kRam };
+
 struct StackNode {
-  std::string name;  // kernel name ("nvme0n1p1", "dm-0", "md0", "loop0"), or a path for kind "file"
-  std::string kind;  // disk, partition, lvm, dm-crypt, dm-multipath, dm-linear, md-raidN, loop, file, ram
+  std::string name;  // kernel name ("nvme0n1p1", "dm-0", "md0", "loop0"), or a path for kFile
+  StackNodeKind kind = StackNodeKind::kDisk;
+  std::string md_level;  // kMd: md/level ("raid1"), "raid" when the kernel does not say
   DeviceClass device_class = DeviceClass::kUnknown;
   std::string reason;  // for leaves: which attribute decided
   std::string model, vendor, transport;
@@ -57,6 +62,8 @@ Result<StorageStack> detect_storage_stack(const std::string& path, const DetectO
 // (ROOT/proc/1/mountinfo or ROOT/proc/self/mountinfo). A usage error naming the flag otherwise,
 // so that a mistyped root fails at once rather than as storage class "unknown".
 Status check_root_flag(const std::string& root);
+
+std::string stack_node_kind_text(const StackNode& n);
 
 // "mq-deadline kyber [none]" → "none"; a single word is returned as it is.
 std::string active_scheduler(const std::string& text);

@@ -150,19 +150,19 @@ void attempt(Agent& a, size_t i) {
   const NodeSettings& ns = a.policy.node;
   const std::string& path = o.config.path;
   o.attempted_at = SystemClock::now();
-  auto retry_later = [&](const std::string& state, const std::string& detail) {
+  auto retry_later = [&](PathState state, const std::string& detail) {
     o.state = state;
     o.detail = detail;
     nanoseconds wait = jittered(ns.busy_retry, ns.jitter, a.unit_random());
     a.due[i] = Clock::now() + wait;
-    spdlog::log(state == "busy" ? spdlog::level::info : spdlog::level::warn, "{}: {}; next try in {}", path, detail,
+    spdlog::log(state == PathState::kBusy ? spdlog::level::info : spdlog::level::warn, "{}: {}; next try in {}", path, detail,
                 duration_text(wait));
   };
 
   auto stack = detect_storage_stack(path, DetectOptions{a.options.root});
   if (!stack.ok()) {
     ++o.errors;
-    retry_later("error", "detect: " + stack.error().message);
+    retry_later(PathState::kError, "detect: " + stack.error().message);
     return;
   }
   o.stack = *stack;
@@ -176,7 +176,7 @@ void attempt(Agent& a, size_t i) {
     spdlog::debug("{}: no busy check: {}", path, busy->why_not);
   } else if (busy->util_percent > ns.busy_util_percent) {
     ++o.busy_skips;
-    retry_later("busy", fmt::format("device {} busy: {:.0f}% util over {:.1f} s (skip above {:g}%)", busy->busiest_device,
+    retry_later(PathState::kBusy, fmt::format("device {} busy: {:.0f}% util over {:.1f} s (skip above {:g}%)", busy->busiest_device,
                                     busy->util_percent, busy->window_s, ns.busy_util_percent));
     return;
   }
@@ -187,27 +187,27 @@ void attempt(Agent& a, size_t i) {
     o.measurement = m;
     o.probe_wall_s = std::chrono::duration<double>(took).count();
     o.measured_at = SystemClock::now();
-    o.state = "measured";
+    o.state = PathState::kMeasured;
     o.detail.clear();
     ++o.probes;
     nanoseconds wait = jittered(ns.interval, ns.jitter, a.unit_random());
     a.due[i] = Clock::now() + wait;
     spdlog::info("{}: {} in {:.1f} s ({}); next probe in {}", path, measurement_figures(*o.measurement), o.probe_wall_s,
-                 o.measurement->stop_reason, duration_text(wait));
+                 stop_reason_name(o.measurement->stop_reason), duration_text(wait));
     a.dirty = true;
   };
   // What both workloads do with a finished probe before its measurement: note how long it took,
   // and settle a stop or an error. True when there is a measurement to record.
   auto settled = [&](const auto& result, nanoseconds took) {
     a.longest_probe = std::max(a.longest_probe, took);
-    if (a.stop.load() || (result.ok() && result->stop_reason == "signal")) {
-      o.state = "stopped";
+    if (a.stop.load() || (result.ok() && result->stop_reason == StopReason::kSignal)) {
+      o.state = PathState::kStopped;
       o.detail = "interrupted by a signal";
       return false;
     }
     if (!result.ok()) {
       ++o.errors;
-      retry_later("error", result.error().message);
+      retry_later(PathState::kError, result.error().message);
       return false;
     }
     return true;
@@ -271,7 +271,7 @@ bool sync(Agent& a) {
   a.dirty = false;
   const NodeJudgement& j = synced->judgement;
   if (j.best) {
-    spdlog::info("node {}: verdict {} ({} GPUs from {}), labels changed {}, taint {}{}", a.node, j.outcome, j.gpus,
+    spdlog::info("node {}: verdict {} ({} GPUs from {}), labels changed {}, taint {}{}", a.node, node_outcome_name(j), j.gpus,
                  j.gpus_from, synced->labels_changed, synced->taint,
                  synced->event ? fmt::format(", Event {} (condition {} → {})", synced->event->reason,
                                              synced->previous_status.empty() ? "absent" : synced->previous_status,
@@ -343,10 +343,10 @@ NodeHttpHandlers http_handlers(Agent& a) {
 
 int once_exit_code(const Agent& a, bool written) {
   for (const PathOutcome& o : a.outcomes) {
-    if (o.state != "measured") return kExitRuntime;
+    if (o.state != PathState::kMeasured) return kExitRuntime;
   }
   if (!written) return kExitRuntime;
-  if (a.policy.mode == PolicyMode::kEnforce && a.judgement.outcome == "fail") return kExitBelowPolicy;
+  if (a.policy.mode == PolicyMode::kEnforce && a.judgement.outcome == VerdictOutcome::kFail) return kExitBelowPolicy;
   return kExitOk;
 }
 

@@ -14,6 +14,19 @@
 #include "report/text_layout.h"
 
 namespace iogate {
+
+std::string_view path_state_name(PathState s) {
+  switch (s) {
+    case PathState::kPending: return "pending";
+    case PathState::kMeasured: return "measured";
+    case PathState::kBusy: return "busy";
+    case PathState::kError: return "error";
+    case PathState::kStopped: return "stopped";
+  }
+  return "pending";
+}
+
+std::string_view node_outcome_name(const NodeJudgement& j) { return j.outcome ? verdict_outcome_name(*j.outcome) : "none"; }
 namespace {
 
 bool passes(const Verdict& v) { return v.first_failure() == nullptr; }
@@ -39,7 +52,7 @@ bool is_mixed(const Measurement& m) { return m.device_class == DeviceClass::kMix
 std::string gpus_text(int gpus) { return fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s"); }
 
 std::string check_text(const RuleCheck& c) {
-  return fmt::format("rule {} {}: {} against {}", c.rule, c.check, c.measured, c.threshold);
+  return fmt::format("rule {} {}: {} against {}", c.rule, check_kind_name(c.check), c.measured, c.threshold);
 }
 
 // The leaf the volume's pace is set by: slowest_leaf by name, else the first leaf.
@@ -98,7 +111,7 @@ const PathJudgement* judgement_for(const NodeJudgement& j, size_t outcome_index)
 
 nlohmann::json compact_checks(const Verdict& v) {
   nlohmann::json checks = nlohmann::json::array();
-  for (const RuleCheck& c : v.checks) checks.push_back({c.rule, c.check, c.measured, c.threshold, c.passed});
+  for (const RuleCheck& c : v.checks) checks.push_back(compact_check_json(c));
   return checks;
 }
 
@@ -131,7 +144,7 @@ NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcom
     double a_iops = outcomes[a.index].measurement->iops, b_iops = outcomes[b.index].measurement->iops;
     if (a_pass != b_pass ? a_pass : a_iops > b_iops) j.best = k;
   }
-  if (j.best) j.outcome = std::string(verdict_outcome_name(j.paths[*j.best].verdict.outcome));
+  if (j.best) j.outcome = j.paths[*j.best].verdict.outcome;
   return j;
 }
 
@@ -173,7 +186,7 @@ MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const 
     nlohmann::json paths = nlohmann::json::array();
     for (size_t i = 0; i < outcomes.size(); ++i) {
       const PathOutcome& o = outcomes[i];
-      nlohmann::json e = {{"path", o.config.path}, {"name", o.config.name}, {"state", o.state}};
+      nlohmann::json e = {{"path", o.config.path}, {"name", o.config.name}, {"state", path_state_name(o.state)}};
       if (const PathJudgement* pj = judgement_for(j, i)) {
         const Measurement& m = *o.measurement;
         e["class"] = std::string(device_class_name(m.device_class));
@@ -190,7 +203,7 @@ MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const 
       paths.push_back(std::move(e));
     }
     return nlohmann::json{{"v", 1},
-                          {"outcome", j.outcome},
+                          {"outcome", node_outcome_name(j)},
                           {"policy", p.source},
                           {"mode", std::string(policy_mode_name(p.mode))},
                           {"gpus", j.gpus},
@@ -212,7 +225,7 @@ MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const 
 }
 
 std::optional<Taint> wanted_taint(const NodeJudgement& j, const Policy& p, const std::string& effect) {
-  if (effect.empty() || p.mode != PolicyMode::kEnforce || j.outcome != "fail") return std::nullopt;
+  if (effect.empty() || p.mode != PolicyMode::kEnforce || j.outcome != VerdictOutcome::kFail) return std::nullopt;
   return Taint{kBelowPolicyTaintKey, "true", effect};
 }
 
@@ -249,7 +262,7 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
     const PathJudgement* pj = judgement_for(j, i);
     nlohmann::json e = {{"path", o.config.path},
                         {"name", o.config.name},
-                        {"state", o.state},
+                        {"state", path_state_name(o.state)},
                         {"detail", o.detail},
                         {"attempted_at", time_or_empty(o.attempted_at)},
                         {"measured_at", time_or_empty(o.measured_at)},
@@ -281,7 +294,7 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
           {"gpus_from", j.gpus_from},
           {"policy", {{"source", p.source}, {"name", p.name}, {"mode", std::string(policy_mode_name(p.mode))}}},
           {"settings", node_settings_json(p.node)},
-          {"outcome", j.outcome},
+          {"outcome", node_outcome_name(j)},
           {"below_policy", j.below_policy()},
           {"best_path", j.best ? outcomes[j.paths[*j.best].index].config.path : ""},
           {"tier", j.best ? std::string(node_tier_name(j.paths[*j.best].tier)) : ""},
@@ -307,15 +320,15 @@ std::string render_node_human(const std::string& node, const Policy& p, const No
     std::string name = o.config.name.empty() ? "" : " (" + o.config.name + ")";
     const PathJudgement* pj = judgement_for(j, i);
     if (!pj) {
-      out += fmt::format("\n{}{}  {}{}\n", o.config.path, name, o.state, o.detail.empty() ? "" : ": " + o.detail);
+      out += fmt::format("\n{}{}  {}{}\n", o.config.path, name, path_state_name(o.state), o.detail.empty() ? "" : ": " + o.detail);
       continue;
     }
     out += fmt::format("\n{}{}  {}\n  tier {}, io priority {}{}\n", o.config.path, name,
                        measurement_figures(*o.measurement), node_tier_name(pj->tier), o.io_priority,
-                       o.state == "measured" ? "" : fmt::format("; last attempt {}: {}", o.state, o.detail));
+                       o.state == PathState::kMeasured ? "" : fmt::format("; last attempt {}: {}", path_state_name(o.state), o.detail));
     out += indent_lines(render_verdict_human(pj->verdict), "  ");
   }
-  out += fmt::format("\nnode verdict  {}", j.outcome);
+  out += fmt::format("\nnode verdict  {}", node_outcome_name(j));
   if (j.best) out += fmt::format(" (best path {})", outcomes[j.paths[*j.best].index].config.path);
   out += fmt::format("\napi           {}{}\n", api.state, api.last_error.empty() ? "" : " (" + api.last_error + ")");
   return out;

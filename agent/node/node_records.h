@@ -31,6 +31,11 @@ inline constexpr const char* kNodeLabelPrefix = "iogate.io/";
 inline constexpr const char* kBelowPolicyTaintKey = "iogate.io/storage-below-policy";
 inline constexpr const char* kBelowPolicyCondition = "StorageBelowPolicy";
 
+// A path's last attempt: kPending (none yet), kMeasured, kBusy (skipped, the device was busy),
+// kError, kStopped (a signal ended the probe). path_state_name gives the report's word.
+enum class PathState { kPending, kMeasured, kBusy, kError, kStopped };
+std::string_view path_state_name(PathState s);
+
 // One data path: its last attempt and its last successful probe.
 struct PathOutcome {
   NodePath config;
@@ -41,7 +46,7 @@ struct PathOutcome {
   std::chrono::system_clock::time_point measured_at{};
   std::string io_priority;  // "idle", or "idle (ignored: scheduler none)"
 
-  std::string state = "pending";  // pending | measured | busy | error: the last attempt
+  PathState state = PathState::kPending;  // the last attempt
   std::string detail;             // the error, or why the device counted as busy
   std::chrono::system_clock::time_point attempted_at{};
   uint64_t probes = 0, errors = 0, busy_skips = 0;
@@ -60,10 +65,12 @@ struct NodeJudgement {
   std::string gpus_from;  // "--gpus", "status.capacity", "label nvidia.com/gpu.count", "none", "unknown (no API)"
   std::vector<PathJudgement> paths;  // measured paths only, in configuration order
   std::optional<size_t> best;        // index into `paths`; none before the first measurement
-  // "pass", "fail", "warn", "off" for the best path; "none" before any measurement.
-  std::string outcome = "none";
-  bool below_policy() const { return outcome == "fail" || outcome == "warn"; }
+  // The best path's verdict; nullopt before any measurement.
+  std::optional<VerdictOutcome> outcome;
+  bool below_policy() const { return outcome == VerdictOutcome::kFail || outcome == VerdictOutcome::kWarn; }
 };
+// The outcome as the report, the log and the human output write it: "none" before any measurement.
+std::string_view node_outcome_name(const NodeJudgement& j);
 
 NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcomes, int gpus, std::string gpus_from);
 

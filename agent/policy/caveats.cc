@@ -64,10 +64,10 @@ std::vector<std::string> measurement_caveats(const Policy& p, const Measurement&
         "On a network file system every small file also costs metadata round trips (open, stat: typically 0.1-1 ms "
         "each) that this probe of large files does not measure, so a dataset of many small files may read slower.");
   }
-  if (m.stop_reason == "signal") {
+  if (m.stop_reason == StopReason::kSignal) {
     out.push_back(fmt::format("The probe was interrupted after {}, so the figures cover only that part.",
                               format_duration_ns(m.measured_s * 1e9)));
-  } else if (m.stop_reason == "runtime" && p.early_stop && m.ci_half_width_relative &&
+  } else if (m.stop_reason == StopReason::kRuntime && p.early_stop && m.ci_half_width_relative &&
              *m.ci_half_width_relative > p.stop_tolerance) {
     out.push_back(fmt::format(
         "The result had not settled when the {} runtime limit ended: the {} confidence interval was ±{} (tolerance "

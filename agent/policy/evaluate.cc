@@ -67,7 +67,7 @@ std::string gpus_text(int gpus) { return fmt::format("{} GPU{}", gpus, gpus == 1
 
 struct FloorTerms {
   std::optional<uint64_t> fixed, per_gpu;
-  const char* fixed_key;           // "min_iops"
+  CheckKind kind;                  // its name is the fixed floor's key: "min_iops"
   std::string (*amount)(double);   // "10,000", "500 MB/s"
   const char* unit;                // " IOPS", "" (the amount carries it)
   const char* per_gpu_suffix;      // "/GPU", " per GPU"
@@ -82,17 +82,17 @@ std::string floor_text(const FloorTerms& t, std::optional<int> gpus, double reso
     return fmt::format(">= max({}, {} x GPUs){}", t.amount(double(*t.fixed)), per_gpu, t.unit);
   }
   if (!t.fixed) return fmt::format(">= {} ({} x {})", floor, per_gpu, gpus_text(*gpus));
-  return fmt::format(">= {} (max of {} {} and {} x {})", floor, t.fixed_key, t.amount(double(*t.fixed)), per_gpu,
+  return fmt::format(">= {} (max of {} {} and {} x {})", floor, check_kind_name(t.kind), t.amount(double(*t.fixed)), per_gpu,
                      gpus_text(*gpus));
 }
 
 std::string iops_text(double n) { return format_thousands(n) + " IOPS"; }
 std::string bandwidth_text(double b) { return format_bandwidth_decimal(b); }
 
-RuleCheck make_check(const Rule& r, std::string check) {
+RuleCheck make_check(const Rule& r, CheckKind check) {
   RuleCheck c;
   c.rule = r.name;
-  c.check = std::move(check);
+  c.check = check;
   return c;
 }
 
@@ -105,7 +105,7 @@ std::string measured_class_text(const Measurement& m) {
 
 void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleCheck>& out) {
   if (r.min_iops || r.min_iops_per_gpu) {
-    RuleCheck c = make_check(r, "min_iops");
+    RuleCheck c = make_check(r, CheckKind::kMinIops);
     c.threshold_value = effective_min_iops(r, gpus);
     c.measured_value = m.iops;
     c.threshold = min_iops_text(r, gpus);
@@ -114,7 +114,7 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
     out.push_back(std::move(c));
   }
   if (r.max_p99_latency_ns) {
-    RuleCheck c = make_check(r, "max_p99_latency");
+    RuleCheck c = make_check(r, CheckKind::kMaxP99Latency);
     c.threshold_value = double(*r.max_p99_latency_ns);
     c.measured_value = m.p99_latency_ns;
     c.threshold = "<= " + format_duration_ns(c.threshold_value);
@@ -123,7 +123,7 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
     out.push_back(std::move(c));
   }
   if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
-    RuleCheck c = make_check(r, "min_bandwidth");
+    RuleCheck c = make_check(r, CheckKind::kMinBandwidth);
     c.threshold_value = effective_min_bandwidth(r, gpus);
     c.measured_value = m.bandwidth_bytes_per_s;
     c.threshold = min_bandwidth_text(r, gpus);
@@ -132,7 +132,7 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
     out.push_back(std::move(c));
   }
   if (r.min_samples_per_s || r.samples_per_s_per_gpu) {
-    RuleCheck c = make_check(r, "min_samples_per_s");
+    RuleCheck c = make_check(r, CheckKind::kMinSamplesPerS);
     c.threshold_value = effective_min_samples_per_s(r, gpus);
     c.measured_value = m.samples_per_s;
     c.threshold = min_samples_text(r, gpus);
@@ -142,7 +142,7 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
   }
   if (!r.allowed_classes.empty()) {
     // A mixed volume passes when every leaf is allowed: its class alone says nothing.
-    RuleCheck c = make_check(r, "allowed_classes");
+    RuleCheck c = make_check(r, CheckKind::kAllowedClasses);
     c.threshold = "one of " + class_list(r.allowed_classes);
     c.measured = measured_class_text(m);
     bool leaves_allowed = m.device_class == DeviceClass::kMixed && !m.leaf_classes.empty() &&
@@ -153,7 +153,7 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
   }
   if (!r.forbidden_classes.empty()) {
     // Any forbidden leaf fails: an HDD in an LVM volume with an NVMe disk still sets its pace.
-    RuleCheck c = make_check(r, "forbidden_classes");
+    RuleCheck c = make_check(r, CheckKind::kForbiddenClasses);
     c.threshold = "none of " + class_list(r.forbidden_classes);
     c.measured = measured_class_text(m);
     bool leaf_forbidden = std::any_of(m.leaf_classes.begin(), m.leaf_classes.end(),
@@ -228,7 +228,7 @@ Measurement measurement_from_dataset(const DatasetProbeResult& r) {
 }
 
 std::string min_samples_text(const Rule& r, std::optional<int> gpus) {
-  FloorTerms t{r.min_samples_per_s, r.samples_per_s_per_gpu, "min_samples_per_s", format_thousands, " samples/s", "/GPU"};
+  FloorTerms t{r.min_samples_per_s, r.samples_per_s_per_gpu, CheckKind::kMinSamplesPerS, format_thousands, " samples/s", "/GPU"};
   return floor_text(t, gpus, effective_min_samples_per_s(r, gpus.value_or(0)));
 }
 
@@ -239,12 +239,12 @@ double effective_min_samples_per_s(const Rule& r, int gpus) {
 }
 
 std::string min_iops_text(const Rule& r, std::optional<int> gpus) {
-  FloorTerms t{r.min_iops, r.min_iops_per_gpu, "min_iops", format_thousands, " IOPS", "/GPU"};
+  FloorTerms t{r.min_iops, r.min_iops_per_gpu, CheckKind::kMinIops, format_thousands, " IOPS", "/GPU"};
   return floor_text(t, gpus, effective_min_iops(r, gpus.value_or(0)));
 }
 
 std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus) {
-  FloorTerms t{r.min_bandwidth_bytes_per_s, r.min_bandwidth_per_gpu_bytes_per_s, "min_bandwidth",
+  FloorTerms t{r.min_bandwidth_bytes_per_s, r.min_bandwidth_per_gpu_bytes_per_s, CheckKind::kMinBandwidth,
                format_bandwidth_decimal, "", " per GPU"};
   return floor_text(t, gpus, effective_min_bandwidth(r, gpus.value_or(0)));
 }
@@ -307,6 +307,18 @@ std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, 
   return floor;
 }
 
+std::string_view check_kind_name(CheckKind k) {
+  switch (k) {
+    case CheckKind::kMinIops: return "min_iops";
+    case CheckKind::kMaxP99Latency: return "max_p99_latency";
+    case CheckKind::kMinBandwidth: return "min_bandwidth";
+    case CheckKind::kMinSamplesPerS: return "min_samples_per_s";
+    case CheckKind::kAllowedClasses: return "allowed_classes";
+    case CheckKind::kForbiddenClasses: return "forbidden_classes";
+  }
+  return "?";
+}
+
 std::string_view verdict_outcome_name(VerdictOutcome o) {
   switch (o) {
     case VerdictOutcome::kPass: return "pass";
@@ -363,7 +375,7 @@ Verdict evaluate_policy(const Policy& p, const Measurement& m, const EvaluationC
   if (m.ci_half_width_relative && m.iops > 0) {
     double margin = *m.ci_half_width_relative * m.iops;
     for (const RuleCheck& c : v.checks) {
-      if (c.check == "min_iops" && c.threshold_value > 0 && std::fabs(m.iops - c.threshold_value) <= margin) {
+      if (c.check == CheckKind::kMinIops && c.threshold_value > 0 && std::fabs(m.iops - c.threshold_value) <= margin) {
         v.caveats.push_back(fmt::format(
             "The measured {} is within the {} confidence interval (±{}) of rule {}'s floor of {}, so a rerun may land on "
             "the other side.",

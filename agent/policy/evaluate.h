@@ -41,7 +41,7 @@ struct Measurement {
   bool wrote_test_file = false;    // created (or reused) its own test file filled with non-zero data
   uint64_t files_bytes = 0;        // total size of the files read
   uint64_t readable_bytes = 0;     // of which written extents, the only bytes read (holes skipped)
-  std::string stop_reason;         // "runtime", "signal", or the early stop's reason
+  StopReason stop_reason = StopReason::kNone;  // the probe's or the dataset probe's
   // The early stop's confidence interval, as a fraction of the mean IOPS, when the probe gives one.
   std::optional<double> ci_half_width_relative;
   std::optional<double> ci_confidence;  // e.g. 0.95
@@ -64,9 +64,14 @@ struct EvaluationContext {
   std::map<std::string, std::string> pod_labels;
 };
 
+// What a check compares. Its name (check_kind_name) is the policy key it comes from and the
+// "check" of every verdict, annotation and report.
+enum class CheckKind { kMinIops, kMaxP99Latency, kMinBandwidth, kMinSamplesPerS, kAllowedClasses, kForbiddenClasses };
+std::string_view check_kind_name(CheckKind k);  // "min_iops", "max_p99_latency", ...
+
 struct RuleCheck {
   std::string rule;
-  std::string check;  // "min_iops", "max_p99_latency", "min_bandwidth", "min_samples_per_s", "allowed_classes", "forbidden_classes"
+  CheckKind check = CheckKind::kMinIops;
   std::string measured, threshold;  // "8,120 IOPS", ">= 10,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 2 GPUs)"
   double measured_value = 0, threshold_value = 0;  // IOPS, ns, bytes/s; 0 for class checks
   bool passed = false;
@@ -129,6 +134,8 @@ std::vector<std::string> measurement_caveats(const Policy& p, const Measurement&
 // {"outcome","mode","gpus","policy","checks":[{rule,check,measured,threshold,measured_value,
 //  threshold_value,passed}],"rules_not_applicable":[],"caveats":[]}
 nlohmann::json verdict_to_json(const Verdict& v);
+// A check as the compact annotations carry it: [rule, check, measured, threshold, passed].
+nlohmann::json compact_check_json(const RuleCheck& c);
 
 // One line of figures: "randread 4k: 52,300 IOPS, p99 1.20 ms, 204 MiB/s on nvme".
 std::string measurement_figures(const Measurement& m);

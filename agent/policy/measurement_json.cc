@@ -30,7 +30,7 @@ nlohmann::json measurement_to_json(const Measurement& m) {
       {"wrote_test_file", m.wrote_test_file},
       {"files_bytes", m.files_bytes},
       {"readable_bytes", m.readable_bytes},
-      {"stop_reason", m.stop_reason},
+      {"stop_reason", stop_reason_name(m.stop_reason)},
       {"ci_half_width_relative", m.ci_half_width_relative.value_or(0.0)},
       {"ci_confidence", m.ci_confidence.value_or(0.0)},
   };
@@ -81,14 +81,17 @@ std::optional<Measurement> measurement_from_json(const nlohmann::json& j) {
   boolean("wrote_test_file", m.wrote_test_file);
   count("files_bytes", m.files_bytes);
   count("readable_bytes", m.readable_bytes);
-  text("stop_reason", m.stop_reason);
+  std::string stop_reason;
+  text("stop_reason", stop_reason);
   double ci = 0, confidence = 0;
   number("ci_half_width_relative", ci);
   number("ci_confidence", confidence);
   if (!ok) return std::nullopt;
   auto device_class = device_class_from_name(cls);
   auto mode = parse_rw_mode(rw);
-  if (!device_class || !mode.ok()) return std::nullopt;
+  auto stopped = parse_stop_reason(stop_reason);
+  if (!device_class || !mode.ok() || !stopped) return std::nullopt;
+  m.stop_reason = *stopped;
   m.device_class = *device_class;
   m.rw = *mode;
   if (auto it = j.find("leaf_classes"); it != j.end()) {

@@ -6,7 +6,7 @@ namespace iogate {
 namespace {
 
 bool is_rate_check(const RuleCheck& c) {
-  return c.check == "min_iops" || c.check == "min_bandwidth" || c.check == "min_samples_per_s";
+  return c.check == CheckKind::kMinIops || c.check == CheckKind::kMinBandwidth || c.check == CheckKind::kMinSamplesPerS;
 }
 
 bool explicit_fast_iops(const NodeSettings& s) { return s.fast_min_iops || s.fast_min_iops_per_gpu; }

@@ -9,7 +9,7 @@ nlohmann::json verdict_to_json(const Verdict& v) {
   nlohmann::json checks = nlohmann::json::array();
   for (const RuleCheck& c : v.checks) {
     checks.push_back({{"rule", c.rule},
-                      {"check", c.check},
+                      {"check", check_kind_name(c.check)},
                       {"measured", c.measured},
                       {"threshold", c.threshold},
                       {"measured_value", finite(c.measured_value)},
@@ -23,6 +23,10 @@ nlohmann::json verdict_to_json(const Verdict& v) {
           {"checks", checks},
           {"rules_not_applicable", v.rules_not_applicable},
           {"caveats", v.caveats}};
+}
+
+nlohmann::json compact_check_json(const RuleCheck& c) {
+  return {c.rule, check_kind_name(c.check), c.measured, c.threshold, c.passed};
 }
 
 }  // namespace iogate

@@ -177,7 +177,7 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
     return runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(p.deadline), path));
   }
   if (!result.ok()) return result.error();
-  if (result->stop_reason == "signal") return runtime_error("interrupted by a signal while probing " + path);
+  if (result->stop_reason == StopReason::kSignal) return runtime_error("interrupted by a signal while probing " + path);
   return result;
 }
 
@@ -206,7 +206,7 @@ Result<DatasetProbeResult> probe_dataset_path(Run& run, const std::string& path,
     return runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(p.deadline), path));
   }
   if (!result.ok()) return result.error();
-  if (result->stop_reason == "signal") return runtime_error("interrupted by a signal while probing " + path);
+  if (result->stop_reason == StopReason::kSignal) return runtime_error("interrupted by a signal while probing " + path);
   return result;
 }
 
@@ -225,7 +225,7 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
     // differs between pods of one claim more often than the volume's speed does.
     auto dataset = probe_dataset_path(run, path, ctx);
     if (!dataset.ok()) return dataset.error();
-    out.source = "probe";
+    out.source = ResultSource::kProbe;
     out.measurement = measurement_from_dataset(*dataset);
     out.dataset = std::move(*dataset);
     out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
@@ -261,7 +261,7 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
       action = decision->action;
       if (action == ShareAction::kReuse) {
         if (auto m = measurement_from_json(decision->reused->result)) {
-          out.source = "shared";
+          out.source = ResultSource::kShared;
           out.shared_from = shared_origin(*decision->reused);
           out.measurement = *m;
           out.measurement.path = path;
@@ -281,13 +281,13 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
     }
     return probe.error();
   }
-  out.source = "probe";
+  out.source = ResultSource::kProbe;
   out.measurement = measurement_from_probe(*probe);
   out.probe = std::move(*probe);
   out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
   spdlog::info("{}: {:.0f} IOPS, p99 {} in {:.1f} s ({})", path, out.measurement.iops,
                format_duration_ns(out.measurement.p99_latency_ns), out.measurement.measured_s,
-               out.measurement.stop_reason);
+               stop_reason_name(out.measurement.stop_reason));
   if (action == ShareAction::kProbeLocked) {
     RecordedResult rec{workload_key(run.policy.workload), run.summary.node_name, pod_ref(run),
                        std::chrono::system_clock::now(), measurement_to_json(out.measurement)};
@@ -297,14 +297,14 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
   return out;
 }
 
-std::string outcome_of(const std::vector<PathResult>& results, PolicyMode mode) {
-  if (mode == PolicyMode::kOff) return "off";
+PodVerdict outcome_of(const std::vector<PathResult>& results, PolicyMode mode) {
+  if (mode == PolicyMode::kOff) return PodVerdict::kOff;
   bool fail = false, warn = false;
   for (const PathResult& r : results) {
     fail |= r.verdict.outcome == VerdictOutcome::kFail;
     warn |= r.verdict.outcome == VerdictOutcome::kWarn;
   }
-  return fail ? "fail" : warn ? "warn" : "pass";
+  return fail ? PodVerdict::kFail : warn ? PodVerdict::kWarn : PodVerdict::kPass;
 }
 
 // Annotations and the Event. An Event that fails to post is logged; annotations that fail are an
@@ -338,7 +338,7 @@ Status record_on_pod(Run& run) {
 void fail_with(Run& run, const Error& e) {
   PreflightSummary& s = run.summary;
   const bool open = run.policy.on_error == OnError::kFailOpen;
-  s.outcome = "error";
+  s.outcome = PodVerdict::kError;
   s.error = e.message;
   // A dataset path that does not exist, or a workload the volume refuses, is the pod spec's
   // mistake: no on_error hides it.
@@ -378,7 +378,7 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
 
   auto policy = resolve_policy(options.policy);
   if (!policy.ok()) {
-    s.outcome = "error";
+    s.outcome = PodVerdict::kError;
     s.error = "--policy: " + policy.error().message;
     s.exit_code = kExitUsage;
     return finish();
@@ -393,7 +393,7 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   };
   if (run.policy.mode == PolicyMode::kOff) {
     log_policy();
-    s.outcome = "off";
+    s.outcome = PodVerdict::kOff;
     s.exit_code = kExitOk;
     spdlog::info("policy mode off: nothing to check, the pod starts");
     return finish();
@@ -401,7 +401,7 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
 
   if (Status connected = connect_api(run); !connected.ok()) {
     if (connected.error().kind == ErrorKind::kUsage) {
-      s.outcome = "error";
+      s.outcome = PodVerdict::kError;
       s.error = connected.error().message;
       s.exit_code = kExitUsage;
       return finish();
@@ -424,17 +424,17 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
     s.results.push_back(std::move(*judged));
   }
   s.outcome = outcome_of(s.results, run.policy.mode);
-  s.exit_code = s.outcome == "fail" ? kExitBelowPolicy : kExitOk;
-  spdlog::info("verdict {} for {} path{}", s.outcome, s.results.size(), s.results.size() == 1 ? "" : "s");
+  s.exit_code = s.outcome == PodVerdict::kFail ? kExitBelowPolicy : kExitOk;
+  spdlog::info("verdict {} for {} path{}", pod_verdict_name(s.outcome), s.results.size(), s.results.size() == 1 ? "" : "s");
   if (Status recorded = record_on_pod(run); !recorded.ok()) {
-    const std::string outcome = s.outcome;
+    const std::string outcome(pod_verdict_name(s.outcome));
     const int code = s.exit_code;
     if (run.policy.on_error == OnError::kFailOpen) {
       // The verdict stands; only its record is missing.
       s.error = "could not record the verdict: " + recorded.error().message;
       spdlog::warn("{} (on_error fail-open: exit {} as the verdict {} says)", s.error, code, outcome);
     } else {
-      s.outcome = "error";
+      s.outcome = PodVerdict::kError;
       s.error = "could not record the verdict (" + outcome + "): " + recorded.error().message;
       s.exit_code = kExitRuntime;
       spdlog::error("{} (on_error fail-closed)", s.error);

@@ -13,14 +13,30 @@
 #include "report/text_layout.h"
 
 namespace iogate {
+
+std::string_view result_source_name(ResultSource s) { return s == ResultSource::kShared ? "shared" : "probe"; }
+
+std::string_view pod_verdict_name(PodVerdict o) {
+  switch (o) {
+    case PodVerdict::kPass: return "pass";
+    case PodVerdict::kFail: return "fail";
+    case PodVerdict::kWarn: return "warn";
+    case PodVerdict::kOff: return "off";
+    case PodVerdict::kError: return "error";
+  }
+  return "error";
+}
+
 namespace {
 
 std::string how_measured(const PathResult& r) {
-  if (r.source == "shared") return "shared result of " + r.shared_from;
+  if (r.source == ResultSource::kShared) return "shared result of " + r.shared_from;
   const Measurement& m = r.measurement;
   std::string s = fmt::format("probed {:.1f} s", m.measured_s);
   if (m.ci_half_width_relative) s += fmt::format(", ±{:.1f}%", *m.ci_half_width_relative * 100);
-  if (!m.stop_reason.empty() && m.stop_reason != "runtime") s += ", stopped " + m.stop_reason;
+  if (m.stop_reason != StopReason::kNone && m.stop_reason != StopReason::kRuntime) {
+    s += ", stopped " + std::string(stop_reason_name(m.stop_reason));
+  }
   return s;
 }
 
@@ -33,12 +49,12 @@ nlohmann::json compact_path(const PathResult& r, bool with_checks) {
   nlohmann::json checks = nlohmann::json::array();
   if (with_checks) {
     for (const RuleCheck& c : r.verdict.checks) {
-      checks.push_back({c.rule, c.check, c.measured, c.threshold, c.passed});
+      checks.push_back(compact_check_json(c));
     }
   }
   return {{"path", r.path},
           {"outcome", std::string(verdict_outcome_name(r.verdict.outcome))},
-          {"source", r.source},
+          {"source", result_source_name(r.source)},
           {"pvc", r.pvc},
           {"class", std::string(device_class_name(m.device_class))},
           {"workload", workload_key_of(m)},
@@ -64,7 +80,7 @@ const PathResult* deciding_result(const PreflightSummary& s) {
 
 MetadataChanges pod_annotations(const PreflightSummary& s) {
   MetadataChanges a;
-  a["iogate.io/verdict"] = s.outcome;
+  a["iogate.io/verdict"] = pod_verdict_name(s.outcome);
   const PathResult* r = deciding_result(s);
   if (r) {
     const Measurement& m = r->measurement;
@@ -93,7 +109,7 @@ std::string compact_report(const PreflightSummary& s) {
       }
     }
     nlohmann::json j = {{"v", 1},
-                        {"outcome", s.outcome},
+                        {"outcome", pod_verdict_name(s.outcome)},
                         {"time", s.time},
                         {"policy", s.policy ? s.policy->source : ""},
                         {"mode", s.policy ? std::string(policy_mode_name(s.policy->mode)) : ""},
@@ -121,7 +137,7 @@ std::string compact_report(const PreflightSummary& s) {
 PodEventText pod_event_text(const PreflightSummary& s) {
   const PathResult* r = deciding_result(s);
   std::string policy = s.policy ? s.policy->source : "";
-  if (s.outcome == "error" || !r) {
+  if (s.outcome == PodVerdict::kError || !r) {
     return {"Warning", "StoragePreflightFailed",
             fmt::format("storage preflight could not judge the volume ({}): {}", policy, s.error)};
   }
@@ -130,8 +146,8 @@ PodEventText pod_event_text(const PreflightSummary& s) {
   if (const RuleCheck* c = r->verdict.first_failure()) {
     return {"Warning", "StorageBelowPolicy",
             fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where, measurement_figures(r->measurement),
-                        policy, gpus, c->rule, c->check, c->measured, c->threshold,
-                        s.outcome == "warn" ? " (mode warn: the pod starts anyway)" : "")};
+                        policy, gpus, c->rule, check_kind_name(c->check), c->measured, c->threshold,
+                        s.outcome == PodVerdict::kWarn ? " (mode warn: the pod starts anyway)" : "")};
   }
   std::string rules;
   for (const RuleCheck& c : r->verdict.checks) {
@@ -146,7 +162,7 @@ nlohmann::json preflight_report_json(const PreflightSummary& s) {
   nlohmann::json results = nlohmann::json::array();
   for (const PathResult& r : s.results) {
     results.push_back({{"path", r.path},
-                       {"source", r.source},
+                       {"source", result_source_name(r.source)},
                        {"pvc", r.pvc},
                        {"shared_from", r.shared_from},
                        {"measurement", measurement_to_json(r.measurement)},
@@ -168,7 +184,7 @@ nlohmann::json preflight_report_json(const PreflightSummary& s) {
           {"iogate_version", kVersion},
           {"time", s.time},
           {"mode", "preflight"},
-          {"outcome", s.outcome},
+          {"outcome", pod_verdict_name(s.outcome)},
           {"exit_code", s.exit_code},
           {"error", s.error},
           {"policy", policy},
@@ -190,7 +206,7 @@ std::string render_preflight_human(const PreflightSummary& s) {
     if (!r.pvc.empty()) out += fmt::format("  pvc {}\n", r.pvc);
     out += indent_lines(render_verdict_human(r.verdict), "  ");
   }
-  out += fmt::format("\nverdict  {}", s.outcome);
+  out += fmt::format("\nverdict  {}", pod_verdict_name(s.outcome));
   if (!s.error.empty()) out += "  (" + s.error + ")";
   out += fmt::format("  exit {}\napi      {}\n", s.exit_code, s.api);
   return out;

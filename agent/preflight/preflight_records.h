@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,10 +23,20 @@ inline constexpr const char* kPreflightSchema = "iogate.preflight/v1";
 // object together: other controllers annotate pods too.
 inline constexpr size_t kReportAnnotationMaxBytes = 16 * 1024;
 
+// Where a path's measurement came from: kProbe, measured now; kShared, a result recorded on the
+// PVC by an earlier pod. result_source_name gives "probe", "shared".
+enum class ResultSource { kProbe, kShared };
+std::string_view result_source_name(ResultSource s);
+
+// What preflight concluded: the paths' verdict, or kError when it could not judge.
+// pod_verdict_name gives "pass", "fail", "warn", "off", "error".
+enum class PodVerdict { kPass, kFail, kWarn, kOff, kError };
+std::string_view pod_verdict_name(PodVerdict o);
+
 // One dataset path's outcome.
 struct PathResult {
   std::string path;
-  std::string source;       // "probe": measured now; "shared": a result recorded on the PVC
+  ResultSource source = ResultSource::kProbe;
   std::string pvc;          // the claim behind the path, "" without one
   std::string shared_from;  // "pod ns/x on node y at 2026-...": where a shared result came from
   std::optional<ProbeResult> probe;
@@ -36,9 +47,9 @@ struct PathResult {
 
 struct PreflightSummary {
   std::string time;     // RFC 3339 UTC, when preflight started
-  std::string outcome;  // "pass", "fail", "warn", "off", or "error"
+  PodVerdict outcome = PodVerdict::kError;
   int exit_code = 0;
-  std::string error;    // the failure, when outcome is "error" (or a fail-open failure)
+  std::string error;    // the failure, when outcome is kError (or a fail-open failure)
   const Policy* policy = nullptr;
   std::string pod_namespace, pod_name, node_name;
   int gpus = 0;

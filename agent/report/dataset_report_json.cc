@@ -36,7 +36,7 @@ json run_json(const LoaderRun& l) {
           {"errors", l.errors},
           {"first_error", utf8_or_replacement(l.first_error)},
           {"elapsed_ns", l.elapsed_ns},
-          {"stop_reason", l.stop_reason},
+          {"stop_reason", stop_reason_name(l.stop_reason)},
           {"open_ns", latency_json(l.open_ns)},
           {"first_byte_ns", latency_json(l.first_byte_ns)},
           {"file_ns", latency_json(l.file_ns)},
@@ -84,7 +84,7 @@ json dataset_json(const DatasetScan& s) {
           {"symlinks_skipped", s.symlinks_skipped},
           {"other_skipped", s.other_skipped},
           {"vanished", s.vanished},
-          {"scan_stop_reason", s.stop_reason},
+          {"scan_stop_reason", stop_reason_name(s.stop_reason)},
           {"scan_ns", s.elapsed_ns}};
 }
 
@@ -119,7 +119,7 @@ nlohmann::json dataset_probe_to_json(const DatasetProbeResult& r) {
           {"recommendations", recommendations},
           {"cpus", r.cpus},
           {"mem_total_bytes", r.mem_total_bytes},
-          {"stop_reason", r.stop_reason},
+          {"stop_reason", stop_reason_name(r.stop_reason)},
           {"warnings", warnings}};
 }
 

@@ -77,15 +77,11 @@ std::vector<std::string> run_fields(const ProbeResult& r) {
   };
 }
 
-bool early_stop_reason(const std::string& reason) {
-  return reason == "settled" || reason == "above-threshold" || reason == "below-threshold";
-}
-
 std::vector<std::string> headline(const ProbeResult& r) {
   std::vector<std::string> out = {"iogate probe " + r.target.path};
   // An early stop is told on the interval's line.
-  if (!r.stop_reason.empty() && r.stop_reason != "runtime" && !early_stop_reason(r.stop_reason)) {
-    out.push_back(fmt::format("stopped by {} after {}", r.stop_reason,
+  if (r.stop_reason != StopReason::kNone && r.stop_reason != StopReason::kRuntime && !is_early_stop(r.stop_reason)) {
+    out.push_back(fmt::format("stopped by {} after {}", stop_reason_name(r.stop_reason),
                               format_duration_ns(static_cast<double>(r.measured_ns))));
   }
   return out;
@@ -169,13 +165,13 @@ std::vector<std::string> interval_fields(const ProbeResult& r) {
   }
   std::string after = format_duration_ns(static_cast<double>(r.measured_ns));
   std::string threshold = format_count(es.threshold_iops.value_or(0));
-  if (r.stop_reason == "settled") {
+  if (r.stop_reason == StopReason::kSettled) {
     out.push_back(fmt::format("stopped early: settled within ±{:g}% after {}", es.tolerance * 100, after));
-  } else if (r.stop_reason == "above-threshold") {
+  } else if (r.stop_reason == StopReason::kAboveThreshold) {
     out.push_back(fmt::format("stopped early: clearly above {} IOPS after {}", threshold, after));
-  } else if (r.stop_reason == "below-threshold") {
+  } else if (r.stop_reason == StopReason::kBelowThreshold) {
     out.push_back(fmt::format("stopped early: clearly below {} IOPS after {}", threshold, after));
-  } else if (es.enabled && r.stop_reason == "runtime") {
+  } else if (es.enabled && r.stop_reason == StopReason::kRuntime) {
     out.push_back(fmt::format("not settled within ±{:g}% by the {} limit", es.tolerance * 100, after));
   }
   return out;

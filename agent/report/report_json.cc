@@ -240,7 +240,7 @@ nlohmann::json probe_result_to_json(const ProbeResult& r) {
         {"sys_ns", r.cpu.sys_ns},
         {"ns_per_io", ios ? cpu_ns / static_cast<double>(ios) : 0.0}}},
       {"measured_ns", r.measured_ns},
-      {"stop_reason", utf8_or_replacement(r.stop_reason)},
+      {"stop_reason", stop_reason_name(r.stop_reason)},
       {"convergence", convergence_json(r.convergence)},
       {"warnings", warnings},
   };

@@ -11,7 +11,7 @@ nlohmann::json node_to_json(const StackNode& n) {
   nlohmann::json children = nlohmann::json::array();
   for (const StackNode& c : n.children) children.push_back(node_to_json(c));
   return {{"name", n.name},
-          {"kind", n.kind},
+          {"kind", stack_node_kind_text(n)},
           {"class", device_class_name(n.device_class)},
           {"reason", n.reason},
           {"model", n.model},
@@ -35,10 +35,10 @@ void render_node(const StackNode& n, const std::string& prefix, bool last, bool 
   if (!n.model.empty()) detail += fmt::format("  \"{}\"", n.model);
   if (!n.transport.empty()) detail += "  " + n.transport;
   if (n.size_bytes) detail += "  " + format_bytes(static_cast<double>(n.size_bytes));
-  if (n.kind != "file") detail += n.rotational ? "  rota" : "";
+  if (n.kind != StackNodeKind::kFile) detail += n.rotational ? "  rota" : "";
   if (!n.scheduler.empty() && n.children.empty()) detail += "  sched " + n.scheduler;
   if (!n.dm_name.empty()) detail += "  " + n.dm_name;
-  out += fmt::format("  {}{}{}  {}  [{}]{}\n", prefix, branch, n.name, n.kind, device_class_name(n.device_class), detail);
+  out += fmt::format("  {}{}{}  {}  [{}]{}\n", prefix, branch, n.name, stack_node_kind_text(n), device_class_name(n.device_class), detail);
   std::string child_prefix = top ? prefix : prefix + (last ? "   " : "│  ");
   for (size_t i = 0; i < n.children.size(); ++i) {
     render_node(n.children[i], child_prefix, i + 1 == n.children.size(), false, out);

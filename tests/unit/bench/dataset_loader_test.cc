@@ -37,7 +37,7 @@ TEST_CASE("the loader reads every file once, whole, and times each step") {
   CHECK(r.files_read == 40);
   CHECK(r.bytes_read == 40 * 3000);
   CHECK(r.errors == 0);
-  CHECK(r.stop_reason == "files");
+  CHECK(r.stop_reason == StopReason::kFiles);
   CHECK(r.open_ns.count() == 40);
   CHECK(r.file_ns.count() == 40);
   CHECK(r.open_ns.percentile(50) <= r.first_byte_ns.percentile(50));
@@ -95,7 +95,7 @@ TEST_CASE("a stop request ends a run early") {
   std::atomic<bool> stop{true};
   LoaderRun r = run_loader(files, 0, files.size(), LoaderOptions{}, stop);
   CHECK(r.files_read == 0);
-  CHECK(r.stop_reason == "signal");
+  CHECK(r.stop_reason == StopReason::kSignal);
 }
 
 TEST_CASE("the scaling knee is the fewest workers within 10% of the best") {

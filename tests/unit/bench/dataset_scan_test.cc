@@ -84,7 +84,7 @@ TEST_CASE("scan counts files, skips symlinks, and samples every file of a small 
   ScanBudget b;
   auto s = scan_dataset(t.root.string(), b, kNoStop);
   REQUIRE(s.ok());
-  CHECK(s->stop_reason == "complete");
+  CHECK(s->stop_reason == StopReason::kComplete);
   CHECK(s->files_exact);
   CHECK(s->files_seen == 40);
   CHECK(s->files_estimate == 40);
@@ -109,7 +109,7 @@ TEST_CASE("the entry budget stops the walk and the count becomes an estimate") {
   b.entries = 520;
   auto s = scan_dataset(t.root.string(), b, kNoStop);
   REQUIRE(s.ok());
-  CHECK(s->stop_reason == "entries");
+  CHECK(s->stop_reason == StopReason::kEntries);
   CHECK_FALSE(s->files_exact);
   CHECK(s->files_seen < 1000);
   CHECK(s->files_estimate == doctest::Approx(1000).epsilon(0.01));
@@ -121,7 +121,7 @@ TEST_CASE("a stop request ends the walk") {
   std::atomic<bool> stop{true};
   auto s = scan_dataset(t.root.string(), ScanBudget{}, stop);
   REQUIRE(s.ok());
-  CHECK(s->stop_reason == "signal");
+  CHECK(s->stop_reason == StopReason::kSignal);
 }
 
 TEST_CASE("a sample smaller than the tree keeps its capacity") {

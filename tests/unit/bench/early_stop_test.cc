@@ -89,7 +89,7 @@ TEST_CASE("a steady stream settles at the minimum window with an interval within
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     StreamRun run = run_stream(enabled_config(), 100, iid_stream(seed, 100000, 0.05));
     REQUIRE(run.decision.stop);
-    CHECK(run.decision.reason == "settled");
+    CHECK(run.decision.reason == StopReason::kSettled);
     CHECK(run.decision.ci.trusted);
     CHECK(run.decision.ci.relative_half_width <= 0.03);
     CHECK(run.samples >= 20);  // 2 s of 100 ms samples before any stop
@@ -187,10 +187,10 @@ TEST_CASE("far from the threshold the run stops early with the side it is on") {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     // ±20% per sample: "settled" would need ~180 samples, but the interval is far above.
     StreamRun above = run_stream(c, 100, iid_stream(seed, 30000, 0.2));
-    CHECK(above.decision.reason == "above-threshold");
+    CHECK(above.decision.reason == StopReason::kAboveThreshold);
     CHECK(above.samples <= 30);
     StreamRun below = run_stream(c, 100, iid_stream(seed, 3000, 0.2));
-    CHECK(below.decision.reason == "below-threshold");
+    CHECK(below.decision.reason == StopReason::kBelowThreshold);
     CHECK(below.samples <= 30);
     CHECK(below.decision.ci.mean + below.decision.ci.half_width <= 9000);
   }
@@ -203,16 +203,16 @@ TEST_CASE("a wandering stream far from the threshold stops at the minimum window
   c.threshold_iops = 10000;
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     StreamRun above = run_stream(c, 100, ar1_stream(seed, 100000, 0.15, 0.9));
-    CHECK(above.decision.reason == "above-threshold");
+    CHECK(above.decision.reason == StopReason::kAboveThreshold);
     CHECK(above.samples == 20);
     StreamRun below = run_stream(c, 100, ar1_stream(seed, 2000, 0.15, 0.9));
-    CHECK(below.decision.reason == "below-threshold");
+    CHECK(below.decision.reason == StopReason::kBelowThreshold);
     CHECK(below.samples == 20);
   }
   // One slow half second within 10% of the floor keeps the run going.
   EarlyStop es(c);
   for (int i = 0; i < 20; ++i) es.add_sample(i >= 5 && i < 10 ? 10500 : 50000);
-  CHECK(es.decide().reason != "above-threshold");
+  CHECK(es.decide().reason != StopReason::kAboveThreshold);
   BatchRange r = batch_range(es.samples(), EarlyStop::kThresholdBatchSamples);
   CHECK(r.batches == 4);
   CHECK(r.min == doctest::Approx(10500));
@@ -228,10 +228,10 @@ TEST_CASE("near the threshold only the settled rule may stop") {
     for (int i = 0; i < 100; ++i) {
       es.add_sample(next());
       StopDecision d = es.decide();
-      REQUIRE(d.reason != "above-threshold");
-      REQUIRE(d.reason != "below-threshold");
+      REQUIRE(d.reason != StopReason::kAboveThreshold);
+      REQUIRE(d.reason != StopReason::kBelowThreshold);
       if (d.stop) {
-        CHECK(d.reason == "settled");
+        CHECK(d.reason == StopReason::kSettled);
         break;
       }
     }
@@ -247,7 +247,7 @@ TEST_CASE("nothing stops before the minimum window, nor when disabled") {
   es.add_sample(1000);
   StopDecision d = es.decide();
   CHECK(d.stop);
-  CHECK(d.reason == "settled");
+  CHECK(d.reason == StopReason::kSettled);
   CHECK(d.ci.half_width == 0);
   CHECK(d.ci.mean == 1000);
 
@@ -277,7 +277,7 @@ TEST_CASE("a stalled device is never 'settled', but is below a threshold") {
   c.threshold_iops = 500;
   EarlyStop floor(c);
   for (int i = 0; i < 20; ++i) floor.add_sample(0);
-  CHECK(floor.decide().reason == "below-threshold");
+  CHECK(floor.decide().reason == StopReason::kBelowThreshold);
 }
 
 TEST_CASE("batches merge as samples grow and stay within range") {

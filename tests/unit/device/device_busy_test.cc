@@ -14,10 +14,10 @@ using namespace iogate;
 
 namespace {
 
-StackNode node(std::string name, std::string kind, std::vector<StackNode> children = {}) {
+StackNode node(std::string name, StackNodeKind kind, std::vector<StackNode> children = {}) {
   StackNode n;
   n.name = std::move(name);
-  n.kind = std::move(kind);
+  n.kind = kind;
   n.children = std::move(children);
   return n;
 }
@@ -55,28 +55,28 @@ void replace_file(const iogate::testing::TempTree& tree, const std::string& rel,
 }  // namespace
 
 TEST_CASE("devices_to_watch: a partition, then the disk under it") {
-  auto s = stack_on(254, 1, "ext4", {node("vda1", "partition", {node("vda", "disk")})});
+  auto s = stack_on(254, 1, "ext4", {node("vda1", StackNodeKind::kPartition, {node("vda", StackNodeKind::kDisk)})});
   std::vector<DiskStats> stats = {line(254, 0, "vda"), line(254, 1, "vda1")};
   CHECK(devices_to_watch(s, stats) == std::vector<std::string>{"vda1", "vda"});
 }
 
 TEST_CASE("devices_to_watch: a dm device over two disks, each once") {
-  auto s = stack_on(253, 0, "xfs", {node("dm-0", "lvm", {node("vdb", "disk"), node("vdc", "disk")})});
+  auto s = stack_on(253, 0, "xfs", {node("dm-0", StackNodeKind::kLvm, {node("vdb", StackNodeKind::kDisk), node("vdc", StackNodeKind::kDisk)})});
   std::vector<DiskStats> stats = {line(254, 16, "vdb"), line(254, 32, "vdc"), line(253, 0, "dm-0")};
   CHECK(devices_to_watch(s, stats) == std::vector<std::string>{"dm-0", "vdb", "vdc"});
 }
 
 TEST_CASE("devices_to_watch: the mount's device comes first even when the stack lists it elsewhere") {
   // A stack as walked from the leaves would be unusual, but the contract puts MAJ:MIN first.
-  auto s = stack_on(253, 0, "ext4", {node("vdb", "disk"), node("dm-0", "dm-linear")});
+  auto s = stack_on(253, 0, "ext4", {node("vdb", StackNodeKind::kDisk), node("dm-0", StackNodeKind::kDmLinear)});
   std::vector<DiskStats> stats = {line(254, 16, "vdb"), line(253, 0, "dm-0")};
   CHECK(devices_to_watch(s, stats) == std::vector<std::string>{"dm-0", "vdb"});
 }
 
 TEST_CASE("devices_to_watch: a loop device skips its backing file but not the disk that holds it") {
   auto s = stack_on(7, 0, "ext4",
-                    {node("loop0", "loop",
-                          {node("/var/lib/images/x.img", "file", {node("vda1", "partition", {node("vda", "disk")})})})});
+                    {node("loop0", StackNodeKind::kLoop,
+                          {node("/var/lib/images/x.img", StackNodeKind::kFile, {node("vda1", StackNodeKind::kPartition, {node("vda", StackNodeKind::kDisk)})})})});
   std::vector<DiskStats> stats = {line(254, 0, "vda"), line(254, 1, "vda1"), line(7, 0, "loop0")};
   CHECK(devices_to_watch(s, stats) == std::vector<std::string>{"loop0", "vda1", "vda"});
 }
@@ -101,7 +101,7 @@ TEST_CASE("sample_device_busy: util from io_ticks over the real window; the busi
   iogate::testing::TempTree proc;
   proc.write("diskstats", diskstats_line(253, 0, "dm-0", 5000) + diskstats_line(254, 16, "vdb", 7000) +
                               diskstats_line(254, 32, "vdc", 9000));
-  auto s = stack_on(253, 0, "xfs", {node("dm-0", "lvm", {node("vdb", "disk"), node("vdc", "disk")})});
+  auto s = stack_on(253, 0, "xfs", {node("dm-0", StackNodeKind::kLvm, {node("vdb", StackNodeKind::kDisk), node("vdc", StackNodeKind::kDisk)})});
   // dm-0 +300 ms, vdb +100 ms, vdc +800 ms of busy time during a ~1 s window.
   std::thread writer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -134,7 +134,7 @@ TEST_CASE("sample_device_busy: util from io_ticks over the real window; the busi
 TEST_CASE("sample_device_busy: stop ends the window early, with a figure over the time waited") {
   iogate::testing::TempTree proc;
   proc.write("diskstats", diskstats_line(254, 0, "vda", 1000) + diskstats_line(254, 1, "vda1", 500));
-  auto s = stack_on(254, 1, "ext4", {node("vda1", "partition", {node("vda", "disk")})});
+  auto s = stack_on(254, 1, "ext4", {node("vda1", StackNodeKind::kPartition, {node("vda", StackNodeKind::kDisk)})});
   std::atomic<bool> stop{false};
   std::thread stopper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -156,7 +156,7 @@ TEST_CASE("sample_device_busy: stop ends the window early, with a figure over th
 
 TEST_CASE("sample_device_busy: no diskstats is an error naming the path; devices without a line are not measurable") {
   iogate::testing::TempTree proc;
-  auto s = stack_on(254, 1, "ext4", {node("vda1", "partition", {node("vda", "disk")})});
+  auto s = stack_on(254, 1, "ext4", {node("vda1", StackNodeKind::kPartition, {node("vda", StackNodeKind::kDisk)})});
   std::atomic<bool> stop{false};
   auto missing = sample_device_busy(s, std::chrono::milliseconds(10), proc.root.string(), stop);
   REQUIRE_FALSE(missing.ok());

@@ -32,13 +32,13 @@ PathOutcome measured(const std::string& path, const std::string& name, double io
   m.path = path;
   m.wrote_test_file = true;
   o.measurement = m;
-  o.state = "measured";
+  o.state = PathState::kMeasured;
   o.measured_at = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
   o.probes = 1;
   return o;
 }
 
-PathOutcome unmeasured(const std::string& path, const std::string& state) {
+PathOutcome unmeasured(const std::string& path, PathState state) {
   PathOutcome o;
   o.config = {path, ""};
   o.state = state;
@@ -56,7 +56,7 @@ TEST_CASE("the node is judged by its best path: a slow root disk does not taint 
   NodeJudgement j = judge_node(p, paths, 4, "status.capacity");
   REQUIRE(j.best);
   CHECK(j.paths[*j.best].index == 1);
-  CHECK(j.outcome == "pass");
+  CHECK(j.outcome == VerdictOutcome::kPass);
   CHECK(j.paths[0].min_iops == 20000);  // max(10,000, 5,000 × 4 GPUs)
   CHECK_FALSE(wanted_taint(j, p, "NoSchedule"));
   auto labels = node_labels(j, paths, nlohmann::json::object());
@@ -78,7 +78,7 @@ TEST_CASE("below policy: taint in enforce mode, condition True naming the rule, 
   Policy p = policy();
   std::vector<PathOutcome> paths = {measured("/data", "", 8120, DeviceClass::kCloudBlock)};
   NodeJudgement j = judge_node(p, paths, 4, "status.capacity");
-  CHECK(j.outcome == "fail");
+  CHECK(j.outcome == VerdictOutcome::kFail);
   CHECK(j.below_policy());
   auto t = wanted_taint(j, p, "NoSchedule");
   REQUIRE(t);
@@ -103,14 +103,14 @@ TEST_CASE("warn mode records the fact without a taint; off mode sets no conditio
   std::vector<PathOutcome> paths = {measured("/data", "", 8120, DeviceClass::kCloudBlock)};
   Policy warn = policy("warn");
   NodeJudgement j = judge_node(warn, paths, 1, "--gpus");
-  CHECK(j.outcome == "warn");
+  CHECK(j.outcome == VerdictOutcome::kWarn);
   CHECK(j.below_policy());
   CHECK_FALSE(wanted_taint(j, warn, "NoSchedule"));
   REQUIRE(node_condition(j, warn, paths));
   CHECK(node_condition(j, warn, paths)->status == "True");
   Policy off = policy("off");
   NodeJudgement k = judge_node(off, paths, 1, "--gpus");
-  CHECK(k.outcome == "off");
+  CHECK(k.outcome == VerdictOutcome::kOff);
   CHECK_FALSE(node_condition(k, off, paths));
   CHECK_FALSE(wanted_taint(k, off, "NoSchedule"));
 }
@@ -131,10 +131,11 @@ TEST_CASE("labels: only our own keys are removed, and nothing is written before 
   CHECK(labels.count("iogate.io/webhook-owned") == 0);
   CHECK(labels.count("team") == 0);
 
-  std::vector<PathOutcome> none = {unmeasured("/data", "busy")};
+  std::vector<PathOutcome> none = {unmeasured("/data", PathState::kBusy)};
   NodeJudgement n = judge_node(p, none, 0, "none");
   CHECK_FALSE(n.best);
-  CHECK(n.outcome == "none");
+  CHECK_FALSE(n.outcome.has_value());
+  CHECK(node_outcome_name(n) == "none");
   CHECK(node_labels(n, none, current).empty());
   CHECK(node_annotations(n, p, none).empty());
   CHECK_FALSE(node_condition(n, p, none));
@@ -142,7 +143,7 @@ TEST_CASE("labels: only our own keys are removed, and nothing is written before 
 
 TEST_CASE("annotations: a compact report and the last probe time; the full report has every path") {
   Policy p = policy();
-  std::vector<PathOutcome> paths = {measured("/mnt/nvme", "scratch", 400000, DeviceClass::kNvme), unmeasured("/data", "busy")};
+  std::vector<PathOutcome> paths = {measured("/mnt/nvme", "scratch", 400000, DeviceClass::kNvme), unmeasured("/data", PathState::kBusy)};
   NodeJudgement j = judge_node(p, paths, 2, "status.capacity");
   auto a = node_annotations(j, p, paths);
   CHECK(a.at("iogate.io/last-probe") == "2027-01-15T08:00:00Z");
@@ -200,7 +201,7 @@ TEST_CASE("a dataset measurement writes no randread-iops label, and its samples/
   std::vector<PathOutcome> paths = {o};
   NodeJudgement j = judge_node(*parsed, paths, 0, "--gpus");
   REQUIRE(j.best);
-  CHECK(j.outcome == "pass");
+  CHECK(j.outcome == VerdictOutcome::kPass);
   auto labels = node_labels(j, paths, nlohmann::json{{"iogate.io/randread-iops", "123"}});
   CHECK(labels.at("iogate.io/disk-class") == "nvme");
   CHECK(labels.at("iogate.io/tier") == "fast");  // 5,000 >= 4 x 1,000

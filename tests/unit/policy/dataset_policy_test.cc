@@ -29,7 +29,7 @@ Measurement dataset_run(double samples_per_s) {
   m.leaf_classes = {DeviceClass::kNvme};
   m.path = "/data";
   m.read_only = m.read_existing_files = true;
-  m.stop_reason = "complete";
+  m.stop_reason = StopReason::kComplete;
   return m;
 }
 
@@ -92,14 +92,14 @@ TEST_CASE("a dataset measurement is judged on samples/s with the other checks") 
   CHECK(pass.outcome == VerdictOutcome::kPass);
   REQUIRE(pass.checks.size() == 3);
   const RuleCheck& samples = pass.checks[1];  // after min_bandwidth, before the class checks
-  CHECK(samples.check == "min_samples_per_s");
+  CHECK(check_kind_name(samples.check) == "min_samples_per_s");
   CHECK(samples.threshold_value == 3200);
   CHECK(samples.measured == "3,500 samples/s");
   CHECK(samples.passed);
   Verdict fail = evaluate_policy(*p, dataset_run(3000), {4, "/data", {}});
   CHECK(fail.outcome == VerdictOutcome::kFail);
   REQUIRE(fail.first_failure());
-  CHECK(fail.first_failure()->check == "min_samples_per_s");
+  CHECK(fail.first_failure()->check == CheckKind::kMinSamplesPerS);
   CHECK(measurement_figures(dataset_run(3000)).rfind("dataset: 3,000 samples/s", 0) == 0);
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("a dataset probe result becomes a measurement from its headline run") 
   DatasetProbeResult r;
   r.path = "/data";
   r.storage.device_class = DeviceClass::kNetworkFs;
-  r.stop_reason = "complete";
+  r.stop_reason = StopReason::kComplete;
   LoaderRun slow, fast;
   slow.workers = 1;
   slow.files_read = 100;

@@ -36,13 +36,13 @@ Measurement nvme(double iops, double p99_ms = 1.0) {
   m.measured_s = 10;
   m.wrote_test_file = true;
   m.files_bytes = m.readable_bytes = uint64_t{256} << 20;
-  m.stop_reason = "runtime";
+  m.stop_reason = StopReason::kRuntime;
   return m;
 }
 
 const RuleCheck& find_check(const Verdict& v, const std::string& rule, const std::string& check) {
   auto it = std::find_if(v.checks.begin(), v.checks.end(),
-                         [&](const RuleCheck& c) { return c.rule == rule && c.check == check; });
+                         [&](const RuleCheck& c) { return c.rule == rule && check_kind_name(c.check) == check; });
   REQUIRE_MESSAGE(it != v.checks.end(), rule << "/" << check);
   return *it;
 }
@@ -104,7 +104,7 @@ TEST_CASE("the issue's example against 8,120 IOPS on 2 GPUs: min_iops fails, the
   CHECK(cls.measured == "nvme");
   CHECK(cls.threshold == "none of hdd");
   REQUIRE(v.first_failure() != nullptr);
-  CHECK(v.first_failure()->check == "min_iops");
+  CHECK(v.first_failure()->check == CheckKind::kMinIops);
   CHECK(v.rules_not_applicable.empty());
   CHECK(v.caveats.empty());  // local NVMe, own test file, direct I/O: nothing to qualify
 }
@@ -321,7 +321,7 @@ TEST_CASE("caveats appear where their condition holds, and only there") {
   CHECK_FALSE(has_caveat(v, "Measured on memory"));
 
   Measurement interrupted = nvme(20000);
-  interrupted.stop_reason = "signal";
+  interrupted.stop_reason = StopReason::kSignal;
   interrupted.measured_s = 2.5;
   v = evaluate_policy(p, interrupted, ctx);
   CHECK(has_caveat(v, "interrupted after 2.50 s"));
@@ -393,7 +393,7 @@ TEST_CASE("measurement_from_probe aggregates jobs and takes the workload's direc
   r.storage.device_class = DeviceClass::kMixed;
   StackNode lv;
   lv.name = "dm-0";
-  lv.kind = "lvm";
+  lv.kind = StackNodeKind::kLvm;
   lv.device_class = DeviceClass::kMixed;
   StackNode fast, slow;
   fast.name = "nvme0n1";
@@ -413,7 +413,7 @@ TEST_CASE("measurement_from_probe aggregates jobs and takes the workload's direc
   CHECK_FALSE(m.read_existing_files);
   CHECK_FALSE(m.read_block_device);
   CHECK(m.files_bytes == (uint64_t{1} << 30));
-  CHECK(m.stop_reason == "runtime");
+  CHECK(m.stop_reason == StopReason::kRuntime);
   CHECK(m.measured_s == doctest::Approx(10.0));
 
   auto mixed = iogate::testing::make_sample(true);

@@ -22,7 +22,7 @@ TEST_CASE("a measurement survives its JSON record, field by field") {
   m.read_existing_files = true;
   m.files_bytes = 1000;
   m.readable_bytes = 600;
-  m.stop_reason = "settled";
+  m.stop_reason = StopReason::kSettled;
   m.ci_half_width_relative = 0.021;
   m.ci_confidence = 0.95;
   auto back = measurement_from_json(nlohmann::json::parse(measurement_to_json(m).dump()));
@@ -43,7 +43,7 @@ TEST_CASE("a measurement survives its JSON record, field by field") {
   CHECK(back->read_existing_files);
   CHECK(back->files_bytes == 1000);
   CHECK(back->readable_bytes == 600);
-  CHECK(back->stop_reason == "settled");
+  CHECK(back->stop_reason == StopReason::kSettled);
   REQUIRE(back->ci_half_width_relative);
   CHECK(*back->ci_half_width_relative == doctest::Approx(0.021));
   REQUIRE(back->ci_confidence);
@@ -55,6 +55,9 @@ TEST_CASE("a mistyped or unknown record is refused, an old one with fewer keys i
   CHECK_FALSE(measurement_from_json(j));
   j = measurement_to_json(Measurement{});
   j["device_class"] = "floppy";
+  CHECK_FALSE(measurement_from_json(j));
+  j = measurement_to_json(Measurement{});
+  j["stop_reason"] = "exhausted";  // a reason this version does not know: not reused, probed again
   CHECK_FALSE(measurement_from_json(j));
   j = measurement_to_json(Measurement{});
   j["leaf_classes"] = {"nvme", 3};

@@ -20,7 +20,7 @@ Policy gpu_feed() {
 PathResult judged(const Policy& p, const std::string& path, double iops, int gpus) {
   PathResult r;
   r.path = path;
-  r.source = "probe";
+  r.source = ResultSource::kProbe;
   r.measurement.iops = iops;
   r.measurement.p99_latency_ns = 812'345;
   r.measurement.bandwidth_bytes_per_s = iops * 4096;
@@ -28,12 +28,12 @@ PathResult judged(const Policy& p, const std::string& path, double iops, int gpu
   r.measurement.leaf_classes = {DeviceClass::kCloudBlock};
   r.measurement.wrote_test_file = true;
   r.measurement.measured_s = 2.1;
-  r.measurement.stop_reason = "above-threshold";
+  r.measurement.stop_reason = StopReason::kAboveThreshold;
   r.verdict = evaluate_policy(p, r.measurement, EvaluationContext{gpus, path, {}});
   return r;
 }
 
-PreflightSummary summary(const Policy& p, std::vector<PathResult> results, const std::string& outcome) {
+PreflightSummary summary(const Policy& p, std::vector<PathResult> results, PodVerdict outcome) {
   PreflightSummary s;
   s.time = "2026-12-02T10:00:00Z";
   s.outcome = outcome;
@@ -52,7 +52,7 @@ PreflightSummary summary(const Policy& p, std::vector<PathResult> results, const
 
 TEST_CASE("a pass: integer annotations, a compact report and a Normal Event with the numbers") {
   Policy p = gpu_feed();
-  PreflightSummary s = summary(p, {judged(p, "/data", 52300.4, 2)}, "pass");
+  PreflightSummary s = summary(p, {judged(p, "/data", 52300.4, 2)}, PodVerdict::kPass);
   MetadataChanges a = pod_annotations(s);
   CHECK(a.at("iogate.io/verdict") == "pass");
   CHECK(a.at("iogate.io/randread-iops") == "52300");
@@ -75,7 +75,7 @@ TEST_CASE("a pass: integer annotations, a compact report and a Normal Event with
 TEST_CASE("a fail: the failing path decides, and the Warning names rule, check and threshold") {
   Policy p = gpu_feed();
   // 2 GPUs: floor max(10,000, 2 x 5,000) = 10,000; /slow fails it, /fast passes.
-  PreflightSummary s = summary(p, {judged(p, "/fast", 90000, 2), judged(p, "/slow", 8120, 2)}, "fail");
+  PreflightSummary s = summary(p, {judged(p, "/fast", 90000, 2), judged(p, "/slow", 8120, 2)}, PodVerdict::kFail);
   REQUIRE(deciding_result(s) == &s.results[1]);
   MetadataChanges a = pod_annotations(s);
   CHECK(a.at("iogate.io/verdict") == "fail");
@@ -90,9 +90,9 @@ TEST_CASE("a fail: the failing path decides, and the Warning names rule, check a
 
 TEST_CASE("without a failure the slowest path decides; an error has its own Event") {
   Policy p = gpu_feed();
-  PreflightSummary s = summary(p, {judged(p, "/a", 90000, 1), judged(p, "/b", 40000, 1)}, "pass");
+  PreflightSummary s = summary(p, {judged(p, "/a", 90000, 1), judged(p, "/b", 40000, 1)}, PodVerdict::kPass);
   CHECK(deciding_result(s) == &s.results[1]);
-  PreflightSummary err = summary(p, {}, "error");
+  PreflightSummary err = summary(p, {}, PodVerdict::kError);
   err.error = "deadline 60s reached while probing /data";
   CHECK(pod_annotations(err).at("iogate.io/verdict") == "error");
   CHECK_FALSE(pod_annotations(err).count("iogate.io/randread-iops"));
@@ -107,7 +107,7 @@ TEST_CASE("a non-randread workload never poses as a randread figure") {
   PathResult r = judged(p, "/video", 500, 1);
   r.measurement.rw = RwMode::kRead;
   r.measurement.block_size = 1 << 20;
-  PreflightSummary s = summary(p, {r}, "pass");
+  PreflightSummary s = summary(p, {r}, PodVerdict::kPass);
   MetadataChanges a = pod_annotations(s);
   REQUIRE(a.count("iogate.io/randread-iops"));
   CHECK_FALSE(a.at("iogate.io/randread-iops"));  // removed
@@ -117,20 +117,20 @@ TEST_CASE("the report annotation stays within its size, dropping caveats and pas
   Policy p = gpu_feed();
   std::vector<PathResult> many;
   for (int i = 0; i < 400; ++i) many.push_back(judged(p, "/data/shard-" + std::to_string(i), 20000 + i, 1));
-  PreflightSummary s = summary(p, many, "pass");
+  PreflightSummary s = summary(p, many, PodVerdict::kPass);
   std::string text = compact_report(s);
   CHECK(text.size() <= kReportAnnotationMaxBytes);
   auto j = nlohmann::json::parse(text);
   CHECK(j["truncated"] == true);
   CHECK(j["caveats"].empty());
   CHECK(j["paths"][0]["checks"].empty());
-  PreflightSummary small = summary(p, {judged(p, "/data", 20000, 1)}, "pass");
+  PreflightSummary small = summary(p, {judged(p, "/data", 20000, 1)}, PodVerdict::kPass);
   CHECK_FALSE(nlohmann::json::parse(compact_report(small)).contains("truncated"));
 }
 
 TEST_CASE("the JSON report: schema, policy, pod, results with measurement and verdict") {
   Policy p = gpu_feed();
-  PreflightSummary s = summary(p, {judged(p, "/data", 52300, 2)}, "pass");
+  PreflightSummary s = summary(p, {judged(p, "/data", 52300, 2)}, PodVerdict::kPass);
   s.results[0].pvc = "imagenet";
   nlohmann::json j = preflight_report_json(s);
   CHECK(j["schema"] == kPreflightSchema);

@@ -10,7 +10,7 @@ DatasetProbeResult sample_result() {
   r.path = "/data/imagenet";
   r.started_at = "2026-12-03T10:00:00Z";
   r.scan.root = r.path;
-  r.scan.stop_reason = "time";
+  r.scan.stop_reason = StopReason::kTime;
   r.scan.files_seen = 1000;
   r.scan.files_estimate = 5000.4;
   r.scan.bytes_estimate = 5e8;
@@ -33,7 +33,7 @@ DatasetProbeResult sample_result() {
   r.headline = 1;
   r.knee_workers = 2;
   r.recommendations.push_back({"cache-in-ram", "fits", {{"bytes_estimate", 5e8}, {"mem_total_bytes", 1e10}}});
-  r.stop_reason = "complete";
+  r.stop_reason = StopReason::kComplete;
   return r;
 }
 }  // namespace

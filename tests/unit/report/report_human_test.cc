@@ -218,7 +218,7 @@ TEST_CASE("human report: no statistics, no I/O, interrupted, long timelines") {
   Sample s = make_sample();
   s.result.diskstats = {};
   s.result.target.fs_type = "tmpfs";
-  s.result.stop_reason = "signal";
+  s.result.stop_reason = StopReason::kSignal;
   s.result.measured_ns = 3'210'000'000;
   std::vector<uint64_t>& timeline = s.result.jobs[0].iops_per_second;
   timeline.assign(300, 5000);
@@ -263,17 +263,17 @@ TEST_CASE("human report: the interval line says how settled the mean is and why 
 
   ProbeResult& r = s.result;
   r.convergence.early_stop.enabled = true;
-  r.stop_reason = "settled";
+  r.stop_reason = StopReason::kSettled;
   r.measured_ns = 2'400'000'000;
   CHECK(lines_of(render_probe_human(r, false))[0] == "iogate probe /data");  // not "stopped by settled"
   INFO(interval_text(r));
   CHECK(interval_text(r).find("stopped early: settled within ±3% after 2.40 s") != std::string::npos);
 
   r.convergence.early_stop.threshold_iops = 10000;
-  r.stop_reason = "below-threshold";
+  r.stop_reason = StopReason::kBelowThreshold;
   CHECK(interval_text(r).find("stopped early: clearly below 10.0k IOPS after 2.40 s") != std::string::npos);
 
-  r.stop_reason = "runtime";
+  r.stop_reason = StopReason::kRuntime;
   r.convergence.ci.trusted = false;
   r.convergence.ci.batch_lag1 = 0.61;
   CHECK(interval_text(r).find("not trusted: batch means correlated (r 0.61)") != std::string::npos);

@@ -375,7 +375,7 @@ TEST_CASE("convergence: the interval and the rule as run") {
   r.convergence.early_stop.enabled = true;
   r.convergence.early_stop.tolerance = 0.05;
   r.convergence.early_stop.threshold_iops = 10000;
-  r.stop_reason = "below-threshold";
+  r.stop_reason = StopReason::kBelowThreshold;
   r.measured_ns = 2'400'000'000;
   json j = probe_result_to_json(r);
   const json& c = j["convergence"];
@@ -405,13 +405,13 @@ TEST_CASE("the storage section has the detect shape") {
   r.storage.slowest_leaf = "sdb";
   StackNode lvm;
   lvm.name = "dm-0";
-  lvm.kind = "lvm";
+  lvm.kind = StackNodeKind::kLvm;
   StackNode a, b;
   a.name = "nvme0n1";
-  a.kind = "disk";
+  a.kind = StackNodeKind::kDisk;
   a.device_class = DeviceClass::kNvme;
   b.name = "sdb";
-  b.kind = "disk";
+  b.kind = StackNodeKind::kDisk;
   b.device_class = DeviceClass::kHdd;
   b.rotational = true;
   lvm.children = {a, b};

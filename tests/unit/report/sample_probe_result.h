@@ -97,7 +97,7 @@ inline Sample make_sample(bool mixed = false) {
   r.cpu.user_ns = 410'000'000;
   r.cpu.sys_ns = 1'200'000'000;
   r.measured_ns = 10'000'000'000ULL;
-  r.stop_reason = "runtime";
+  r.stop_reason = StopReason::kRuntime;
   r.convergence.ci = {.mean = 7012.5, .half_width = 140.25, .relative_half_width = 0.02, .samples = 100,
                       .batches = 33, .batch_size = 3, .batch_lag1 = 0.04, .trusted = true, .confidence = 0.95};
   r.started_at = "2026-12-02T14:11:50Z";
