@@ -1,4 +1,4 @@
-// The process exit codes, the same for every mode (documented in README.md).
+// The process exit codes, the same for every mode (documented in docs/reference.md).
 #pragma once
 
 #include "base/result.h"

@@ -32,7 +32,7 @@ std::string_view device_class_name(DeviceClass c);  // "nvme", "sata-ssd", ...
 int device_class_slowness(DeviceClass c);
 
 // The 4k random-read IOPS a healthy device of the class typically serves at QD32 (documented in
-// README.md), so a probe can say "HDD-like" about a network volume.
+// docs/manual.md, "Classes"), so a probe can say "HDD-like" about a network volume.
 struct IopsRange {
   uint64_t low = 0, high = 0;
 };

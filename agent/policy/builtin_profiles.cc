@@ -1,6 +1,6 @@
 // The built-in profiles, kept as the YAML a user would write, so that each is parsed and
 // validated by the same code as a user's file, and `iogate policy show` prints the reasoning
-// behind every number as comments. README.md's profile table says the same in prose.
+// behind every number as comments. docs/manual.md's profile table says the same in prose.
 #include <filesystem>
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 // A storage policy: what a volume must deliver for a workload, as users write it in a ConfigMap.
 //
-// The schema (apiVersion iogate.io/v1, kind StoragePolicy, documented in README.md) holds the
+// The schema (apiVersion iogate.io/v1, kind StoragePolicy, documented in docs/reference.md) holds the
 // probe's workload, how strict to be (mode, on_error, deadline), how long a PVC's recorded result
 // may be reused, and named rules: a selector saying which volumes a rule is about, and thresholds.
 // Everything is validated on load, so a policy that loads is one evaluate.h can judge without

@@ -1,4 +1,4 @@
-// A probe's result as JSON, schema "iogate.report/v1" (documented in README.md, "JSON report").
+// A probe's result as JSON, schema "iogate.report/v1" (documented in docs/reference.md, "Probe report").
 //
 // The readers are fio users and their scripts, so where a concept is the same as fio's the key is
 // fio's ("total_ios", "bw_bytes", "clat_ns", "percentile" with "99.900000"-style keys, "N"). Every

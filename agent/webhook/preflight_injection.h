@@ -1,5 +1,5 @@
 // The preflight initContainer the webhook adds on request (annotation iogate.io/inject-preflight:
-// "<volume>"), as README.md's "As an initContainer" writes it by hand:
+// "<volume>"), as docs/manual.md's "As an initContainer" writes it by hand:
 //   - first in initContainers, so nothing else runs before the volume is judged;
 //   - args [preflight, <path>, --policy, /etc/iogate/policy.yaml], where <path> is the mountPath
 //     (and subPath) under which the first container mounting the volume sees it, else /data: the

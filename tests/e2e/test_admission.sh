@@ -4,7 +4,7 @@
 # namespaces in, a preflight namespace); `iogate webhook` runs as a host process with the chart's
 # Deployment arguments, Secret and policy, under the webhook ServiceAccount's token (in-cluster
 # config, the chart's RBAC). Through kubectl: a GPU pod gets the required node affinity with the
-# floor README gives for its GPUs under the chart's policy, and the real scheduler binds it to the
+# floor the manual gives for its GPUs under the chart's policy, and the real scheduler binds it to the
 # only node that meets it; iogate.io/inject-preflight injects the chart's preflight initContainer;
 # a CPU pod is never sent to it (the chart's matchConditions) and is created unchanged; a pod
 # without GPUs whose labels match a policy rule is sent and mutated; --dry-run=server returns the mutated pod and stores nothing; a GPU
@@ -73,7 +73,7 @@ k create namespace "$TRAIN" >/dev/null
 k create namespace "$NS" >/dev/null
 k create namespace "$OTHER" >/dev/null
 for n in "$TRAIN" "$NS" kube-system; do k label namespace "$n" iogate.io/enabled=true >/dev/null; done
-# Labels as `iogate node` writes them (README "What lands on the node"): fast, slow (tainted while
+# Labels as `iogate node` writes them (docs/reference.md "Node (written by iogate node)"): fast, slow (tainted while
 # below policy in enforce mode), and low (below the floor, not tainted: e.g. measured by an agent in
 # warn mode), so that only the affinity keeps a pod off it.
 make_node fast-1 iogate.io/randread-iops=250000 iogate.io/disk-class=nvme iogate.io/tier=fast
@@ -109,7 +109,7 @@ openssl verify -CAfile "$SCRATCH/ca.crt" -purpose sslserver -verify_hostname "$H
   >"$SCRATCH/verify.out" 2>&1 || fail "the chart's certificate does not verify for $HOOK.$NS.svc: $(cat "$SCRATCH/verify.out")"
 pass "self-signed pair in Secret $HOOK-tls; both caBundles are its CA, the certificate is valid for $HOOK.$NS.svc"
 
-# The chart's documented failure policies (README "iogate webhook", values.yaml), as installed.
+# The chart's documented failure policies (docs/manual.md "failurePolicy and an outage", values.yaml), as installed.
 assert_jq "$SCRATCH/mwc.json" '.webhooks[0] | .failurePolicy == "Ignore" and .sideEffects == "None" and
   .clientConfig.service.path == "/mutate" and .rules == [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"],
   resources: ["pods"], scope: "Namespaced"}]' "mutate.iogate.io: failurePolicy Ignore, sideEffects None, pods CREATE"
@@ -189,14 +189,14 @@ wait_until 60 bash -c 'kubectl create --dry-run=server -f "$0" && grep -q "valid
   fail "the apiserver does not reach the webhook after 60 s: $(kubectl create --dry-run=server -f "$SCRATCH/ready-probe.json" 2>&1); webhook log: $(tail -5 "$SCRATCH/webhook.log")"
 pass "kube-apiserver reaches the webhook (TLS to $HOOK.$NS.svc, trusting the chart's caBundle)"
 
-# --- the chart's policy, and the floor README gives ----------------------------------------------
+# --- the chart's policy, and the floor the manual gives ---------------------------------------------
 "$IOGATE" policy check "$ETC/policy.yaml" --output-format json >"$SCRATCH/policy.json" ||
   fail "the chart's policy does not check"
 assert_jq "$SCRATCH/policy.json" '.mode == "enforce" and .workload.rw == "randread" and
   (.rules | map(select(.selector == {device_classes: [], paths: [], pod_labels: {}})) | length) >= 1 and
   (.rules | map(select(.selector.pod_labels == {team: "vision"})) | length) == 1' \
   "chart policy $(jq -r .name "$SCRATCH/policy.json"): enforce, randread, rules for every volume and one for pods labelled team=vision"
-# floor GPUS: max(min_iops, min_iops_per_gpu x GPUS), the highest of the rules (README "/mutate").
+# floor GPUS: max(min_iops, min_iops_per_gpu x GPUS), the highest of the rules (docs/manual.md, "iogate webhook").
 floor() { jq --argjson g "$1" '[.rules[] | [.min_iops // 0, (.min_iops_per_gpu // 0) * $g] | max] | max' "$SCRATCH/policy.json"; }
 FORBIDDEN=$(jq -c '[.rules[].forbidden_classes[]] | unique' "$SCRATCH/policy.json")
 RULE=$(jq -r '.rules | max_by([.min_iops // 0, .min_iops_per_gpu // 0]) | .name' "$SCRATCH/policy.json")
@@ -289,11 +289,11 @@ f=$(get_pod "$TRAIN" train-inject)
 # The webhook's patch makes kube-apiserver run its in-tree mutating plugins again: the
 # ServiceAccount plugin mounts the token into the injected container too, which preflight needs to
 # write its verdict. Checked, then dropped with the apiserver's defaults for the comparison; the
-# named template adds preflight.resources, which README says the webhook does not inject.
+# named template adds preflight.resources, which docs/manual.md says the webhook does not inject.
 SA_DIR=/var/run/secrets/kubernetes.io/serviceaccount
 jq_ok "train-inject: the injected container has the ServiceAccount token mounted (in-tree plugins re-ran)" "$f" --arg d "$SA_DIR" \
   '.spec.initContainers[0].volumeMounts | any(.mountPath == $d and .readOnly == true and (.name | startswith("kube-api-access-")))'
-jq_ok "train-inject: no resources on the injected container (README: the named template adds preflight.resources)" "$f" \
+jq_ok "train-inject: no resources on the injected container (the manual: the named template adds preflight.resources)" "$f" \
   '.spec.initContainers[0].resources == {}'
 jq --arg d "$SA_DIR" '.spec | {init: (.initContainers[0] | del(.terminationMessagePath, .terminationMessagePolicy, .imagePullPolicy, .resources) |
     .env |= map(if .valueFrom.fieldRef then .valueFrom.fieldRef |= del(.apiVersion) else . end) |

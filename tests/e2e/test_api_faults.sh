@@ -9,7 +9,7 @@
 #
 #   - preflight (in-cluster config: a service-account volume in the kubelet's ..data layout,
 #     KUBERNETES_SERVICE_HOST/PORT at the proxy; the chart's preflight account and Role):
-#     a clean run (every call 2xx, the calls README names);
+#     a clean run (every call 2xx, the calls the manual names);
 #     429 x2 with Retry-After on the pod PATCH, 500 on the Event POST, a drop on the PVC GET, a
 #     TCP reset on the pod GET: each retried, Retry-After honoured, the annotations and exactly one new Event in the
 #     apiserver;
@@ -37,11 +37,11 @@ faultproxy_start --test
 
 # ---------------------------------------------------------------------------------------------
 # The pod's world: a Node, the namespace, the dataset's claim, the preflight account with a Role
-# granting exactly what README's "The Kubernetes client" lists, and the training pod bound to the
+# granting exactly what docs/manual.md's "The Kubernetes client" lists, and the training pod bound to the
 # node (no kubelet runs it: preflight runs here, in its shoes).
 preflight_world "$POD"
 TOKEN=$(sa_token "$NS" "$SA" "$POD")  # bound to the pod, as the kubelet mounts it (the least-reach policy needs it)
-pass "Node $NODE, namespace $NS, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with the Role README lists"
+pass "Node $NODE, namespace $NS, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with the Role the manual lists"
 
 # Through the proxy, the real apiserver decides: TLS verified against the cluster CA, the
 # account's token authenticated, RBAC allowing its own pod and refusing another account.
@@ -158,7 +158,7 @@ assert_jq "$SCRATCH/clean.req.json" '[.[] | .method + " " + (.path | sub("/names
     ["GET /api/v1/NS/persistentvolumeclaims/'"$PVC"'", "GET /api/v1/NS/pods/'"$POD"'",
      "PATCH /api/v1/NS/persistentvolumeclaims/'"$PVC"'", "PATCH /api/v1/NS/pods/'"$POD"'",
      "POST /apis/events.k8s.io/v1/NS/events"]' \
-  "clean: the calls README's RBAC list covers: pod get/patch, PVC get/patch, events.k8s.io create"
+  "clean: the calls the manual's RBAC list covers: pod get/patch, PVC get/patch, events.k8s.io create"
 assert_annotated clean
 
 # ---------------------------------------------------------------------------------------------

@@ -322,7 +322,7 @@ while read -r method path; do
     "PATCH /api/v1/nodes/NODE/status") check=(patch nodes/gpu-a --subresource=status) ;;
     "POST /apis/events.k8s.io/v1/namespaces/default/events") check=(create events.events.k8s.io -n default) ;;
     "POST /api/v1/namespaces/default/events") check=(create events -n default) ;;
-    *) fail "the agent called $method $path: not in the README's RBAC list, or this test does not know it" ;;
+    *) fail "the agent called $method $path: not in the manual's RBAC list, or this test does not know it" ;;
   esac
   # (stderr: kubectl's warning that nodes are not namespaced)
   answer=$(k auth can-i "${check[@]}" --as "$AS" 2>"$SCRATCH/can-i.err" || true)
@@ -330,9 +330,9 @@ while read -r method path; do
   pass "can-i ${check[*]} as $AS: yes ($method $path)"
 done <"$SCRATCH/calls"
 # The core/v1 fallback for Events is not called here (this apiserver serves events.k8s.io/v1);
-# the README lists it, so the chart must grant it.
+# the manual lists it, so the chart must grant it.
 [[ $(k auth can-i create events -n default --as "$AS" 2>/dev/null || true) == yes ]] ||
-  fail "can-i create events (core) -n default as $AS: not yes; the README's RBAC lists it for the Event fallback"
+  fail "can-i create events (core) -n default as $AS: not yes; the manual's RBAC lists it for the Event fallback"
 pass "can-i create events (core/v1, the fallback) -n default as $AS: yes"
 # And can-i says no where it should, so the yeses above are RBAC's answers.
 for check in "list nodes" "update nodes/gpu-a" "delete nodes/gpu-a" "get secrets -n $NS" "patch pods -n default"; do

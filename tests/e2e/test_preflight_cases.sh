@@ -2,7 +2,7 @@
 # iogate preflight against the real kube-apiserver (tests/e2e/lib.sh), for the cases that
 # test_preflight.sh and test_api_faults.sh do not assert (those of the retired stand-in test
 # tests/integration/test_preflight_api.sh that a real apiserver can run). preflight runs with a kubeconfig holding the token of
-# a ServiceAccount whose Role grants what README lists, pointed at tests/faultproxy in front of
+# a ServiceAccount whose Role grants what docs/manual.md lists, pointed at tests/faultproxy in front of
 # the apiserver, so the proxy's log is the request sequence and faults are injected there:
 #   - pod mode: 2 GPUs from the pod's limits, the floor max(min_iops 100, 50/GPU x 2) = 100;
 #   - warn mode: verdict warn recorded, exit 0; --gpus 4000 scales the floor to 200,000;

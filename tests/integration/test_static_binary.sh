@@ -13,7 +13,7 @@ out=$(chroot "$root" /iogate --version)
 pass "runs --version in an empty chroot: $out"
 
 # Host names resolve in the static binary from /etc/hosts (glibc's built-in `files` NSS back end;
-# README "Why the image needs no CA bundle, passwd, /tmp or NSS"): a kubeconfig naming its server
+# docs/manual.md "Why the image needs no CA bundle, passwd, /tmp or NSS"): a kubeconfig naming its server
 # apiserver.iogate.test, which only a private /etc/hosts (a bind mount in a mount namespace of the
 # run's own) maps to 127.0.0.1, where openssl s_server serves a certificate for that name. preflight
 # connects, verifies the certificate for the host name, sends its GET and gets s_server's HTML

@@ -23,7 +23,7 @@ inline Policy load_policy(const std::string& body) {
   return *p;
 }
 
-// README's example: max(10,000, 5,000 × GPUs) IOPS, not on an HDD.
+// docs/manual.md's example policy: max(10,000, 5,000 × GPUs) IOPS, not on an HDD.
 inline Policy gpu_feed(const std::string& mode = "enforce") {
   return load_policy("mode: " + mode +
                      "\nrules:\n  - name: gpu-feed\n    min_iops: 10000\n    min_iops_per_gpu: 5000\n"
