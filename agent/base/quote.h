@@ -21,4 +21,7 @@ std::string quote_value(std::string_view value);
 // boundary, "..." appended).
 std::string log_safe(std::string_view text, size_t max = 200);
 
+// The Levenshtein distance, for "did you mean" suggestions in those messages.
+size_t edit_distance(std::string_view a, std::string_view b);
+
 }  // namespace iogate

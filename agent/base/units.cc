@@ -24,8 +24,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Splits "128k" into 128 and "k". The number may have a fraction ("1.5g").
-bool split_number(std::string_view s, double* number, std::string* suffix) {
+// Splits "128k" into 128 and "k", "1.5GB/s" into 1.5 and "GB/s": a non-negative number, maybe
+// with a fraction, and the rest as written. False without digits.
+bool split_number(std::string_view s, double* number, std::string_view* rest) {
   size_t i = 0;
   bool seen_digit = false, seen_dot = false;
   while (i < s.size()) {
@@ -44,7 +45,7 @@ bool split_number(std::string_view s, double* number, std::string* suffix) {
   char* end = nullptr;
   *number = std::strtod(num.c_str(), &end);
   if (end != num.c_str() + num.size()) return false;
-  *suffix = lower(s.substr(i));
+  *rest = s.substr(i);
   return true;
 }
 
@@ -53,10 +54,11 @@ bool split_number(std::string_view s, double* number, std::string* suffix) {
 Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
   double number = 0;
-  std::string suffix;
-  if (!split_number(s, &number, &suffix)) {
+  std::string_view rest;
+  if (!split_number(s, &number, &rest)) {
     return usage_error(fmt::format("{}: expected a size like 4k, 1m or 1g, got {}", what, quote_value(text)));
   }
+  const std::string suffix = lower(rest);
   double mult = 0;
   if (suffix.empty() || suffix == "b") mult = 1;
   else if (suffix == "k" || suffix == "kb" || suffix == "kib") mult = 1024.0;
@@ -79,10 +81,11 @@ Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
 Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
   double number = 0;
-  std::string suffix;
-  if (!split_number(s, &number, &suffix)) {
+  std::string_view rest;
+  if (!split_number(s, &number, &rest)) {
     return usage_error(fmt::format("{}: expected a duration like 10s, 500ms or 2m, got {}", what, quote_value(text)));
   }
+  const std::string suffix = lower(rest);
   double ns_per_unit = 0;
   if (suffix.empty() || suffix == "s") ns_per_unit = 1e9;
   else if (suffix == "ms") ns_per_unit = 1e6;
@@ -166,6 +169,79 @@ std::string format_size_compact(uint64_t bytes) {
     ++u;
   }
   return fmt::format("{}{}", bytes, kSuffix[u]);
+}
+
+Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  double number = 0;
+  std::string_view unit;
+  auto bad = [&] {
+    return usage_error(fmt::format(
+        "{}: expected a bandwidth like 500MB/s, 1.5GB/s, 200MiB/s or bytes a second, got {}", what, quote_value(text)));
+  };
+  if (!split_number(s, &number, &unit)) return bad();
+  unit = trim(unit);
+  double mult = 0;
+  if (unit.empty() || unit == "B/s") mult = 1;
+  else if (unit == "kB/s" || unit == "KB/s") mult = 1e3;
+  else if (unit == "MB/s") mult = 1e6;
+  else if (unit == "GB/s") mult = 1e9;
+  else if (unit == "TB/s") mult = 1e12;
+  else if (unit == "KiB/s") mult = 1024.0;
+  else if (unit == "MiB/s") mult = 1024.0 * 1024;
+  else if (unit == "GiB/s") mult = 1024.0 * 1024 * 1024;
+  else if (unit == "TiB/s") mult = 1024.0 * 1024 * 1024 * 1024;
+  else return bad();
+  double bytes = std::round(number * mult);
+  if (bytes < 1) return usage_error(fmt::format("{}: must be more than 0 bytes a second, got {}", what, quote_value(text)));
+  if (bytes > 1e18) return usage_error(fmt::format("{}: too large a bandwidth: {}", what, quote_value(text)));
+  return static_cast<uint64_t>(bytes);
+}
+
+Result<double> parse_fraction(std::string_view text, std::string_view what) {
+  std::string_view s = trim(text);
+  double number = 0;
+  std::string_view rest;
+  auto bad = [&] {
+    return usage_error(fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got {}", what, quote_value(text)));
+  };
+  if (!split_number(s, &number, &rest)) return bad();
+  rest = trim(rest);
+  if (rest == "%") return number / 100.0;
+  if (!rest.empty() || number > 1) return bad();
+  return number;
+}
+
+std::string format_bandwidth_decimal(double b) {
+  static const char* kUnits[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
+  int u = 0;
+  while (b >= 1000 && u < 4) {
+    b /= 1000;
+    ++u;
+  }
+  if (u == 0 || b >= 100 || b == std::floor(b)) return fmt::format("{:.0f} {}", b, kUnits[u]);
+  return fmt::format("{:.{}f} {}", b, b < 10 ? 2 : 1, kUnits[u]);
+}
+
+std::string format_duration_compact(int64_t ns) {
+  struct Unit {
+    int64_t ns;
+    const char* name;
+  };
+  static const Unit kUnits[] = {{3'600'000'000'000, "h"}, {60'000'000'000, "m"}, {1'000'000'000, "s"},
+                                {1'000'000, "ms"}, {1'000, "us"}, {1, "ns"}};
+  if (ns == 0) return "0s";
+  for (const Unit& u : kUnits) {
+    if (u.ns == 60'000'000'000 && ns < 120'000'000'000) continue;  // "60s" reads better than "1m"
+    if (ns % u.ns == 0) return fmt::format("{}{}", ns / u.ns, u.name);
+  }
+  return fmt::format("{}s", double(ns) / 1e9);
+}
+
+std::string format_percent(double fraction) {
+  double p = fraction * 100;
+  if (std::fabs(p - std::round(p)) < 1e-9) return fmt::format("{:.0f}%", p);
+  return fmt::format("{:.1f}%", p);
 }
 
 }  // namespace iogate

@@ -16,7 +16,6 @@
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 #include "http/listener.h"
-#include "policy/policy_units.h"
 
 namespace iogate {
 namespace po = boost::program_options;

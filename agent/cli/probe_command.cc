@@ -22,7 +22,6 @@
 #include "cli/logging.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
-#include "policy/policy_units.h"
 #include "report/report_human.h"
 #include "report/report_json.h"
 

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "kube/json_fields.h"
+#include "base/json_fields.h"
 #include "kube/operations.h"
 
 namespace iogate {

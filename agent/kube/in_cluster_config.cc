@@ -1,8 +1,8 @@
 // In-cluster configuration, as client-go's rest.InClusterConfig builds it.
 #include <fmt/format.h>
 
+#include "base/text_file.h"
 #include "kube/kube_config.h"
-#include "kube/text_file.h"
 
 namespace iogate {
 

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "base/base64.h"
 #include "base/quote.h"
-#include "kube/base64.h"
+#include "base/text_file.h"
 #include "kube/kube_config.h"
-#include "kube/text_file.h"
 
 namespace iogate {
 namespace {

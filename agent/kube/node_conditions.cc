@@ -1,5 +1,5 @@
 // Node conditions through nodes/status with a strategic merge patch.
-#include "kube/json_fields.h"
+#include "base/json_fields.h"
 #include "kube/operations.h"
 
 namespace iogate {

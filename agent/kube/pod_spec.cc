@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/json_fields.h"
+#include "base/json_fields.h"
 #include "kube/operations.h"
 
 namespace iogate {

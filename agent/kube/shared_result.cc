@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/clock.h"
-#include "kube/json_fields.h"
+#include "base/json_fields.h"
 #include "kube/operations.h"
 
 namespace iogate {

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "kube/text_file.h"
+#include "base/text_file.h"
 
 namespace iogate {
 

@@ -29,7 +29,6 @@
 #include "node/node_records.h"
 #include "node/node_sync.h"
 #include "policy/policy_probe.h"
-#include "policy/policy_units.h"
 
 namespace iogate {
 namespace {

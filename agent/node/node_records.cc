@@ -10,7 +10,6 @@
 #include "base/version.h"
 #include "policy/measurement_json.h"
 #include "policy/policy_render.h"
-#include "policy/policy_units.h"
 #include "report/text_layout.h"
 
 namespace iogate {

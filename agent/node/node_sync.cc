@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "kube/json_fields.h"
+#include "base/json_fields.h"
 #include "kube/operations.h"
 
 namespace iogate {

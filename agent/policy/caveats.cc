@@ -7,7 +7,6 @@
 
 #include "base/units.h"
 #include "policy/evaluate.h"
-#include "policy/policy_units.h"
 
 namespace iogate {
 namespace {

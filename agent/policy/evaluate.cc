@@ -9,7 +9,6 @@
 
 #include "base/quote.h"
 #include "base/units.h"
-#include "policy/policy_units.h"
 
 namespace iogate {
 namespace {

@@ -151,6 +151,10 @@ std::string builtin_profile_summary(std::string_view profile);  // one line, "" 
 // exists; otherwise a file path.
 Result<Policy> resolve_policy(std::string_view file_or_profile);
 
+// A taint effect as the policy's node.taint_effect and --taint-effect take it: "NoSchedule",
+// "PreferNoSchedule", "NoExecute" as given (the API's spelling), or "none" → "".
+Result<std::string> parse_taint_effect(std::string_view text, std::string_view what);
+
 // The device classes by their names (device/device_class.h), for parsing and listing.
 const std::vector<DeviceClass>& all_device_classes();
 std::optional<DeviceClass> device_class_from_name(std::string_view name);

@@ -18,7 +18,6 @@
 #include "base/quote.h"
 #include "base/units.h"
 #include "policy/policy.h"
-#include "policy/policy_units.h"
 
 namespace iogate {
 namespace {
@@ -794,6 +793,12 @@ Result<Policy> load_policy_file(const std::string& path) {
   auto p = parse_policy(text.str(), path);
   if (!p.ok()) return usage_error(fmt::format("{}: {}", path, p.error().message));
   return p;
+}
+
+Result<std::string> parse_taint_effect(std::string_view text, std::string_view what) {
+  if (text == "NoSchedule" || text == "PreferNoSchedule" || text == "NoExecute") return std::string(text);
+  if (text == "none") return std::string();
+  return usage_error(fmt::format("{}: expected NoSchedule, PreferNoSchedule, NoExecute or none, got {}", what, quote_value(text)));
 }
 
 }  // namespace iogate

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "base/units.h"
-#include "policy/policy_units.h"
 
 namespace iogate {
 

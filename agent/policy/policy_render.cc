@@ -6,7 +6,6 @@
 
 #include "base/units.h"
 #include "policy/evaluate.h"
-#include "policy/policy_units.h"
 #include "report/text_layout.h"
 
 namespace iogate {

@@ -10,11 +10,11 @@
 
 #include "base/clock.h"
 #include "base/exit_codes.h"
+#include "base/json_fields.h"
 #include "base/units.h"
 #include "bench/probe.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
-#include "kube/json_fields.h"
 #include "kube/kube_config.h"
 #include "kube/operations.h"
 #include "kube/shared_result.h"
@@ -22,7 +22,6 @@
 #include "policy/measurement_json.h"
 #include "policy/policy.h"
 #include "policy/policy_probe.h"
-#include "policy/policy_units.h"
 #include "preflight/preflight_records.h"
 
 namespace iogate {

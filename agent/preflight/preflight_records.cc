@@ -7,7 +7,6 @@
 #include "base/units.h"
 #include "base/version.h"
 #include "policy/measurement_json.h"
-#include "policy/policy_units.h"
 #include "report/dataset_report.h"
 #include "report/report_json.h"
 #include "report/text_layout.h"

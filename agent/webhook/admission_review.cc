@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "base/base64.h"
+#include "base/json_fields.h"
 #include "kube/api_error.h"
-#include "kube/base64.h"
-#include "kube/json_fields.h"
 
 namespace iogate {
 namespace {

@@ -15,7 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/clock.h"
-#include "kube/text_file.h"
+#include "base/text_file.h"
 
 namespace iogate {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "kube/json_fields.h"
+#include "base/json_fields.h"
 #include "webhook/admission.h"
 #include "webhook/json_patch.h"
 #include "webhook/node_affinity.h"

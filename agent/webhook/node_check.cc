@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "kube/json_fields.h"
-#include "policy/policy_units.h"
+#include "base/json_fields.h"
+#include "base/units.h"
 #include "webhook/node_requirements.h"
 
 namespace iogate {

@@ -1,6 +1,6 @@
 #include "webhook/pinned_node.h"
 
-#include "kube/json_fields.h"
+#include "base/json_fields.h"
 
 namespace iogate {
 namespace {

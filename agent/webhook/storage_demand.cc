@@ -5,11 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "base/json_fields.h"
 #include "base/units.h"
-#include "kube/json_fields.h"
 #include "kube/operations.h"
 #include "policy/evaluate.h"
-#include "policy/policy_units.h"
 
 namespace iogate {
 namespace {

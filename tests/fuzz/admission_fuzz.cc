@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "policy/policy.h"
 #include "webhook/admission.h"
 

@@ -58,3 +58,9 @@ TEST_CASE("log_safe: control characters escaped, cut on a character boundary") {
   CHECK(log_safe("\xc3\xa9t\xc3\xa9", 4) == "\xc3\xa9t...");
   CHECK(log_safe("abc", 3) == "abc");
 }
+
+TEST_CASE("edit_distance: what a did-you-mean suggestion is ranked by") {
+  CHECK(edit_distance("min_iop", "min_iops") == 1);
+  CHECK(edit_distance("mdoe", "mode") == 2);
+  CHECK(edit_distance("", "abc") == 3);
+}

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "base/text_file.h"
 #include "kube/api_client.h"
-#include "kube/text_file.h"
 #include "test_apiserver.h"
 
 namespace iogate::testing {

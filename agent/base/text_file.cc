@@ -1,4 +1,4 @@
-#include "kube/text_file.h"
+#include "base/text_file.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 
 namespace iogate {
 namespace {

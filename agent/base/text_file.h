@@ -1,4 +1,4 @@
-// Small text files the Kubernetes client reads whole: tokens, CA bundles, kubeconfigs.
+// Small text files read whole: service-account tokens, CA bundles, kubeconfigs, certificates.
 #pragma once
 
 #include <string>
