@@ -34,36 +34,10 @@ ApiError api_error_from_response(std::string request, int http_status, std::stri
 // The canonical reason for an HTTP status as the API server spells it ("NotFound", "Conflict").
 std::string_view http_reason(int http_status);
 
-// A value or an ApiError. Converts to Result<T> (and ApiStatus to Status) for callers that only
-// need "did it work", so an ApiError never has to be unpacked by hand on the way up.
+// A value or an ApiError; it converts to Result<T> (and ApiStatus to Status) through
+// ApiError::to_error (base/result.h).
 template <typename T>
-class [[nodiscard]] ApiResult {
- public:
-  ApiResult(T value) : v_(std::move(value)) {}
-  ApiResult(ApiError error) : v_(std::move(error)) {}
-
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() { return std::get<0>(v_); }
-  const T& value() const { return std::get<0>(v_); }
-  T& operator*() { return value(); }
-  const T& operator*() const { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  const ApiError& error() const { return std::get<1>(v_); }
-
-  operator Result<T>() const& {
-    if (ok()) return value();
-    return error().to_error();
-  }
-  operator Result<T>() && {
-    if (ok()) return std::move(std::get<0>(v_));
-    return error().to_error();
-  }
-
- private:
-  std::variant<T, ApiError> v_;
-};
+using ApiResult = Result<T, ApiError>;
 
 using ApiStatus = ApiResult<Ok>;
 
