@@ -18,6 +18,8 @@ test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14
   # The deployment tests lint YAML; their Go (check-manifests, the pinned upstream tools) needs
   # Go >= 1.26, which Debian 12 does not package (checked below).
   yamllint
+  # lint.format checks the C++ against .clang-format.
+  clang-format
   # The e2e node's pod network (tests/e2e/node_lib.sh): the bridge, host-local and loopback CNI
   # plugins, in /usr/lib/cni. Its containerd and runc are the Docker Engine's (docker.io below).
   containernetworking-plugins)

@@ -23,8 +23,8 @@ std::optional<std::string> decode_base64(std::string_view text) {
   out.reserve(text.size() / 4 * 3);
   uint32_t acc = 0;
   int bits = 0;
-  int digits = 0;    // sextets read
-  int padding = 0;   // '=' read; only whitespace and more '=' may follow
+  int digits = 0;   // sextets read
+  int padding = 0;  // '=' read; only whitespace and more '=' may follow
   for (char c : text) {
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     if (c == '=') {

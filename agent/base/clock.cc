@@ -36,10 +36,9 @@ std::string rfc3339_micro(std::chrono::system_clock::time_point t) {
 std::string rfc3339_seconds(std::chrono::system_clock::time_point t) {
   int64_t micros = 0;
   std::tm tm = utc(t, &micros);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
 }
-
 
 std::string rfc3339_utc_now() { return rfc3339_seconds(std::chrono::system_clock::now()); }
 

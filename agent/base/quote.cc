@@ -16,7 +16,11 @@ bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) =
 size_t utf8_length(std::string_view text, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   unsigned char c = byte(i);
-  size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+  size_t n = c < 0x80                   ? 1
+             : (c >= 0xC2 && c <= 0xDF) ? 2
+             : (c >= 0xE0 && c <= 0xEF) ? 3
+             : (c >= 0xF0 && c <= 0xF4) ? 4
+                                        : 0;
   if (n == 0 || i + n > text.size()) return 0;
   for (size_t k = 1; k < n; ++k) {
     if ((byte(i + k) & 0xC0) != 0x80) return 0;
@@ -40,7 +44,8 @@ std::string log_safe(std::string_view text, size_t max) {
   for (size_t i = 0; i < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     size_t n = utf8_length(text, i);
-    std::string piece = (n == 0 || c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", c) : std::string(text.substr(i, n));
+    std::string piece =
+        (n == 0 || c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", c) : std::string(text.substr(i, n));
     if (out.size() + piece.size() > max) {
       cut = true;
       break;
@@ -51,7 +56,6 @@ std::string log_safe(std::string_view text, size_t max) {
   if (cut) out += "...";
   return out;
 }
-
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);

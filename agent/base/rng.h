@@ -17,9 +17,7 @@ class FastRng {
   }
 
   // Uniform in [0, n), n > 0 (Lemire's multiply-shift; bias below 2^-64 * n, negligible here).
-  uint64_t below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<__uint128_t>(next()) * n) >> 64);
-  }
+  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<__uint128_t>(next()) * n) >> 64); }
 
   // Uniform in [0, 100).
   unsigned percent() { return static_cast<unsigned>(below(100)); }

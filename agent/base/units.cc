@@ -93,8 +93,8 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::stri
   else if (suffix == "m" || suffix == "min") ns_per_unit = 60e9;
   else if (suffix == "h") ns_per_unit = 3600e9;
   else {
-    return usage_error(fmt::format("{}: unknown duration unit {} in {} (use ms, s, m or h)", what,
-                                   quote_value(suffix), quote_value(text)));
+    return usage_error(fmt::format("{}: unknown duration unit {} in {} (use ms, s, m or h)", what, quote_value(suffix),
+                                   quote_value(text)));
   }
   double ns = number * ns_per_unit;
   if (ns > 1e18) return usage_error(fmt::format("{}: too long a duration: {}", what, quote_value(text)));
@@ -176,8 +176,8 @@ Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
   double number = 0;
   std::string_view unit;
   auto bad = [&] {
-    return usage_error(fmt::format(
-        "{}: expected a bandwidth like 500MB/s, 1.5GB/s, 200MiB/s or bytes a second, got {}", what, quote_value(text)));
+    return usage_error(fmt::format("{}: expected a bandwidth like 500MB/s, 1.5GB/s, 200MiB/s or bytes a second, got {}",
+                                   what, quote_value(text)));
   };
   if (!split_number(s, &number, &unit)) return bad();
   unit = trim(unit);
@@ -193,7 +193,8 @@ Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
   else if (unit == "TiB/s") mult = 1024.0 * 1024 * 1024 * 1024;
   else return bad();
   double bytes = std::round(number * mult);
-  if (bytes < 1) return usage_error(fmt::format("{}: must be more than 0 bytes a second, got {}", what, quote_value(text)));
+  if (bytes < 1)
+    return usage_error(fmt::format("{}: must be more than 0 bytes a second, got {}", what, quote_value(text)));
   if (bytes > 1e18) return usage_error(fmt::format("{}: too large a bandwidth: {}", what, quote_value(text)));
   return static_cast<uint64_t>(bytes);
 }
@@ -203,7 +204,8 @@ Result<double> parse_fraction(std::string_view text, std::string_view what) {
   double number = 0;
   std::string_view rest;
   auto bad = [&] {
-    return usage_error(fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got {}", what, quote_value(text)));
+    return usage_error(
+        fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got {}", what, quote_value(text)));
   };
   if (!split_number(s, &number, &rest)) return bad();
   rest = trim(rest);
@@ -229,7 +231,7 @@ std::string format_duration_compact(int64_t ns) {
     const char* name;
   };
   static const Unit kUnits[] = {{3'600'000'000'000, "h"}, {60'000'000'000, "m"}, {1'000'000'000, "s"},
-                                {1'000'000, "ms"}, {1'000, "us"}, {1, "ns"}};
+                                {1'000'000, "ms"},        {1'000, "us"},         {1, "ns"}};
   if (ns == 0) return "0s";
   for (const Unit& u : kUnits) {
     if (u.ns == 60'000'000'000 && ns < 120'000'000'000) continue;  // "60s" reads better than "1m"

@@ -36,7 +36,6 @@ std::string format_duration_ns(double ns);
 // "4k", "128k", "1m": the compact form fio prints for block sizes.
 std::string format_size_compact(uint64_t bytes);
 
-
 // Bandwidths: kB/s, MB/s, GB/s are decimal (10^6 bytes a second for MB/s, how cloud providers and
 // disk vendors quote throughput); KiB/s, MiB/s, GiB/s are binary; a bare number is bytes a second.
 // Block sizes ("4k", "1m") stay binary, as fio's.

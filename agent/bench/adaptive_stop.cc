@@ -180,8 +180,10 @@ StopDecision EarlyStop::decide() const {
     // get a quick verdict against a floor it beats ten times over.
     const BatchRange r = batch_range(samples_, kThresholdBatchSamples);
     const double t = *config_.threshold_iops;
-    if (r.batches >= kThresholdMinBatches && r.min >= t * (1 + config_.threshold_margin)) d.reason = StopReason::kAboveThreshold;
-    if (r.batches >= kThresholdMinBatches && r.max <= t * (1 - config_.threshold_margin)) d.reason = StopReason::kBelowThreshold;
+    if (r.batches >= kThresholdMinBatches && r.min >= t * (1 + config_.threshold_margin))
+      d.reason = StopReason::kAboveThreshold;
+    if (r.batches >= kThresholdMinBatches && r.max <= t * (1 - config_.threshold_margin))
+      d.reason = StopReason::kBelowThreshold;
     if (d.reason != StopReason::kNone) {
       d.stop = true;
       return d;

@@ -45,8 +45,7 @@ AioContext::AioContext(io_context_t ctx) : ctx_(ctx) {
   ring_ok_ = ring && ring->magic == kAioRingMagic && ring->incompat_features == 0 && ring->nr > 0;
 }
 
-AioContext::AioContext(AioContext&& o) noexcept
-    : ctx_(std::exchange(o.ctx_, nullptr)), ring_ok_(o.ring_ok_) {}
+AioContext::AioContext(AioContext&& o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)), ring_ok_(o.ring_ok_) {}
 
 AioContext& AioContext::operator=(AioContext&& o) noexcept {
   if (this != &o) {

@@ -5,8 +5,8 @@
 // and once per io_submit.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -42,7 +42,8 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
   std::vector<iocb*> batch(static_cast<size_t>(depth));
   std::vector<io_event> events(static_cast<size_t>(depth));
   std::vector<uint64_t> submit_ns(static_cast<size_t>(depth));
-  std::vector<uint64_t> seen_ns(static_cast<size_t>(depth), 0);  // when the slot's last completion was seen, in the window
+  std::vector<uint64_t> seen_ns(static_cast<size_t>(depth),
+                                0);  // when the slot's last completion was seen, in the window
   std::vector<uint8_t> is_write(static_cast<size_t>(depth));
   SequentialCursor cursor(plan.seq_begin, plan.seq_end);
   const bool random = rw_mode_random(w.rw);

@@ -22,10 +22,8 @@ bool slow_per_file(DeviceClass c) {
     case DeviceClass::kNetworkFs:
     case DeviceClass::kCloudBlock:
     case DeviceClass::kUsb:
-    case DeviceClass::kMmc:
-      return true;
-    default:
-      return false;
+    case DeviceClass::kMmc: return true;
+    default: return false;
   }
 }
 
@@ -61,7 +59,8 @@ Recommendation workers_from_sweep(const DatasetFacts& f, double target) {
         "wait on I/O, so more than the {} CPUs can help) or asynchronous reads",
         format_count(target), most, format_count(best->second), f.cpus);
   }
-  return {"workers-for-target", message,
+  return {"workers-for-target",
+          message,
           {{"target_samples_per_s", target},
            {"mean_file_ns", f.mean_file_ns},
            {"workers_needed", reached},
@@ -81,17 +80,19 @@ std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f) {
   } else if (f.target_samples_per_s && *f.target_samples_per_s > 0 && f.mean_file_ns > 0) {
     double target = *f.target_samples_per_s;
     int needed = workers_for_rate(target, f.mean_file_ns);
-    std::string message = fmt::format(
-        "{} samples/s at a mean {} per file needs about {} reads in flight (Little's law: rate × latency)",
-        format_count(target), format_duration_ns(f.mean_file_ns), needed);
+    std::string message =
+        fmt::format("{} samples/s at a mean {} per file needs about {} reads in flight (Little's law: rate × latency)",
+                    format_count(target), format_duration_ns(f.mean_file_ns), needed);
     if (needed > f.cpus) {
-      message += fmt::format(", more than the {} CPUs: more workers than cores (threads, not processes) or "
-                             "asynchronous reads, or storage with lower per-file latency",
-                             f.cpus);
+      message += fmt::format(
+          ", more than the {} CPUs: more workers than cores (threads, not processes) or "
+          "asynchronous reads, or storage with lower per-file latency",
+          f.cpus);
     } else {
       message += fmt::format(": set num_workers to at least {} (of {} CPUs)", needed, f.cpus);
     }
-    out.push_back({"workers-for-target", message,
+    out.push_back({"workers-for-target",
+                   message,
                    {{"target_samples_per_s", target},
                     {"mean_file_ns", f.mean_file_ns},
                     {"workers_needed", needed},
@@ -131,17 +132,16 @@ std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f) {
   }
   if (f.file_p50_ns > 0 && double(f.open_p50_ns) > kOpenDominatesFraction * double(f.file_p50_ns)) {
     bool network = f.device_class == DeviceClass::kNetworkFs;
-    out.push_back(
-        {"metadata-bottleneck",
-         fmt::format("open() takes {} of a file's {} (p50, {:.0f}%): {}; fewer, larger files (shards) or a "
-                     "local cache of the dataset avoid it",
-                     format_duration_ns(double(f.open_p50_ns)), format_duration_ns(double(f.file_p50_ns)),
-                     100.0 * double(f.open_p50_ns) / double(f.file_p50_ns),
-                     network ? "the network file system's metadata round trips dominate"
-                             : "metadata (lookups, permission checks), not data, dominates"),
-         {{"open_p50_ns", double(f.open_p50_ns)},
-          {"file_p50_ns", double(f.file_p50_ns)},
-          {"open_fraction", double(f.open_p50_ns) / double(f.file_p50_ns)}}});
+    out.push_back({"metadata-bottleneck",
+                   fmt::format("open() takes {} of a file's {} (p50, {:.0f}%): {}; fewer, larger files (shards) or a "
+                               "local cache of the dataset avoid it",
+                               format_duration_ns(double(f.open_p50_ns)), format_duration_ns(double(f.file_p50_ns)),
+                               100.0 * double(f.open_p50_ns) / double(f.file_p50_ns),
+                               network ? "the network file system's metadata round trips dominate"
+                                       : "metadata (lookups, permission checks), not data, dominates"),
+                   {{"open_p50_ns", double(f.open_p50_ns)},
+                    {"file_p50_ns", double(f.file_p50_ns)},
+                    {"open_fraction", double(f.open_p50_ns) / double(f.file_p50_ns)}}});
   }
   return out;
 }

@@ -34,7 +34,7 @@ struct DatasetFacts {
   double samples_per_s = 0;
   double mean_file_ns = 0;
   uint64_t open_p50_ns = 0, file_p50_ns = 0;
-  int knee_workers = 0;  // from a sweep; 0 without one
+  int knee_workers = 0;                       // from a sweep; 0 without one
   std::vector<std::pair<int, double>> sweep;  // (workers, samples/s) of each sweep run; empty without one
   int cpus = 0;
   uint64_t mem_total_bytes = 0;  // 0: unknown
@@ -45,7 +45,7 @@ struct DatasetFacts {
 
 struct Recommendation {
   std::string id;
-  std::string message;  // one or two sentences, with the numbers
+  std::string message;                                   // one or two sentences, with the numbers
   std::vector<std::pair<std::string, double>> evidence;  // keys carry units (_ns, _bytes, _per_s)
 };
 

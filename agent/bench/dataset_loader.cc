@@ -161,7 +161,9 @@ LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t
   }
   run.direct = o.direct && !shared.direct_refused.load();
   if (o.direct && !run.direct) {
-    run.notes.push_back("O_DIRECT refused by the file system (EINVAL): buffered reads, each file dropped from the page cache after reading");
+    run.notes.push_back(
+        "O_DIRECT refused by the file system (EINVAL): buffered reads, each file dropped from the page cache after "
+        "reading");
   }
   run.files_taken = std::min(shared.next.load(), count);
   run.stop_reason = stop.load()                ? StopReason::kSignal
@@ -188,7 +190,8 @@ std::vector<LoaderRun> run_loader_sweep(const std::vector<SampledFile>& files, c
     if (reused) cursor = 0;
     LoaderRun run = run_loader(files, cursor, slice, o, stop);
     if (reused) {
-      run.notes.push_back("fewer sampled files than sweep entries: runs share files (dropped from the cache after each read)");
+      run.notes.push_back(
+          "fewer sampled files than sweep entries: runs share files (dropped from the cache after each read)");
     }
     cursor += slice;
     sweep.push_back(std::move(run));

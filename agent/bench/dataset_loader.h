@@ -35,15 +35,15 @@ struct LoaderOptions {
 
 struct LoaderRun {
   int workers = 0;
-  bool direct = false;            // as run: false after a fallback
-  uint64_t files_read = 0;        // completely read
+  bool direct = false;      // as run: false after a fallback
+  uint64_t files_read = 0;  // completely read
   uint64_t bytes_read = 0;
-  uint64_t errors = 0;            // files that could not be opened or read
-  std::string first_error;        // "path: reason", the first of them
+  uint64_t errors = 0;      // files that could not be opened or read
+  std::string first_error;  // "path: reason", the first of them
   uint64_t elapsed_ns = 0;
-  size_t first_file = 0;          // the range of the list this run was given
+  size_t first_file = 0;  // the range of the list this run was given
   size_t files_given = 0;
-  size_t files_taken = 0;         // of those, how many workers took (read, failed or cut short)
+  size_t files_taken = 0;                      // of those, how many workers took (read, failed or cut short)
   StopReason stop_reason = StopReason::kNone;  // kFiles (all read), kRuntime, kSignal
   LatencyHistogram open_ns, first_byte_ns, file_ns;
   std::vector<std::string> notes;  // fallbacks, e.g. O_DIRECT refused

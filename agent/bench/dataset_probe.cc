@@ -33,9 +33,10 @@ bool any_rotational(const std::vector<StackNode>& nodes) {
 }
 
 std::string no_files_message(const DatasetScan& s) {
-  if (s.entries_read == 0 && s.permission_denied == 0) return fmt::format("{}: empty directory: no files to read", s.root);
-  std::string m = fmt::format("{}: no regular files to read ({} directories, {} entries", s.root, s.dirs_read,
-                              s.entries_read);
+  if (s.entries_read == 0 && s.permission_denied == 0)
+    return fmt::format("{}: empty directory: no files to read", s.root);
+  std::string m =
+      fmt::format("{}: no regular files to read ({} directories, {} entries", s.root, s.dirs_read, s.entries_read);
   if (s.symlinks_skipped) m += fmt::format(", {} symbolic links not followed", s.symlinks_skipped);
   m += ")";
   if (s.permission_denied) {
@@ -91,15 +92,16 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
     r.warnings.push_back(fmt::format("{} is on {}: memory speed, not storage", req.path, r.storage.mount.fs_type));
   }
   if (r.scan.permission_denied) {
-    r.warnings.push_back(fmt::format("{} directories could not be read (permission denied) and are not in the "
-                                     "counts or the sample; first: {}",
-                                     r.scan.permission_denied, r.scan.permission_denied_paths.front()));
+    r.warnings.push_back(
+        fmt::format("{} directories could not be read (permission denied) and are not in the "
+                    "counts or the sample; first: {}",
+                    r.scan.permission_denied, r.scan.permission_denied_paths.front()));
   }
   if (!r.scan.complete() && r.scan.stop_reason != StopReason::kSignal) {
-    r.warnings.push_back(fmt::format("the scan stopped at its {} budget after {} entries: the file count is {}",
-                                     stop_reason_name(r.scan.stop_reason), r.scan.entries_read,
-                                     r.scan.depths.empty() || r.scan.depths[0].dirs_read == 0 ? "a lower bound"
-                                                                                              : "estimated"));
+    r.warnings.push_back(
+        fmt::format("the scan stopped at its {} budget after {} entries: the file count is {}",
+                    stop_reason_name(r.scan.stop_reason), r.scan.entries_read,
+                    r.scan.depths.empty() || r.scan.depths[0].dirs_read == 0 ? "a lower bound" : "estimated"));
   }
 
   // Shuffled, as a DataLoader with shuffle=True visits samples: neighbours on disk are not read
@@ -128,8 +130,8 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
         if (std::find(r.warnings.begin(), r.warnings.end(), n) == r.warnings.end()) r.warnings.push_back(n);
       }
       if (run.errors) {
-        r.warnings.push_back(fmt::format("{} workers: {} files could not be read; first: {}", run.workers, run.errors,
-                                         run.first_error));
+        r.warnings.push_back(
+            fmt::format("{} workers: {} files could not be read; first: {}", run.workers, run.errors, run.first_error));
       }
     }
     DatasetFacts f;

@@ -25,9 +25,9 @@ struct DatasetRequest {
   std::string path;
   std::string root = "/";  // where /proc and /sys are read (as ProbeRequest::root)
   ScanBudget scan;
-  LoaderOptions loader;              // workers ignored: see worker_counts
-  std::vector<int> worker_counts;    // one entry: a single run; several: a sweep
-  std::optional<uint64_t> seed;      // sampling and shuffling; fresh unless given
+  LoaderOptions loader;                        // workers ignored: see worker_counts
+  std::vector<int> worker_counts;              // one entry: a single run; several: a sweep
+  std::optional<uint64_t> seed;                // sampling and shuffling; fresh unless given
   std::optional<double> target_samples_per_s;  // for the workers-for-target recommendation
 };
 

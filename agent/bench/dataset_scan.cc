@@ -208,11 +208,11 @@ class Walk {
     } else {
       scan_.files_estimate = estimate_tree_files(scan_.files_seen, scan_.depths);
       bool any_level = !scan_.depths.empty() && scan_.depths[0].dirs_read > 0;
-      scan_.estimate_method =
-          any_level ? "estimated: files listed plus, for each unread directory, the mean fan-out "
-                      "(files and subdirectories per directory) of the levels read, breadth first"
-                    : "lower bound: the budget ran out inside the top directory, with no level read "
-                      "completely to extrapolate from";
+      scan_.estimate_method = any_level
+                                  ? "estimated: files listed plus, for each unread directory, the mean fan-out "
+                                    "(files and subdirectories per directory) of the levels read, breadth first"
+                                  : "lower bound: the budget ran out inside the top directory, with no level read "
+                                    "completely to extrapolate from";
     }
     // Sizes are known for the sample only: the total is the sample's mean times the count (exact
     // when every file was sampled and the walk completed).
@@ -292,7 +292,8 @@ Result<DatasetScan> scan_dataset(const std::string& root, const ScanBudget& budg
   if (!fd.valid()) {
     int err = errno;
     if (err == ENOENT) return usage_error(fmt::format("{}: no such directory", root));
-    if (err == ENOTDIR) return usage_error(fmt::format("{}: not a directory (dataset mode walks a tree of files)", root));
+    if (err == ENOTDIR)
+      return usage_error(fmt::format("{}: not a directory (dataset mode walks a tree of files)", root));
     Error e = runtime_error(fmt::format("{}: cannot open: {}", root, std::strerror(err)));
     if (err == EACCES || err == EPERM) e.kind = ErrorKind::kUsage;
     e.os_errno = err;

@@ -38,10 +38,10 @@ struct SampledFile {
 
 // What the directories of one depth (0: the dataset root) looked like.
 struct DepthStats {
-  uint64_t dirs_read = 0;     // completely read
-  uint64_t dirs_pending = 0;  // queued (or cut mid-read) when the budget ran out
-  uint64_t files = 0;         // regular files in the directories read
-  uint64_t subdirs = 0;       // subdirectories in the directories read
+  uint64_t dirs_read = 0;         // completely read
+  uint64_t dirs_pending = 0;      // queued (or cut mid-read) when the budget ran out
+  uint64_t files = 0;             // regular files in the directories read
+  uint64_t subdirs = 0;           // subdirectories in the directories read
   uint64_t files_in_pending = 0;  // files already listed in pending directories cut mid-read
 };
 
@@ -57,14 +57,14 @@ struct DatasetScan {
   bool complete() const { return stop_reason == StopReason::kComplete; }
 
   uint64_t entries_read = 0;
-  uint64_t files_seen = 0;          // regular files listed
+  uint64_t files_seen = 0;  // regular files listed
   uint64_t dirs_read = 0;
   uint64_t symlinks_skipped = 0;
-  uint64_t other_skipped = 0;       // sockets, fifos, devices
-  uint64_t vanished = 0;            // listed, then gone before the stat
-  uint64_t permission_denied = 0;   // directories (or files) the walk was refused
+  uint64_t other_skipped = 0;                        // sockets, fifos, devices
+  uint64_t vanished = 0;                             // listed, then gone before the stat
+  uint64_t permission_denied = 0;                    // directories (or files) the walk was refused
   std::vector<std::string> permission_denied_paths;  // the first few, for the message
-  uint64_t max_dir_entries = 0;     // the largest directory read (or the part read of it)
+  uint64_t max_dir_entries = 0;                      // the largest directory read (or the part read of it)
   std::vector<DepthStats> depths;
 
   // Estimates; exact (files_exact) when the walk completed.

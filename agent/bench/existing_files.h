@@ -22,7 +22,7 @@ struct FoundFile {
 struct FileScan {
   std::vector<FoundFile> largest;  // descending by size
   uint64_t entries_seen = 0;
-  bool budget_exhausted = false;   // the walk stopped early; the choice is from what was seen
+  bool budget_exhausted = false;  // the walk stopped early; the choice is from what was seen
 };
 
 struct FileScanLimits {

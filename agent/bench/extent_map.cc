@@ -90,7 +90,8 @@ std::vector<ByteRange> intersect_ranges(const std::vector<ByteRange>& a, const s
     uint64_t lo = std::max(a[i].offset, b[j].offset);
     uint64_t hi = std::min(a[i].offset + a[i].length, b[j].offset + b[j].length);
     if (hi > lo) out.push_back({lo, hi - lo});
-    if (a[i].offset + a[i].length < b[j].offset + b[j].length) ++i; else ++j;
+    if (a[i].offset + a[i].length < b[j].offset + b[j].length) ++i;
+    else ++j;
   }
   return out;
 }
@@ -123,10 +124,10 @@ Result<ExtentMap> map_written_extents(int fd, uint64_t file_size, const std::str
     struct stat st;
     if (fstat(fd, &st) != 0) return runtime_error(fmt::format("{}: fstat: {}", path, std::strerror(errno)));
     if (static_cast<uint64_t>(st.st_blocks) * 512 < file_size) {
-      return runtime_error(fmt::format(
-          "{}: the file system cannot say which ranges hold data (no SEEK_DATA, no FIEMAP) and the file is "
-          "sparse ({} of {} bytes allocated); refusing to measure holes",
-          path, static_cast<uint64_t>(st.st_blocks) * 512, file_size));
+      return runtime_error(
+          fmt::format("{}: the file system cannot say which ranges hold data (no SEEK_DATA, no FIEMAP) and the file is "
+                      "sparse ({} of {} bytes allocated); refusing to measure holes",
+                      path, static_cast<uint64_t>(st.st_blocks) * 512, file_size));
     }
   }
   return map;

@@ -57,8 +57,8 @@ std::string io_priority_name(IoPriority p) {
 
 Result<IoPriority> parse_io_priority(std::string_view text, std::string_view field) {
   auto bad = [&](std::string_view why) {
-    return usage_error(fmt::format("{}: \"{}\": {} (expected idle, best-effort[/0-7], realtime[/0-7] or none)",
-                                   field, text, why));
+    return usage_error(
+        fmt::format("{}: \"{}\": {} (expected idle, best-effort[/0-7], realtime[/0-7] or none)", field, text, why));
   };
   std::string_view cls = text, level;
   bool has_slash = false;

@@ -115,41 +115,46 @@ class DiskStatsWindow {
 
 void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResult& r) {
   if (r.target.page_cache) {
-    r.warnings.push_back(fmt::format("{} is {}: these are page-cache (memory) results, not storage; O_DIRECT "
-                                     "is accepted there but bypasses nothing",
-                                     r.target.mount_point.empty() ? r.target.path : r.target.mount_point,
-                                     r.target.fs_type));
+    r.warnings.push_back(
+        fmt::format("{} is {}: these are page-cache (memory) results, not storage; O_DIRECT "
+                    "is accepted there but bypasses nothing",
+                    r.target.mount_point.empty() ? r.target.path : r.target.mount_point, r.target.fs_type));
   }
   if (w.direct && !target.direct) {
-    r.warnings.push_back(fmt::format("O_DIRECT was refused by {} ({}): buffered I/O was used, so reads may come "
-                                     "from the page cache and the figures may be optimistic",
-                                     r.target.path, r.target.fs_type));
+    r.warnings.push_back(
+        fmt::format("O_DIRECT was refused by {} ({}): buffered I/O was used, so reads may come "
+                    "from the page cache and the figures may be optimistic",
+                    r.target.path, r.target.fs_type));
   }
   if (!w.direct) {
     r.warnings.push_back("buffered I/O (--direct=0): reads may come from the page cache");
   }
   if (!target.direct && w.iodepth > 1) {
-    r.warnings.push_back(fmt::format("buffered I/O: queue depth {} is {} threads per job doing blocking "
-                                     "pread/pwrite (libaio would run synchronously)",
-                                     w.iodepth, w.iodepth));
+    r.warnings.push_back(
+        fmt::format("buffered I/O: queue depth {} is {} threads per job doing blocking "
+                    "pread/pwrite (libaio would run synchronously)",
+                    w.iodepth, w.iodepth));
   }
   const DiskStatsSummary& d = r.diskstats;
   if (d.available) {
     if (d.r_await_ns > 20e6 || d.w_await_ns > 20e6) {
-      r.warnings.push_back(fmt::format("{}: await is high (r_await {}, w_await {} > 20 ms): requests queue "
-                                       "in the device; latency-sensitive loaders will stall",
-                                       d.device, format_duration_ns(d.r_await_ns), format_duration_ns(d.w_await_ns)));
+      r.warnings.push_back(
+          fmt::format("{}: await is high (r_await {}, w_await {} > 20 ms): requests queue "
+                      "in the device; latency-sensitive loaders will stall",
+                      d.device, format_duration_ns(d.r_await_ns), format_duration_ns(d.w_await_ns)));
     }
     if (d.util_percent >= 99.0) {
-      r.warnings.push_back(fmt::format("{}: busy {:.0f}% of the time: the device was saturated (by this probe, "
-                                       "or by other I/O sharing it)",
-                                       d.device, d.util_percent));
+      r.warnings.push_back(
+          fmt::format("{}: busy {:.0f}% of the time: the device was saturated (by this probe, "
+                      "or by other I/O sharing it)",
+                      d.device, d.util_percent));
     }
   } else if (!r.target.page_cache) {
     r.warnings.push_back(fmt::format("no /proc/diskstats for {} ({}): device utilisation and await unknown",
                                      r.target.source.empty() ? r.target.path : r.target.source, r.target.fs_type));
   }
-  if (r.stop_reason == StopReason::kSignal) r.warnings.push_back("interrupted: the figures cover only part of --runtime");
+  if (r.stop_reason == StopReason::kSignal)
+    r.warnings.push_back("interrupted: the figures cover only part of --runtime");
   const Convergence& c = r.convergence;
   if (c.early_stop.enabled && r.stop_reason == StopReason::kRuntime) {
     r.warnings.push_back(
@@ -165,17 +170,19 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
   double iops = r.measured_ns ? double(r.total_ios()) / (double(r.measured_ns) / 1e9) : 0;
   if (w.rw == RwMode::kRandRead && w.block_size == 4096 && w.iodepth * w.numjobs >= 16 && expected.low && iops > 0 &&
       iops < double(expected.low)) {
-    r.warnings.push_back(fmt::format("{:.0f} IOPS is below the {}–{} a {} volume typically serves at 4k QD{}: it performs "
-                                     "like {}",
-                                     iops, format_count(double(expected.low)), format_count(double(expected.high)),
-                                     device_class_name(r.storage.device_class), w.iodepth * w.numjobs,
-                                     device_class_name(class_for_randread_iops(iops))));
+    r.warnings.push_back(
+        fmt::format("{:.0f} IOPS is below the {}–{} a {} volume typically serves at 4k QD{}: it performs "
+                    "like {}",
+                    iops, format_count(double(expected.low)), format_count(double(expected.high)),
+                    device_class_name(r.storage.device_class), w.iodepth * w.numjobs,
+                    device_class_name(class_for_randread_iops(iops))));
   }
 }
 
 }  // namespace
 
-Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& stop, const ProgressCallback& on_progress) {
+Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& stop,
+                              const ProgressCallback& on_progress) {
   const Workload& w = req.workload;
   if (Status s = validate_workload(w); !s.ok()) return s.error();
   if (Status s = validate_early_stop(req.early_stop); !s.ok()) return s.error();
@@ -254,8 +261,8 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
   // The loop ticks every sample interval: progress, signals, diskstats, and after the ramp one
   // IOPS sample per tick (completions of all jobs since the last one) for the interval.
   EarlyStop early(req.early_stop);
-  uint64_t last_count = 0, last_tick = start;   // for progress
-  uint64_t sampled_count = 0, sampled_at = 0;   // for the interval
+  uint64_t last_count = 0, last_tick = start;  // for progress
+  uint64_t sampled_count = 0, sampled_at = 0;  // for the interval
   for (uint64_t next = start + tick;; next += tick) {
     sleep_until_ns(std::min(next, window_started ? end : ramp_end));
     uint64_t now = monotonic_ns();
@@ -307,8 +314,8 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
   for (auto& o : outcomes) {
     if (o->error) return o->error.value();
     // An interrupted run's timeline ends where the run did.
-    o->result.iops_per_second.resize(std::min(o->result.iops_per_second.size(),
-                                              timeline_length(0, std::max<uint64_t>(o->result.runtime_ns, 1))));
+    o->result.iops_per_second.resize(
+        std::min(o->result.iops_per_second.size(), timeline_length(0, std::max<uint64_t>(o->result.runtime_ns, 1))));
     result.jobs.push_back(std::move(o->result));
   }
   if (result.stop_reason == StopReason::kNone) result.stop_reason = StopReason::kRuntime;

@@ -36,13 +36,14 @@ struct ProbeProgress {
   uint64_t total_ns = 0;    // ramp + runtime
   double current_iops = 0;  // over the last progress interval
   bool ramping = false;
-  bool preparing = false;   // still writing the test file
+  bool preparing = false;  // still writing the test file
 };
 using ProgressCallback = std::function<void(const ProbeProgress&)>;
 
 // `stop` is watched throughout (SIGINT/SIGTERM): the run ends early, cleans up, and the result
 // says stop_reason "signal". With early_stop enabled the measured window of every job ends when
-// EarlyStop decides, and results, diskstats and CPU time all cover that shorter window. Errors are usage errors (bad flags for this target) or runtime errors.
+// EarlyStop decides, and results, diskstats and CPU time all cover that shorter window. Errors are usage errors (bad
+// flags for this target) or runtime errors.
 Result<ProbeResult> run_probe(const ProbeRequest& request, const std::atomic<bool>& stop,
                               const ProgressCallback& on_progress);
 

@@ -11,7 +11,8 @@ void merge_job_result(JobResult& into, const JobResult& from) {
     dst->io_bytes += src->io_bytes;
     dst->clat.merge(src->clat);
   }
-  if (into.iops_per_second.size() < from.iops_per_second.size()) into.iops_per_second.resize(from.iops_per_second.size());
+  if (into.iops_per_second.size() < from.iops_per_second.size())
+    into.iops_per_second.resize(from.iops_per_second.size());
   for (size_t s = 0; s < from.iops_per_second.size(); ++s) into.iops_per_second[s] += from.iops_per_second[s];
   into.submit_calls += from.submit_calls;
   into.reap_calls += from.reap_calls;

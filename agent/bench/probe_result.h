@@ -60,13 +60,13 @@ struct TargetFile {
 };
 
 struct ProbeTarget {
-  std::string path;             // what the user named
+  std::string path;  // what the user named
   std::string mount_point;
-  std::string fs_type;          // from mountinfo, e.g. "ext4"
-  std::string source;           // mount source, e.g. "/dev/vda"
+  std::string fs_type;  // from mountinfo, e.g. "ext4"
+  std::string source;   // mount source, e.g. "/dev/vda"
   uint32_t dev_major = 0, dev_minor = 0;
-  bool read_only = false;       // the volume refuses writes: existing files were read instead
-  bool page_cache = false;      // tmpfs/ramfs: results are memory speed, not storage
+  bool read_only = false;   // the volume refuses writes: existing files were read instead
+  bool page_cache = false;  // tmpfs/ramfs: results are memory speed, not storage
   bool test_file_created = false;
   bool test_file_reused = false;
   std::vector<TargetFile> files;
@@ -86,7 +86,7 @@ struct Convergence {
 void merge_job_result(JobResult& into, const JobResult& from);
 
 struct ProbeResult {
-  Workload workload;     // as run, with the seed filled in
+  Workload workload;  // as run, with the seed filled in
   uint64_t seed = 0;
   std::string ioengine;  // "libaio" or "psync" (buffered, one thread per queue slot)
   bool direct = true;    // as run: false after a fallback
@@ -95,12 +95,12 @@ struct ProbeResult {
   std::vector<JobResult> jobs;
   DiskStatsSummary diskstats;
   CpuUsage cpu;
-  uint64_t measured_ns = 0;    // wall time of the measured window
+  uint64_t measured_ns = 0;  // wall time of the measured window
   // kRuntime (ran its full time), kSignal, kError, or an early stop: kSettled, kAboveThreshold,
   // kBelowThreshold (see EarlyStop).
   StopReason stop_reason = StopReason::kNone;
   Convergence convergence;
-  std::string started_at;      // RFC 3339 UTC
+  std::string started_at;  // RFC 3339 UTC
   std::vector<std::string> warnings;
 
   // All jobs merged: what the headline shows.

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/sysmacros.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -83,20 +83,21 @@ Status map_into_layout(int fd, const std::string& path, uint64_t size, uint64_t 
   for (const ByteRange& r : ranges) readable += r.length;
   target.info.files.push_back({path, size, readable});
   if (readable == 0) {
-    return runtime_error(fmt::format(
-        "{}: no written, {}-aligned data to read (the file is sparse, unwritten or smaller than --bs); "
-        "refusing to measure holes, which read at memory speed",
-        path, format_size_compact(bs)));
+    return runtime_error(
+        fmt::format("{}: no written, {}-aligned data to read (the file is sparse, unwritten or smaller than --bs); "
+                    "refusing to measure holes, which read at memory speed",
+                    path, format_size_compact(bs)));
   }
   if (!created_by_us && readable + bs < size) {
-    target.warnings.push_back(fmt::format("{}: only {} of {} hold written data; holes and unwritten extents are skipped",
-                                          path, format_bytes(static_cast<double>(readable)),
-                                          format_bytes(static_cast<double>(size))));
+    target.warnings.push_back(
+        fmt::format("{}: only {} of {} hold written data; holes and unwritten extents are skipped", path,
+                    format_bytes(static_cast<double>(readable)), format_bytes(static_cast<double>(size))));
   }
   if (created_by_us && readable + bs < size) {
-    return runtime_error(fmt::format("{}: the test file has holes after filling ({} of {} written); the file "
-                                     "system does not keep what was written",
-                                     path, readable, size));
+    return runtime_error(
+        fmt::format("{}: the test file has holes after filling ({} of {} written); the file "
+                    "system does not keep what was written",
+                    path, readable, size));
   }
   target.layout.add(fd, ranges);
   return ok_status();
@@ -207,9 +208,10 @@ Result<OpenTarget> open_probe_target(const ProbeRequest& req, uint64_t seed, con
   }
   if (!file.empty()) {
     if (rw_mode_writes(w.rw)) {
-      return usage_error(fmt::format("--rw {}: iogate never writes to a file it did not create; name a directory "
-                                     "to write a test file in",
-                                     rw_mode_name(w.rw)));
+      return usage_error(
+          fmt::format("--rw {}: iogate never writes to a file it did not create; name a directory "
+                      "to write a test file in",
+                      rw_mode_name(w.rw)));
     }
     struct stat fst;
     if (stat(file.c_str(), &fst) != 0 || !(S_ISREG(fst.st_mode) || S_ISBLK(fst.st_mode))) {
@@ -264,20 +266,21 @@ Result<OpenTarget> open_probe_target(const ProbeRequest& req, uint64_t seed, con
   auto scan = find_largest_files(dir, limits);
   if (!scan.ok()) return scan.error();
   if (scan->largest.empty()) {
-    return runtime_error(fmt::format("PATH: {} is read-only and holds no regular file of at least {} to read; "
-                                     "use --file or a writable directory",
-                                     dir, format_size_compact(w.block_size)));
+    return runtime_error(
+        fmt::format("PATH: {} is read-only and holds no regular file of at least {} to read; "
+                    "use --file or a writable directory",
+                    dir, format_size_compact(w.block_size)));
   }
   std::vector<std::string> paths;
   for (const FoundFile& f : scan->largest) paths.push_back(f.path);
   // Permission denied is not a read-only volume: the operator's fix differs (fsGroup, ownership).
-  target.warnings.push_back(fmt::format(
-      "{} is {}: read {} existing file{} under it, wrote nothing", dir,
-      refusal == EROFS ? "read-only" : fmt::format("not writable by uid {} (permission denied)", geteuid()), paths.size(),
-      paths.size() == 1 ? "" : "s"));
+  target.warnings.push_back(
+      fmt::format("{} is {}: read {} existing file{} under it, wrote nothing", dir,
+                  refusal == EROFS ? "read-only" : fmt::format("not writable by uid {} (permission denied)", geteuid()),
+                  paths.size(), paths.size() == 1 ? "" : "s"));
   if (scan->budget_exhausted) {
-    target.warnings.push_back(fmt::format("stopped scanning {} after {} entries; the largest files seen were used",
-                                          dir, scan->entries_seen));
+    target.warnings.push_back(
+        fmt::format("stopped scanning {} after {} entries; the largest files seen were used", dir, scan->entries_seen));
   }
   if (Status s = open_existing_files(paths, req, target); !s.ok()) return s.error();
   return target;

@@ -17,10 +17,10 @@ namespace iogate {
 
 struct OpenTarget {
   ProbeTarget info;
-  std::optional<TestFile> test_file;  // removed when this goes away, unless kept
-  std::vector<UniqueFd> existing_fds; // read-only files iogate did not create
+  std::optional<TestFile> test_file;   // removed when this goes away, unless kept
+  std::vector<UniqueFd> existing_fds;  // read-only files iogate did not create
   IoLayout layout;
-  bool direct = true;                 // as opened: false after a fallback
+  bool direct = true;  // as opened: false after a fallback
   std::vector<std::string> warnings;
 };
 

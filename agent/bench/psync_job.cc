@@ -67,10 +67,10 @@ void run_lane(int lane_id, const JobPlan& plan, JobControl& control, SharedCurso
     recorder.end_ns = control.end_ns.load(std::memory_order_acquire);  // after the clock: see JobControl
     if (rc != static_cast<ssize_t>(bs)) {
       if (rc < 0 && errno == EINTR) continue;
-      lane.error = runtime_error(rc < 0 ? fmt::format("{} at offset {}: {}", write ? "pwrite" : "pread", loc.offset,
-                                                      std::strerror(errno))
-                                        : fmt::format("short {} at offset {}: {} of {} bytes",
-                                                      write ? "pwrite" : "pread", loc.offset, rc, bs));
+      lane.error = runtime_error(
+          rc < 0
+              ? fmt::format("{} at offset {}: {}", write ? "pwrite" : "pread", loc.offset, std::strerror(errno))
+              : fmt::format("short {} at offset {}: {} of {} bytes", write ? "pwrite" : "pread", loc.offset, rc, bs));
       control.stop->store(true);
       break;
     }

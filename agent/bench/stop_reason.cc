@@ -3,10 +3,10 @@
 namespace iogate {
 namespace {
 
-constexpr StopReason kAll[] = {StopReason::kNone,          StopReason::kRuntime,        StopReason::kSignal,
-                               StopReason::kError,         StopReason::kSettled,        StopReason::kAboveThreshold,
-                               StopReason::kBelowThreshold, StopReason::kComplete,      StopReason::kFiles,
-                               StopReason::kEntries,       StopReason::kTime};
+constexpr StopReason kAll[] = {StopReason::kNone,           StopReason::kRuntime,  StopReason::kSignal,
+                               StopReason::kError,          StopReason::kSettled,  StopReason::kAboveThreshold,
+                               StopReason::kBelowThreshold, StopReason::kComplete, StopReason::kFiles,
+                               StopReason::kEntries,        StopReason::kTime};
 
 }  // namespace
 

@@ -49,10 +49,10 @@ void flush_and_drop(int fd, uint64_t from, uint64_t to) {
 std::string marker_for(uint64_t size) { return fmt::format("{}{} complete\n", kMarkerPrefix, size); }
 
 Error space_error(const std::string& dir, uint64_t size, uint64_t free_bytes) {
-  return runtime_error(fmt::format(
-      "{}: not enough space for a {} test file ({} free); use a smaller --size, e.g. --size {}", dir,
-      format_bytes(static_cast<double>(size)), format_bytes(static_cast<double>(free_bytes)),
-      format_size_compact(std::max<uint64_t>(free_bytes / 2 / (1 << 20), 1) << 20)));
+  return runtime_error(
+      fmt::format("{}: not enough space for a {} test file ({} free); use a smaller --size, e.g. --size {}", dir,
+                  format_bytes(static_cast<double>(size)), format_bytes(static_cast<double>(free_bytes)),
+                  format_size_compact(std::max<uint64_t>(free_bytes / 2 / (1 << 20), 1) << 20)));
 }
 
 uint64_t free_bytes_of(const std::string& dir) {
@@ -198,8 +198,14 @@ Result<TestFile> TestFile::prepare(const TestFileRequest& req, const std::atomic
 }
 
 TestFile::TestFile(TestFile&& o) noexcept
-    : path_(std::move(o.path_)), size_(o.size_), keep_(o.keep_), reused_(o.reused_), owned_(o.owned_),
-      complete_(o.complete_), fd_(std::move(o.fd_)), lock_fd_(std::move(o.lock_fd_)) {
+    : path_(std::move(o.path_)),
+      size_(o.size_),
+      keep_(o.keep_),
+      reused_(o.reused_),
+      owned_(o.owned_),
+      complete_(o.complete_),
+      fd_(std::move(o.fd_)),
+      lock_fd_(std::move(o.lock_fd_)) {
   o.owned_ = false;
 }
 

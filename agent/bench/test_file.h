@@ -51,10 +51,10 @@ class TestFile {
   uint64_t size_;
   bool keep_;
   bool reused_ = false;
-  bool owned_ = true;     // false once moved from, or when the path is not ours
-  bool complete_ = false; // a half-written file is removed even when asked to keep it
+  bool owned_ = true;      // false once moved from, or when the path is not ours
+  bool complete_ = false;  // a half-written file is removed even when asked to keep it
   UniqueFd fd_;
-  UniqueFd lock_fd_;      // flock(LOCK_EX) held while the file exists: its run is alive
+  UniqueFd lock_fd_;  // flock(LOCK_EX) held while the file exists: its run is alive
 };
 
 // Names the test file would have, for tests and for cleanup of kept files.

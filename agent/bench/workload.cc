@@ -23,8 +23,8 @@ Result<RwMode> parse_rw_mode(std::string_view text) {
   for (RwMode m : {RwMode::kRandRead, RwMode::kRandWrite, RwMode::kRead, RwMode::kWrite, RwMode::kRandRw}) {
     if (text == rw_mode_name(m)) return m;
   }
-  return usage_error(fmt::format(
-      "--rw: unknown workload \"{}\" (expected randread, randwrite, read, write or randrw)", text));
+  return usage_error(
+      fmt::format("--rw: unknown workload \"{}\" (expected randread, randwrite, read, write or randrw)", text));
 }
 
 bool rw_mode_reads(RwMode m) { return m == RwMode::kRandRead || m == RwMode::kRead || m == RwMode::kRandRw; }
@@ -53,6 +53,8 @@ std::string flag_spelling(WorkloadField f) {
   return flag;
 }
 
+std::string policy_spelling(WorkloadField f) { return "workload." + std::string(workload_field_name(f)); }
+
 Status validate_workload(const Workload& w, FieldSpelling spell) {
   using F = WorkloadField;
   auto error = [&](F f, std::string message) { return usage_error(spell(f) + ": " + message); };
@@ -60,16 +62,20 @@ Status validate_workload(const Workload& w, FieldSpelling spell) {
     return error(F::kBs, fmt::format("must be at least {} bytes, got {}", kMinBlockSize, w.block_size));
   }
   if (w.block_size > kMaxBlockSize) {
-    return error(F::kBs, fmt::format("at most {}, got {}", format_size_compact(kMaxBlockSize), format_size_compact(w.block_size)));
+    return error(F::kBs, fmt::format("at most {}, got {}", format_size_compact(kMaxBlockSize),
+                                     format_size_compact(w.block_size)));
   }
   if (w.iodepth < kIodepthRange.min || w.iodepth > kIodepthRange.max) {
-    return error(F::kIodepth, fmt::format("must be in [{}, {}], got {}", kIodepthRange.min, kIodepthRange.max, w.iodepth));
+    return error(F::kIodepth,
+                 fmt::format("must be in [{}, {}], got {}", kIodepthRange.min, kIodepthRange.max, w.iodepth));
   }
   if (w.iodepth_batch < 1 || w.iodepth_batch > w.iodepth) {
-    return error(F::kIodepthBatch, fmt::format("must be in [1, {} ({})], got {}", spell(F::kIodepth), w.iodepth, w.iodepth_batch));
+    return error(F::kIodepthBatch,
+                 fmt::format("must be in [1, {} ({})], got {}", spell(F::kIodepth), w.iodepth, w.iodepth_batch));
   }
   if (w.numjobs < kNumjobsRange.min || w.numjobs > kNumjobsRange.max) {
-    return error(F::kNumjobs, fmt::format("must be in [{}, {}], got {}", kNumjobsRange.min, kNumjobsRange.max, w.numjobs));
+    return error(F::kNumjobs,
+                 fmt::format("must be in [{}, {}], got {}", kNumjobsRange.min, kNumjobsRange.max, w.numjobs));
   }
   if (w.rwmixread < kRwmixreadRange.min || w.rwmixread > kRwmixreadRange.max) {
     return error(F::kRwmixread,
@@ -81,8 +87,9 @@ Status validate_workload(const Workload& w, FieldSpelling spell) {
   }
   if (w.ramp.count() < 0) return error(F::kRamp, "must not be negative");
   if (w.file.empty() && w.size < w.block_size * static_cast<uint64_t>(w.numjobs)) {
-    return error(F::kSize, fmt::format("{} is smaller than {} × {} ({} × {})", format_size_compact(w.size), spell(F::kBs),
-                                       spell(F::kNumjobs), format_size_compact(w.block_size), w.numjobs));
+    return error(F::kSize,
+                 fmt::format("{} is smaller than {} × {} ({} × {})", format_size_compact(w.size), spell(F::kBs),
+                             spell(F::kNumjobs), format_size_compact(w.block_size), w.numjobs));
   }
   if (!w.file.empty() && rw_mode_writes(w.rw)) {
     return error(F::kFile, fmt::format("only read workloads may use an existing file; {} {} would write to it",

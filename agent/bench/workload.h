@@ -58,7 +58,8 @@ inline constexpr uint64_t kMaxBytesInFlight = uint64_t{4} << 30;  // iodepth × 
 enum class WorkloadField { kRw, kRwmixread, kBs, kIodepth, kIodepthBatch, kNumjobs, kRuntime, kRamp, kSize, kFile };
 std::string_view workload_field_name(WorkloadField f);  // fio's option name: "bs", "iodepth_batch", ...
 using FieldSpelling = std::string (*)(WorkloadField);
-std::string flag_spelling(WorkloadField f);  // "--bs", "--iodepth-batch"
+std::string flag_spelling(WorkloadField f);    // "--bs", "--iodepth-batch"
+std::string policy_spelling(WorkloadField f);  // "workload.bs", "workload.iodepth_batch"
 
 // Checks what can be checked without touching the target; each message starts with the field
 // that is wrong, as `spell` writes it.

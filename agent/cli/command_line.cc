@@ -23,7 +23,8 @@ Result<ParsedCommandLine> parse_command_line(const std::vector<std::string>& arg
   } catch (const po::error& e) {
     return usage_error(e.what());
   }
-  if (out.flags.count("positional-argument")) out.paths = out.flags["positional-argument"].as<std::vector<std::string>>();
+  if (out.flags.count("positional-argument"))
+    out.paths = out.flags["positional-argument"].as<std::vector<std::string>>();
   return out;
 }
 

@@ -11,13 +11,12 @@ namespace po = boost::program_options;
 
 po::options_description dataset_flags() {
   po::options_description d("dataset mode (--mode dataset: samples/s of a tree of files, read-only)");
-  d.add_options()
-      ("mode", po::value<std::string>()->default_value("io"), "io (block I/O, the default) | dataset")
-      ("workers", po::value<std::string>(), "loader threads, or a sweep list 1,2,4,8,16 (default 70% of the CPUs)")
-      ("scan-time", po::value<std::string>()->default_value("10s"), "time budget of the directory walk")
-      ("scan-entries", po::value<std::string>()->default_value("2000000"), "entry budget of the directory walk")
-      ("sample", po::value<std::string>()->default_value("20000"), "files sampled (uniformly) for sizes and the loader")
-      ("target-samples-per-s", po::value<std::string>(), "the rate to feed the GPUs: advice on the workers it needs");
+  d.add_options()("mode", po::value<std::string>()->default_value("io"), "io (block I/O, the default) | dataset")(
+      "workers", po::value<std::string>(), "loader threads, or a sweep list 1,2,4,8,16 (default 70% of the CPUs)")(
+      "scan-time", po::value<std::string>()->default_value("10s"), "time budget of the directory walk")(
+      "scan-entries", po::value<std::string>()->default_value("2000000"), "entry budget of the directory walk")(
+      "sample", po::value<std::string>()->default_value("20000"), "files sampled (uniformly) for sizes and the loader")(
+      "target-samples-per-s", po::value<std::string>(), "the rate to feed the GPUs: advice on the workers it needs");
   return d;
 }
 
@@ -26,7 +25,8 @@ Result<std::vector<int>> parse_worker_counts(std::string_view text, std::string_
   size_t start = 0;
   for (;;) {
     size_t comma = text.find(',', start);
-    std::string_view piece = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view piece =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     auto n = parse_integer(piece, what, 1, 1024);
     if (!n.ok()) return n.error();
     if (std::find(counts.begin(), counts.end(), int(*n)) != counts.end()) {
@@ -44,7 +44,8 @@ Result<DatasetRequest> dataset_request_from_flags(const po::variables_map& vm, c
   for (std::string_view flag : kIoOnlyProbeFlags) {
     std::string k(flag);
     if (vm.count(k) && !vm[k].defaulted()) {
-      return usage_error(fmt::format("--{}: not used by --mode dataset (it reads whole files; see --workers, --sample)", k));
+      return usage_error(
+          fmt::format("--{}: not used by --mode dataset (it reads whole files; see --workers, --sample)", k));
     }
   }
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };

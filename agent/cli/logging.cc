@@ -37,7 +37,8 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
 Status setup_logging(std::string_view level, std::string_view format) {
   auto lvl = spdlog::level::from_str(std::string(level));
   if (lvl == spdlog::level::off && level != "off") {
-    return usage_error(fmt::format("--log-level: unknown level {} (trace, debug, info, warn, error, off)", quote_value(level)));
+    return usage_error(
+        fmt::format("--log-level: unknown level {} (trace, debug, info, warn, error, off)", quote_value(level)));
   }
   auto logger = spdlog::stderr_logger_mt("iogate");
   if (format == "json") {

@@ -5,8 +5,8 @@
 #include <iostream>
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "base/exit_codes.h"
 #include "base/quote.h"
@@ -29,31 +29,37 @@ po::options_description node_flags() {
       "then exit 3 (default {})",
       once_deadline);
   po::options_description d("node options");
-  d.add_options()
-      ("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME")
-      ("path", po::value<std::vector<std::string>>()->composing(),
-       "a data path to probe, [NAME=]PATH, repeatable (default: the policy's node.paths)")
-      ("listen", po::value<std::string>()->default_value(":9560"), "HTTP address for /metrics /healthz /readyz /report; none: no server")
-      ("interval", po::value<std::string>(), "time between probes of a path (default: node.interval, 6h)")
-      ("jitter", po::value<std::string>(), "spread each wait by ±this fraction (default: node.jitter, 10%)")
-      ("busy-util", po::value<std::string>(), "skip the probe when a device under the path is busier than this (default: node.busy_util, 50%)")
-      ("busy-retry", po::value<std::string>(), "retry a skipped or failed probe after this long (default: node.busy_retry, 10m)")
-      ("busy-window", po::value<std::string>()->default_value("1s"), "how long to watch /proc/diskstats for the busy check")
-      ("taint-effect", po::value<std::string>(), "NoSchedule | PreferNoSchedule | NoExecute | none (default: node.taint_effect)")
-      ("io-priority", po::value<std::string>()->default_value("idle"), "the probe's I/O class: idle | best-effort[/N] | none")
-      ("once", po::bool_switch(), "probe every path once, write the results, print the report and exit")
-      ("once-deadline", po::value<std::string>(), once_deadline_help.c_str())
-      ("node-name", po::value<std::string>(), "this node's name (default: $NODE_NAME)")
-      ("gpus", po::value<std::string>(), "GPUs to scale per-GPU thresholds by (default: the node's nvidia.com/gpu + amd.com/gpu capacity)")
-      ("kubeconfig", po::value<std::string>(), "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
-      ("no-api", po::bool_switch(), "never call the Kubernetes API: probe and serve metrics only")
-      ("root", po::value<std::string>(), "read ROOT/proc and ROOT/sys (the host's, mounted into the container)")
-      ("proc-root", po::value<std::string>(), "the host's /proc; must be ROOT/proc (with --sysfs-root ROOT/sys)")
-      ("sysfs-root", po::value<std::string>(), "the host's /sys; must be ROOT/sys (with --proc-root ROOT/proc)")
-      ("output-format", po::value<std::string>()->default_value("human"), "--once output: human | json")
-      ("log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")
-      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
-      ("help,h", "this help");
+  d.add_options()("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME")(
+      "path", po::value<std::vector<std::string>>()->composing(),
+      "a data path to probe, [NAME=]PATH, repeatable (default: the policy's node.paths)")(
+      "listen", po::value<std::string>()->default_value(":9560"),
+      "HTTP address for /metrics /healthz /readyz /report; none: no server")(
+      "interval", po::value<std::string>(), "time between probes of a path (default: node.interval, 6h)")(
+      "jitter", po::value<std::string>(), "spread each wait by ±this fraction (default: node.jitter, 10%)")(
+      "busy-util", po::value<std::string>(),
+      "skip the probe when a device under the path is busier than this (default: node.busy_util, 50%)")(
+      "busy-retry", po::value<std::string>(),
+      "retry a skipped or failed probe after this long (default: node.busy_retry, 10m)")(
+      "busy-window", po::value<std::string>()->default_value("1s"),
+      "how long to watch /proc/diskstats for the busy check")(
+      "taint-effect", po::value<std::string>(),
+      "NoSchedule | PreferNoSchedule | NoExecute | none (default: node.taint_effect)")(
+      "io-priority", po::value<std::string>()->default_value("idle"),
+      "the probe's I/O class: idle | best-effort[/N] | none")(
+      "once", po::bool_switch(), "probe every path once, write the results, print the report and exit")(
+      "once-deadline", po::value<std::string>(), once_deadline_help.c_str())("node-name", po::value<std::string>(),
+                                                                             "this node's name (default: $NODE_NAME)")(
+      "gpus", po::value<std::string>(),
+      "GPUs to scale per-GPU thresholds by (default: the node's nvidia.com/gpu + amd.com/gpu capacity)")(
+      "kubeconfig", po::value<std::string>(),
+      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
+      "no-api", po::bool_switch(), "never call the Kubernetes API: probe and serve metrics only")(
+      "root", po::value<std::string>(), "read ROOT/proc and ROOT/sys (the host's, mounted into the container)")(
+      "proc-root", po::value<std::string>(), "the host's /proc; must be ROOT/proc (with --sysfs-root ROOT/sys)")(
+      "sysfs-root", po::value<std::string>(), "the host's /sys; must be ROOT/sys (with --proc-root ROOT/proc)")(
+      "output-format", po::value<std::string>()->default_value("human"), "--once output: human | json")(
+      "log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")(
+      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
   return d;
 }
 
@@ -71,12 +77,14 @@ Result<NodePath> parse_path_flag(const std::string& text) {
     bool ok = !p.name.empty() && p.name.size() <= 40 && p.name.front() != '-' && p.name.back() != '-';
     for (char c : p.name) ok &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
     if (!ok) {
-      return usage_error(fmt::format("--path: name {} must be a lower-case DNS label of at most 40 characters", quote_value(p.name)));
+      return usage_error(
+          fmt::format("--path: name {} must be a lower-case DNS label of at most 40 characters", quote_value(p.name)));
     }
   } else {
     p.path = text;
   }
-  if (p.path.empty() || p.path[0] != '/') return usage_error(fmt::format("--path: expected an absolute path, got {}", quote_value(text)));
+  if (p.path.empty() || p.path[0] != '/')
+    return usage_error(fmt::format("--path: expected an absolute path, got {}", quote_value(text)));
   return p;
 }
 
@@ -91,8 +99,10 @@ Result<std::string> root_from_flags(const po::variables_map& vm) {
   for (auto [flag, leaf] : {std::pair{"proc-root", "/proc"}, std::pair{"sysfs-root", "/sys"}}) {
     if (!vm.count(flag)) continue;
     std::string given = strip_trailing_slash(vm[flag].as<std::string>());
-    if (given.size() < std::string(leaf).size() || given.compare(given.size() - std::string(leaf).size(), std::string::npos, leaf) != 0) {
-      return usage_error(fmt::format("--{}: expected ROOT{} (the host's root mounted at ROOT), got {}", flag, leaf, quote_value(given)));
+    if (given.size() < std::string(leaf).size() ||
+        given.compare(given.size() - std::string(leaf).size(), std::string::npos, leaf) != 0) {
+      return usage_error(fmt::format("--{}: expected ROOT{} (the host's root mounted at ROOT), got {}", flag, leaf,
+                                     quote_value(given)));
     }
     std::string implied = given.substr(0, given.size() - std::string(leaf).size());
     if (implied.empty()) implied = "/";
@@ -128,9 +138,11 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
     return o;
   }
   if (!parsed->paths.empty()) {
-    return usage_error(fmt::format("unexpected argument {}; data paths are given with --path", quote_value(parsed->paths[0])));
+    return usage_error(
+        fmt::format("unexpected argument {}; data paths are given with --path", quote_value(parsed->paths[0])));
   }
-  if (!vm.count("policy")) return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
+  if (!vm.count("policy"))
+    return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   o.policy = str("policy");
   if (vm.count("path")) {
@@ -139,7 +151,8 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
       if (!p.ok()) return p.error();
       for (const NodePath& q : o.paths) {
         if (q.path == p->path) return usage_error(fmt::format("--path: {} given twice", p->path));
-        if (!p->name.empty() && q.name == p->name) return usage_error(fmt::format("--path: name {} given twice", p->name));
+        if (!p->name.empty() && q.name == p->name)
+          return usage_error(fmt::format("--path: name {} given twice", p->name));
       }
       o.paths.push_back(*p);
     }
@@ -187,7 +200,8 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
     auto d = parse_duration(str("once-deadline"), "--once-deadline");
     if (!d.ok()) return d.error();
     if (*d < std::chrono::seconds(1) || *d > std::chrono::hours(1)) {
-      return usage_error(fmt::format("--once-deadline: must be within [1s, 1h], got {}", quote_value(str("once-deadline"))));
+      return usage_error(
+          fmt::format("--once-deadline: must be within [1s, 1h], got {}", quote_value(str("once-deadline"))));
     }
     o.once_deadline = *d;
   }

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <optional>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "base/exit_codes.h"
 #include "base/units.h"
@@ -30,10 +30,8 @@ int usage(const std::string& message) {
 
 int run_check(const std::vector<std::string>& args) {
   po::options_description flags("policy check options");
-  flags.add_options()
-      ("output-format", po::value<std::string>()->default_value("human"), "human | json")
-      ("gpus", po::value<std::string>(), "resolve per-GPU floors for a pod with N GPUs")
-      ("help,h", "this help");
+  flags.add_options()("output-format", po::value<std::string>()->default_value("human"), "human | json")(
+      "gpus", po::value<std::string>(), "resolve per-GPU floors for a pod with N GPUs")("help,h", "this help");
   auto parsed = parse_command_line(args, flags);
   if (!parsed.ok()) return usage(parsed.error().message);
   const po::variables_map& vm = parsed->flags;
@@ -43,7 +41,8 @@ int run_check(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (parsed->paths.size() != 1) {
-    return usage(parsed->paths.empty() ? "FILE: missing; usage: iogate policy check FILE|profile:NAME" : "FILE: expected one");
+    return usage(parsed->paths.empty() ? "FILE: missing; usage: iogate policy check FILE|profile:NAME"
+                                       : "FILE: expected one");
   }
   auto json = parse_output_format_json(vm["output-format"].as<std::string>());
   if (!json.ok()) return usage(json.error().message);

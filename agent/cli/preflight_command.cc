@@ -11,8 +11,8 @@
 #include <iostream>
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "base/exit_codes.h"
 #include "base/units.h"
@@ -33,20 +33,21 @@ std::string env_or(const char* name, const std::string& fallback = "") {
 
 po::options_description preflight_flags() {
   po::options_description d("preflight options");
-  d.add_options()
-      ("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME (iogate policy profiles)")
-      ("gpus", po::value<std::string>(), "GPUs to scale per-GPU thresholds by (default: the pod's nvidia.com/gpu + amd.com/gpu limits)")
-      ("pod", po::value<std::string>(), "pod name (default: $POD_NAME)")
-      ("namespace", po::value<std::string>(), "pod namespace (default: $POD_NAMESPACE, else the service account's)")
-      ("node", po::value<std::string>(), "node name (default: $NODE_NAME, else the pod's spec.nodeName)")
-      ("container", po::value<std::string>(), "this container's name, to find its mounts (default: $CONTAINER_NAME)")
-      ("kubeconfig", po::value<std::string>(), "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
-      ("no-api", po::bool_switch(), "never call the Kubernetes API: print the verdict only")
-      ("root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")
-      ("output-format", po::value<std::string>()->default_value("human"), "human | json")
-      ("log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")
-      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
-      ("help,h", "this help");
+  d.add_options()("policy", po::value<std::string>(),
+                  "policy file (YAML or JSON), or profile:NAME (iogate policy profiles)")(
+      "gpus", po::value<std::string>(),
+      "GPUs to scale per-GPU thresholds by (default: the pod's nvidia.com/gpu + amd.com/gpu limits)")(
+      "pod", po::value<std::string>(), "pod name (default: $POD_NAME)")(
+      "namespace", po::value<std::string>(), "pod namespace (default: $POD_NAMESPACE, else the service account's)")(
+      "node", po::value<std::string>(), "node name (default: $NODE_NAME, else the pod's spec.nodeName)")(
+      "container", po::value<std::string>(), "this container's name, to find its mounts (default: $CONTAINER_NAME)")(
+      "kubeconfig", po::value<std::string>(),
+      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
+      "no-api", po::bool_switch(), "never call the Kubernetes API: print the verdict only")(
+      "root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")(
+      "output-format", po::value<std::string>()->default_value("human"), "human | json")(
+      "log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")(
+      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
   return d;
 }
 
@@ -75,10 +76,11 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
   // Checked before anything is logged or probed: a dataset path that is not there is the pod
   // spec's mistake (a wrong mountPath), reported as one line.
   for (const std::string& path : o.paths) {
-    struct stat st{};
+    struct stat st {};
     if (stat(path.c_str(), &st) != 0) return usage_error(fmt::format("PATH: {}: {}", path, std::strerror(errno)));
   }
-  if (!vm.count("policy")) return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
+  if (!vm.count("policy"))
+    return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   o.policy = str("policy");
   if (vm.count("gpus")) {

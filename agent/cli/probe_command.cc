@@ -8,9 +8,9 @@
 #include <iostream>
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/program_options.hpp>
 
 #include "base/exit_codes.h"
 #include "base/quote.h"
@@ -35,30 +35,35 @@ po::options_description probe_flags() {
   const Workload w;
   auto text = [](auto v) { return po::value<std::string>()->default_value(fmt::format("{}", v)); };
   auto size = [](uint64_t v) { return po::value<std::string>()->default_value(format_size_compact(v)); };
-  auto duration = [](std::chrono::nanoseconds v) { return po::value<std::string>()->default_value(format_duration_compact(v.count())); };
+  auto duration = [](std::chrono::nanoseconds v) {
+    return po::value<std::string>()->default_value(format_duration_compact(v.count()));
+  };
   po::options_description d("probe options (fio's names and defaults where fio has them)");
-  d.add_options()
-      ("rw", text(rw_mode_name(w.rw)), "randread | randwrite | read | write | randrw")
-      ("rwmixread", text(w.rwmixread), "percent reads in randrw")
-      ("bs", size(w.block_size), "block size (k/m/g suffixes, binary)")
-      ("iodepth", text(w.iodepth), "I/Os in flight per job")
-      ("iodepth-batch", text(w.iodepth_batch), "I/Os per io_submit (fio's iodepth_batch_submit); more saves CPU, costs IOPS")
-      ("numjobs", text(w.numjobs), "jobs: one thread and one aio context each")
-      ("runtime", duration(w.runtime), "measured time (s/m/ms)")
-      ("ramp", duration(w.ramp), "warm-up excluded from results (fio's ramp_time)")
-      ("size", size(w.size), "size of the test file iogate creates")
-      ("direct", po::value<std::string>()->default_value(w.direct ? "1" : "0")->implicit_value("1"), "O_DIRECT: 1 or 0 (true or false; 0 for buffered)")
-      ("file", po::value<std::string>(), "read this existing file instead of a test file (read workloads only)")
-      ("seed", po::value<std::string>(), "seed for random offsets (default: fresh each run, printed)")
-      ("keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")
-      ("early-stop", po::bool_switch(), "stop once the mean IOPS is settled (or clearly beside --min-iops); --runtime is the limit")
-      ("tolerance", po::value<std::string>()->default_value("3%"), "early stop when the 95% interval is within ± this of the mean")
-      ("min-iops", po::value<std::string>(), "with --early-stop: also stop once IOPS are clearly above or below this")
-      ("output-format", po::value<std::string>()->default_value("human"), "human | json")
-      ("log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")
-      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
-      ("root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")
-      ("help,h", "this help");
+  d.add_options()("rw", text(rw_mode_name(w.rw)), "randread | randwrite | read | write | randrw")(
+      "rwmixread", text(w.rwmixread), "percent reads in randrw")(
+      "bs", size(w.block_size), "block size (k/m/g suffixes, binary)")("iodepth", text(w.iodepth),
+                                                                       "I/Os in flight per job")(
+      "iodepth-batch", text(w.iodepth_batch),
+      "I/Os per io_submit (fio's iodepth_batch_submit); more saves CPU, costs IOPS")(
+      "numjobs", text(w.numjobs), "jobs: one thread and one aio context each")(
+      "runtime", duration(w.runtime), "measured time (s/m/ms)")("ramp", duration(w.ramp),
+                                                                "warm-up excluded from results (fio's ramp_time)")(
+      "size", size(w.size), "size of the test file iogate creates")(
+      "direct", po::value<std::string>()->default_value(w.direct ? "1" : "0")->implicit_value("1"),
+      "O_DIRECT: 1 or 0 (true or false; 0 for buffered)")(
+      "file", po::value<std::string>(), "read this existing file instead of a test file (read workloads only)")(
+      "seed", po::value<std::string>(), "seed for random offsets (default: fresh each run, printed)")(
+      "keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")(
+      "early-stop", po::bool_switch(),
+      "stop once the mean IOPS is settled (or clearly beside --min-iops); --runtime is the limit")(
+      "tolerance", po::value<std::string>()->default_value("3%"),
+      "early stop when the 95% interval is within ± this of the mean")(
+      "min-iops", po::value<std::string>(), "with --early-stop: also stop once IOPS are clearly above or below this")(
+      "output-format", po::value<std::string>()->default_value("human"), "human | json")(
+      "log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")(
+      "log-format", po::value<std::string>()->default_value("text"), "text | json")(
+      "root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")(
+      "help,h", "this help");
   return d;
 }
 
@@ -91,7 +96,8 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   }
   const std::vector<std::string>& paths = parsed->paths;
   if (paths.empty()) return usage_error("PATH: missing; usage: iogate probe PATH [options]");
-  if (paths.size() > 1) return usage_error(fmt::format("PATH: expected one, got {} ({}, …)", paths.size(), quote_value(paths[1])));
+  if (paths.size() > 1)
+    return usage_error(fmt::format("PATH: expected one, got {} ({}, …)", paths.size(), quote_value(paths[1])));
   o.path = paths[0];
 
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };

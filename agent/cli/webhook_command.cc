@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "base/exit_codes.h"
 #include "base/units.h"
@@ -19,22 +19,28 @@ namespace {
 
 po::options_description webhook_flags() {
   po::options_description d("webhook options");
-  d.add_options()
-      ("listen", po::value<std::string>()->default_value(":8443"), "HTTPS address for /mutate /validate /healthz")
-      ("tls-cert", po::value<std::string>(), "serving certificate (PEM, leaf first); re-read when it changes")
-      ("tls-key", po::value<std::string>(), "its private key (PEM)")
-      ("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME")
-      ("kubeconfig", po::value<std::string>(), "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
-      ("no-api", po::bool_switch(), "never call the Kubernetes API (/validate then allows pinned pods with a warning)")
-      ("request-deadline", po::value<std::string>()->default_value("8s"), "answer every request within this (keep it below the webhook's timeoutSeconds)")
-      ("node-cache-ttl", po::value<std::string>()->default_value("30s"), "how long a node looked up by /validate is reused")
-      ("cert-check-interval", po::value<std::string>()->default_value("10s"), "how often the certificate files are checked for a rotation")
-      ("preflight-image", po::value<std::string>(), "image of the injected preflight initContainer (default iogate:<version>)")
-      ("policy-configmap", po::value<std::string>()->default_value("iogate-policy"), "ConfigMap holding policy.yaml for the injected preflight")
-      ("gpu-resource", po::value<std::vector<std::string>>()->composing(), "another resource name that counts as GPUs, repeatable")
-      ("log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")
-      ("log-format", po::value<std::string>()->default_value("text"), "text | json")
-      ("help,h", "this help");
+  d.add_options()("listen", po::value<std::string>()->default_value(":8443"),
+                  "HTTPS address for /mutate /validate /healthz")(
+      "tls-cert", po::value<std::string>(), "serving certificate (PEM, leaf first); re-read when it changes")(
+      "tls-key", po::value<std::string>(), "its private key (PEM)")("policy", po::value<std::string>(),
+                                                                    "policy file (YAML or JSON), or profile:NAME")(
+      "kubeconfig", po::value<std::string>(),
+      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
+      "no-api", po::bool_switch(), "never call the Kubernetes API (/validate then allows pinned pods with a warning)")(
+      "request-deadline", po::value<std::string>()->default_value("8s"),
+      "answer every request within this (keep it below the webhook's timeoutSeconds)")(
+      "node-cache-ttl", po::value<std::string>()->default_value("30s"),
+      "how long a node looked up by /validate is reused")("cert-check-interval",
+                                                          po::value<std::string>()->default_value("10s"),
+                                                          "how often the certificate files are checked for a rotation")(
+      "preflight-image", po::value<std::string>(),
+      "image of the injected preflight initContainer (default iogate:<version>)")(
+      "policy-configmap", po::value<std::string>()->default_value("iogate-policy"),
+      "ConfigMap holding policy.yaml for the injected preflight")(
+      "gpu-resource", po::value<std::vector<std::string>>()->composing(),
+      "another resource name that counts as GPUs, repeatable")(
+      "log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")(
+      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
   return d;
 }
 

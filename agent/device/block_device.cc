@@ -25,9 +25,9 @@ Result<fs::path> resolve_device_dir(const fs::path& link) {
   if (n < 0) {
     int err = errno;
     if (err == EINVAL) return link;  // exists but is no symlink
-    Error e = runtime_error(err == ENOENT ? fmt::format("no block device {} ({} does not exist)",
-                                                        link.filename().string(), link.string())
-                                          : fmt::format("cannot read link {}: {}", link.string(), std::strerror(err)));
+    Error e = runtime_error(
+        err == ENOENT ? fmt::format("no block device {} ({} does not exist)", link.filename().string(), link.string())
+                      : fmt::format("cannot read link {}: {}", link.string(), std::strerror(err)));
     e.os_errno = err;
     return e;
   }
@@ -81,7 +81,8 @@ Result<BlockDeviceInfo> read_block_device(uint32_t major, uint32_t minor, const 
 
   const fs::path queue = disk_dir / "queue";
   info.logical_block_size = static_cast<uint32_t>(queue_attribute(queue, "logical_block_size", 512));
-  info.physical_block_size = static_cast<uint32_t>(queue_attribute(queue, "physical_block_size", info.logical_block_size));
+  info.physical_block_size =
+      static_cast<uint32_t>(queue_attribute(queue, "physical_block_size", info.logical_block_size));
   info.rotational = queue_attribute(queue, "rotational", 0) != 0;
   return info;
 }

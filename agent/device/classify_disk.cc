@@ -53,14 +53,17 @@ DiskClassification classify_disk(const DiskFacts& f) {
       return {DeviceClass::kNvmeOf, fmt::format("{}: NVMe over {} (controller transport){}", f.name, t, with_model(f))};
     }
     if (m == "Amazon Elastic Block Store") {
-      return {DeviceClass::kCloudBlock, fmt::format("{}: model \"{}\" is AWS EBS, a network disk exposed as NVMe", f.name, m)};
+      return {DeviceClass::kCloudBlock,
+              fmt::format("{}: model \"{}\" is AWS EBS, a network disk exposed as NVMe", f.name, m)};
     }
     if (m == "nvme_card-pd") {
-      return {DeviceClass::kCloudBlock,
-              fmt::format("{}: model \"{}\" is GCP Persistent Disk/Hyperdisk, a network disk exposed as NVMe", f.name, m)};
+      return {
+          DeviceClass::kCloudBlock,
+          fmt::format("{}: model \"{}\" is GCP Persistent Disk/Hyperdisk, a network disk exposed as NVMe", f.name, m)};
     }
     if (m == "MSFT NVMe Accelerator v1.0") {
-      return {DeviceClass::kCloudBlock, fmt::format("{}: model \"{}\" is an Azure remote disk exposed as NVMe", f.name, m)};
+      return {DeviceClass::kCloudBlock,
+              fmt::format("{}: model \"{}\" is an Azure remote disk exposed as NVMe", f.name, m)};
     }
     if (m == "Amazon EC2 NVMe Instance Storage") {
       return {DeviceClass::kNvme, fmt::format("{}: model \"{}\" is AWS instance storage, a local NVMe SSD", f.name, m)};
@@ -74,10 +77,12 @@ DiskClassification classify_disk(const DiskFacts& f) {
     return {DeviceClass::kNvme, fmt::format("{}: NVMe over {}{}", f.name, t.empty() ? "pcie" : t, with_model(f))};
   }
   if (f.vendor == "Google" && m == "PersistentDisk") {
-    return {DeviceClass::kCloudBlock, fmt::format("{}: SCSI vendor \"Google\" model \"PersistentDisk\" is GCP Persistent Disk", f.name)};
+    return {DeviceClass::kCloudBlock,
+            fmt::format("{}: SCSI vendor \"Google\" model \"PersistentDisk\" is GCP Persistent Disk", f.name)};
   }
   if (f.vendor == "Msft" && (m == "Virtual Disk" || m == "Virtual_Disk")) {
-    return {DeviceClass::kCloudBlock, fmt::format("{}: SCSI vendor \"Msft\" model \"{}\" is an Azure managed disk", f.name, m)};
+    return {DeviceClass::kCloudBlock,
+            fmt::format("{}: SCSI vendor \"Msft\" model \"{}\" is an Azure managed disk", f.name, m)};
   }
   if (starts_with(f.name, "mmcblk")) return {DeviceClass::kMmc, fmt::format("{}: an MMC/SD card", f.name)};
   if (starts_with(f.name, "nbd") || starts_with(f.name, "rbd")) {
@@ -86,14 +91,16 @@ DiskClassification classify_disk(const DiskFacts& f) {
   if (starts_with(f.name, "xvd")) return {DeviceClass::kVirtio, fmt::format("{}: a Xen virtual disk", f.name)};
   const std::string& tr = f.transport;
   if (tr == "virtio") {
-    return {DeviceClass::kVirtio, fmt::format("{}: a virtio disk{}, a VM's virtual disk (queue/rotational={} says nothing "
-                                              "about the medium)",
-                                              f.name, f.driver.empty() ? "" : fmt::format(" (driver {})", f.driver),
-                                              f.rotational ? 1 : 0)};
+    return {DeviceClass::kVirtio,
+            fmt::format("{}: a virtio disk{}, a VM's virtual disk (queue/rotational={} says nothing "
+                        "about the medium)",
+                        f.name, f.driver.empty() ? "" : fmt::format(" (driver {})", f.driver), f.rotational ? 1 : 0)};
   }
   if (tr == "usb") return {DeviceClass::kUsb, fmt::format("{}: a USB disk{}", f.name, with_model(f))};
-  if (tr == "iscsi") return {DeviceClass::kCloudBlock, fmt::format("{}: an iSCSI LUN, network-attached block storage", f.name)};
-  if (tr == "fc") return {DeviceClass::kCloudBlock, fmt::format("{}: a Fibre Channel LUN, network-attached block storage", f.name)};
+  if (tr == "iscsi")
+    return {DeviceClass::kCloudBlock, fmt::format("{}: an iSCSI LUN, network-attached block storage", f.name)};
+  if (tr == "fc")
+    return {DeviceClass::kCloudBlock, fmt::format("{}: a Fibre Channel LUN, network-attached block storage", f.name)};
   if (tr == "sata") return by_rotational(f, DeviceClass::kSataSsd, "SATA");
   if (tr == "sas") return by_rotational(f, DeviceClass::kSasSsd, "SAS");
   return {DeviceClass::kUnknown, fmt::format("{}: no known driver, transport or model{} (queue/rotational={})", f.name,

@@ -9,13 +9,13 @@
 namespace iogate {
 
 struct DiskFacts {
-  std::string name;         // "nvme0n1", "sda", "vda", "mmcblk0", "zram0"
-  std::string sysfs_path;   // the disk's resolved directory under /sys/devices
-  std::string transport;    // as lsblk's TRAN: nvme, sata, sas, usb, virtio, iscsi, fc, mmc; or an NVMe fabric
+  std::string name;            // "nvme0n1", "sda", "vda", "mmcblk0", "zram0"
+  std::string sysfs_path;      // the disk's resolved directory under /sys/devices
+  std::string transport;       // as lsblk's TRAN: nvme, sata, sas, usb, virtio, iscsi, fc, mmc; or an NVMe fabric
   std::string nvme_transport;  // the NVMe controller's transport file: pcie, tcp, rdma, fc, loop
-  std::string model;        // trimmed of the padding SCSI and NVMe add
+  std::string model;           // trimmed of the padding SCSI and NVMe add
   std::string vendor;
-  std::string driver;       // of the device: virtio_blk, nvme, sd, ...
+  std::string driver;  // of the device: virtio_blk, nvme, sd, ...
   bool rotational = false;
 };
 

@@ -25,8 +25,8 @@ struct DeviceUtilisation {
 };
 
 struct DeviceBusySample {
-  bool measurable = false;  // false: no device under the path has a diskstats line
-  std::string why_not;      // when not measurable: "nfs4 has no block device", ...
+  bool measurable = false;                 // false: no device under the path has a diskstats line
+  std::string why_not;                     // when not measurable: "nfs4 has no block device", ...
   std::vector<DeviceUtilisation> devices;  // every device sampled, in stack order
   // The busiest device (highest util_percent); meaningful when measurable.
   std::string busiest_device;

@@ -11,18 +11,18 @@
 namespace iogate {
 
 enum class DeviceClass {
-  kRam,         // tmpfs, ramfs, zram, brd: memory
-  kNvme,        // a local NVMe SSD (also cloud instance storage)
-  kNvmeOf,      // NVMe over TCP, RDMA or FC
+  kRam,     // tmpfs, ramfs, zram, brd: memory
+  kNvme,    // a local NVMe SSD (also cloud instance storage)
+  kNvmeOf,  // NVMe over TCP, RDMA or FC
   kSasSsd,
   kSataSsd,
   kVirtio,      // a virtual disk of a VM (virtio-blk, virtio-scsi, xen)
   kCloudBlock,  // a network-attached cloud disk, even when exposed as NVMe or SCSI
   kMmc,
   kUsb,
-  kHdd,         // rotational SATA/SAS
-  kNetworkFs,   // NFS, SMB, Ceph, Lustre, FUSE, 9p, virtiofs, ...
-  kMixed,       // a dm/md volume over leaves of different classes
+  kHdd,        // rotational SATA/SAS
+  kNetworkFs,  // NFS, SMB, Ceph, Lustre, FUSE, 9p, virtiofs, ...
+  kMixed,      // a dm/md volume over leaves of different classes
   kUnknown,
 };
 

@@ -39,11 +39,10 @@ bool parse_line(std::string_view line, DiskStats* d) {
   d->name = std::string(f[2]);
   // In the order of iostats.rst, fields 1 to 17.
   uint64_t* counters[] = {
-      &d->reads_completed,    &d->reads_merged,      &d->sectors_read,      &d->read_ticks_ms,
-      &d->writes_completed,   &d->writes_merged,     &d->sectors_written,   &d->write_ticks_ms,
-      &d->in_flight,          &d->io_ticks_ms,       &d->time_in_queue_ms,  &d->discards_completed,
-      &d->discards_merged,    &d->sectors_discarded, &d->discard_ticks_ms,  &d->flushes_completed,
-      &d->flush_ticks_ms,
+      &d->reads_completed,   &d->reads_merged,       &d->sectors_read,    &d->read_ticks_ms,     &d->writes_completed,
+      &d->writes_merged,     &d->sectors_written,    &d->write_ticks_ms,  &d->in_flight,         &d->io_ticks_ms,
+      &d->time_in_queue_ms,  &d->discards_completed, &d->discards_merged, &d->sectors_discarded, &d->discard_ticks_ms,
+      &d->flushes_completed, &d->flush_ticks_ms,
   };
   const size_t n = std::min(f.size() - 3, std::size(counters));
   for (size_t i = 0; i < n; ++i) {

@@ -61,7 +61,8 @@ bool has_option(std::string_view options, std::string_view name) {
   size_t start = 0;
   for (;;) {
     size_t comma = options.find(',', start);
-    std::string_view opt = options.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view opt =
+        options.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (opt == name) return true;
     if (comma == std::string_view::npos) return false;
     start = comma + 1;

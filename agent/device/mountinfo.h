@@ -32,9 +32,9 @@ struct MountEntry {
   std::string mount_point;    // unescaped
   std::string mount_options;  // per-mount options, e.g. "rw,relatime"
   std::vector<std::string> optional_fields;  // "shared:1", "master:2", "propagate_from:3", "unbindable"
-  std::string fs_type;        // e.g. "ext4", "fuse.s3fs" (type.subtype for fuse)
-  std::string source;         // unescaped, e.g. "/dev/vda", "overlay", "server:/export"
-  std::string super_options;  // per-superblock options, e.g. "rw,errors=remount-ro"
+  std::string fs_type;                       // e.g. "ext4", "fuse.s3fs" (type.subtype for fuse)
+  std::string source;                        // unescaped, e.g. "/dev/vda", "overlay", "server:/export"
+  std::string super_options;                 // per-superblock options, e.g. "rw,errors=remount-ro"
 
   // "ro" in either option list: a bind mount may be read-only over a writable superblock, and a
   // superblock may be read-only (errors=remount-ro fired) under a mount that still says "rw".

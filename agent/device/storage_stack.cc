@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <sys/stat.h>
@@ -51,9 +51,9 @@ std::string link_basename(const fs::path& link) {
 }
 
 bool is_network_fs(const std::string& t) {
-  static const std::set<std::string> kTypes = {"nfs",   "nfs4",      "cifs", "smb3", "smbfs", "ceph",     "lustre",
-                                               "gpfs",  "beegfs",    "glusterfs", "9p", "virtiofs", "afs", "orangefs",
-                                               "fuse",  "fuseblk", "cephfs", "wekafs", "ocfs2"};
+  static const std::set<std::string> kTypes = {"nfs",  "nfs4",    "cifs",      "smb3",   "smbfs",    "ceph", "lustre",
+                                               "gpfs", "beegfs",  "glusterfs", "9p",     "virtiofs", "afs",  "orangefs",
+                                               "fuse", "fuseblk", "cephfs",    "wekafs", "ocfs2"};
   return kTypes.count(t) || t.rfind("fuse.", 0) == 0;
 }
 
@@ -82,9 +82,7 @@ fs::path mount_table_under(const std::string& root) {
 
 class StackWalker {
  public:
-  StackWalker(const DetectOptions& o) : root_(o.root) {
-    sys_ = (fs::path(root_) / "sys").string();
-  }
+  StackWalker(const DetectOptions& o) : root_(o.root) { sys_ = (fs::path(root_) / "sys").string(); }
 
   Status load_mounts() {
     const std::string table = mount_table_under(root_).string();
@@ -113,7 +111,8 @@ class StackWalker {
   }
 
   Result<StorageStack> detect(const std::string& path, int depth) {
-    if (depth > kMaxDepth) return runtime_error(fmt::format("{}: storage stack deeper than {} levels", path, kMaxDepth));
+    if (depth > kMaxDepth)
+      return runtime_error(fmt::format("{}: storage stack deeper than {} levels", path, kMaxDepth));
     StorageStack out;
     out.path = path;
     const MountEntry* m = find_mount_for_path(mounts_, path);
@@ -137,7 +136,8 @@ class StackWalker {
       out.reason = fmt::format("{} on {}: no block device behind it", t, m->source);
       return out;
     }
-    auto dir = resolve_sysfs_link((fs::path(sys_) / "dev" / "block" / fmt::format("{}:{}", m->major, m->minor)).string());
+    auto dir =
+        resolve_sysfs_link((fs::path(sys_) / "dev" / "block" / fmt::format("{}:{}", m->major, m->minor)).string());
     if (!dir.ok()) {
       out.reason = fmt::format("{} on {}: {}", t, m->source, dir.error().message);
       return out;
@@ -206,7 +206,8 @@ class StackWalker {
       return std::move(out);
     }
     summarise(out);
-    out.reason = fmt::format("btrfs over {} device{}: {}", out.stack.size(), out.stack.size() == 1 ? "" : "s", out.reason);
+    out.reason =
+        fmt::format("btrfs over {} device{}: {}", out.stack.size(), out.stack.size() == 1 ? "" : "s", out.reason);
     return std::move(out);
   }
 
@@ -233,10 +234,10 @@ class StackWalker {
     } else if (n.name.rfind("dm-", 0) == 0) {
       std::string uuid = read_text(dir / "dm" / "uuid");
       n.dm_name = read_text(dir / "dm" / "name");
-      n.kind = uuid.rfind("LVM-", 0) == 0      ? StackNodeKind::kLvm
-               : uuid.rfind("CRYPT-", 0) == 0  ? StackNodeKind::kDmCrypt
-               : uuid.rfind("mpath-", 0) == 0  ? StackNodeKind::kDmMultipath
-                                                : StackNodeKind::kDmLinear;
+      n.kind = uuid.rfind("LVM-", 0) == 0     ? StackNodeKind::kLvm
+               : uuid.rfind("CRYPT-", 0) == 0 ? StackNodeKind::kDmCrypt
+               : uuid.rfind("mpath-", 0) == 0 ? StackNodeKind::kDmMultipath
+                                              : StackNodeKind::kDmLinear;
       walk_slaves(dir, depth, n);
     } else if (n.name.rfind("md", 0) == 0 && path_exists(dir / "md")) {
       std::string level = read_text(dir / "md" / "level");
@@ -264,7 +265,8 @@ class StackWalker {
       }
       f.rotational = n.rotational;
       f.transport = transport_from_path(n.name, f.sysfs_path, f.driver);
-      if (f.transport == "nvme" && !f.nvme_transport.empty() && f.nvme_transport != "pcie") f.transport = f.nvme_transport;
+      if (f.transport == "nvme" && !f.nvme_transport.empty() && f.nvme_transport != "pcie")
+        f.transport = f.nvme_transport;
       DiskClassification c = classify_disk(f);
       n.device_class = c.device_class;
       n.reason = c.reason;
@@ -327,7 +329,8 @@ class StackWalker {
     }
     n.children = inner->stack;
     n.device_class = inner->device_class;
-    n.reason = fmt::format("backing file on {} ({}): {}", inner->mount.mount_point, inner->mount.fs_type, inner->reason);
+    n.reason =
+        fmt::format("backing file on {} ({}): {}", inner->mount.mount_point, inner->mount.fs_type, inner->reason);
     return n;
   }
 
@@ -364,7 +367,8 @@ class StackWalker {
     for (const StackNode& c : n.children) {
       if (c.kind == StackNodeKind::kFile) {
         // A backing file stands for the stack beneath it; its class is already that stack's.
-        if (c.children.empty()) out.push_back(&c); else collect_leaves(c, out);
+        if (c.children.empty()) out.push_back(&c);
+        else collect_leaves(c, out);
       } else {
         collect_leaves(c, out);
       }
@@ -374,7 +378,8 @@ class StackWalker {
   static void summarise(StorageStack& out) {
     std::vector<const StackNode*> leaves;
     for (const StackNode& n : out.stack) {
-      if (n.children.empty()) leaves.push_back(&n); else collect_leaves(n, leaves);
+      if (n.children.empty()) leaves.push_back(&n);
+      else collect_leaves(n, leaves);
     }
     if (leaves.empty()) return;
     const StackNode* slowest = leaves.front();
@@ -422,9 +427,10 @@ std::string active_scheduler(const std::string& text) {
 
 Status check_root_flag(const std::string& root) {
   if (root == "/" || path_exists(mount_table_under(root))) return ok_status();
-  return usage_error(fmt::format("--root: {} holds no proc/1/mountinfo or proc/self/mountinfo: mount the host's /proc "
-                                 "and /sys there (e.g. at /host/proc and /host/sys for --root /host)",
-                                 root));
+  return usage_error(
+      fmt::format("--root: {} holds no proc/1/mountinfo or proc/self/mountinfo: mount the host's /proc "
+                  "and /sys there (e.g. at /host/proc and /host/sys for --root /host)",
+                  root));
 }
 
 std::string stack_node_kind_text(const StackNode& n) {

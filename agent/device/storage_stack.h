@@ -44,9 +44,9 @@ struct StorageStack {
   MountEntry mount;
   DeviceClass device_class = DeviceClass::kUnknown;
   std::string reason;
-  std::string slowest_leaf;                 // "" when there is no block device
+  std::string slowest_leaf;  // "" when there is no block device
   std::vector<std::string> overlay_lowerdirs;
-  std::vector<StackNode> stack;             // the mount's device(s); empty for network and memory fs
+  std::vector<StackNode> stack;  // the mount's device(s); empty for network and memory fs
 };
 
 struct DetectOptions {

@@ -41,10 +41,10 @@ struct HttpWorkerLimits {
 };
 
 struct HttpWorkerCounts {
-  size_t workers = 0;  // threads serving or idle, the poller not counted
-  size_t busy = 0;     // of them, serving a connection
-  size_t waiting = 0;  // connections waiting for their first bytes
-  size_t ready = 0;    // connections with bytes, waiting for a worker
+  size_t workers = 0;                   // threads serving or idle, the poller not counted
+  size_t busy = 0;                      // of them, serving a connection
+  size_t waiting = 0;                   // connections waiting for their first bytes
+  size_t ready = 0;                     // connections with bytes, waiting for a worker
   uint64_t timed_out = 0, evicted = 0;  // closed unserved: silent too long, pushed out at max_waiting
 };
 
@@ -86,7 +86,7 @@ class HttpWorkers {
   size_t workers_ = 0, busy_ = 0;
   uint64_t timed_out_ = 0, evicted_ = 0;
   bool stopping_ = false;
-  std::list<std::thread> threads_;                          // the workers, joined when they exit
+  std::list<std::thread> threads_;                        // the workers, joined when they exit
   std::vector<std::list<std::thread>::iterator> exited_;  // ended, not joined yet
   std::thread poller_;
 };

@@ -25,7 +25,8 @@ Result<std::pair<std::string, int>> parse_listen_address(std::string_view text) 
   if (host.empty()) host = "0.0.0.0";
   int port = -1;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
+      port > 65535) {
     return bad();
   }
   return std::pair{host, port};
@@ -50,8 +51,8 @@ Result<int> bind_exclusive(httplib::Server& server, const std::string& host, int
     return bound;
   }
   if (!server.bind_to_port(host, port)) {
-    return usage_error(fmt::format("--listen: cannot bind {} (in use, or not an address of this host)",
-                                   listener_address(host, port)));
+    return usage_error(
+        fmt::format("--listen: cannot bind {} (in use, or not an address of this host)", listener_address(host, port)));
   }
   return port;
 }

@@ -1,9 +1,9 @@
 #include "http/pooled_server.h"
 
 #include <netinet/in.h>
-#include <strings.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <strings.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 
@@ -89,7 +89,7 @@ void Pooled<httplib::SSLServer>::serve(int sock) {
       sock, ssl_context(), ssl_mutex_,
       [&](SSL* s) {
         return httplib::detail::ssl_connect_or_accept_nonblocking(sock, s, SSL_accept, read_timeout_sec_,
-                                                                   read_timeout_usec_);
+                                                                  read_timeout_usec_);
       },
       [](SSL*) { return true; });
   if (ssl) {
@@ -104,7 +104,7 @@ void Pooled<httplib::SSLServer>::serve(int sock) {
             },
             asked));
     httplib::detail::ssl_delete(ssl_mutex_, ssl, ok);  // close_notify only when the client is still there
-    if (asked) drain_before_close(sock);  // the rest of the body, still encrypted: dropped unread
+    if (asked) drain_before_close(sock);               // the rest of the body, still encrypted: dropped unread
   }
   httplib::detail::shutdown_socket(sock);
   httplib::detail::close_socket(sock);

@@ -32,7 +32,7 @@ struct HttpServing {
   // bytes (a wait that costs no worker).
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds keep_alive_timeout{5};  // for the next request on a kept-alive connection
-  int max_workers = 64;                         // HttpWorkerLimits
+  int max_workers = 64;                        // HttpWorkerLimits
   int max_waiting = 128;
 };
 

@@ -90,8 +90,7 @@ ApiResult<nlohmann::json> ApiClient::post(const std::string& path, const nlohman
 }
 
 ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::string& path,
-                                          const std::string& content_type, std::string body,
-                                          OnConflict on_conflict) {
+                                          const std::string& content_type, std::string body, OnConflict on_conflict) {
   const std::string request_name = method + " " + path;
   if (setup_error_) return ApiError{request_name, 0, "ClientSetup", setup_error_->message};
 

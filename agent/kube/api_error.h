@@ -12,11 +12,11 @@
 namespace iogate {
 
 struct ApiError {
-  std::string request;   // "PATCH /api/v1/nodes/n1"
-  int http_status = 0;   // 0: no HTTP answer (connection, TLS, timeout, deadline, client setup)
-  std::string reason;    // a Status's reason ("Conflict"), the HTTP reason for a plain-text body
-                         // ("TooManyRequests"), or the failure ("TLSVerification", "Timeout", ...)
-  std::string message;   // a Status's message, a plain-text body's first line, or what failed
+  std::string request;  // "PATCH /api/v1/nodes/n1"
+  int http_status = 0;  // 0: no HTTP answer (connection, TLS, timeout, deadline, client setup)
+  std::string reason;   // a Status's reason ("Conflict"), the HTTP reason for a plain-text body
+                        // ("TooManyRequests"), or the failure ("TLSVerification", "Timeout", ...)
+  std::string message;  // a Status's message, a plain-text body's first line, or what failed
 
   // "PATCH /api/v1/nodes/n1: 409 Conflict: Operation cannot be fulfilled on nodes \"n1\": ..."
   std::string summary() const;

@@ -29,8 +29,8 @@ constexpr size_t kNameMax = 253;
 // instant; a name too long for that is cut, and the cut may not end in '-' or '.' (a DNS label
 // ends alphanumeric).
 std::string event_name(std::string base, std::chrono::system_clock::time_point now) {
-  const std::string suffix = fmt::format(
-      ".{:x}", std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  const std::string suffix =
+      fmt::format(".{:x}", std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   if (base.size() + suffix.size() > kNameMax) {
     base.resize(kNameMax - suffix.size());
     while (!base.empty() && (base.back() == '-' || base.back() == '.')) base.pop_back();
@@ -45,6 +45,19 @@ std::string default_instance() {
 }
 
 }  // namespace
+
+EventSpec event_about(std::string_view kind, const std::string& ns, const std::string& name,
+                      const nlohmann::json& object, const EventText& text) {
+  EventSpec event;
+  event.ns = ns.empty() ? "default" : ns;
+  event.regarding = {
+      {"kind", kind}, {"apiVersion", "v1"}, {"name", name}, {"uid", string_at(object_at(object, "metadata"), "uid")}};
+  if (!ns.empty()) event.regarding["namespace"] = ns;
+  event.type = text.type;
+  event.reason = text.reason;
+  event.note = text.note;
+  return event;
+}
 
 ApiStatus create_event(ApiClient& api, const EventSpec& event) {
   const auto now = std::chrono::system_clock::now();

@@ -22,20 +22,28 @@
 namespace iogate {
 namespace {
 
-struct X509Free { void operator()(X509* p) const { X509_free(p); } };
-struct X509StoreFree { void operator()(X509_STORE* p) const { X509_STORE_free(p); } };
-struct X509StoreCtxFree { void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); } };
-struct EvpPkeyFree { void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); } };
-struct BioFree { void operator()(BIO* p) const { BIO_free(p); } };
+struct X509Free {
+  void operator()(X509* p) const { X509_free(p); }
+};
+struct X509StoreFree {
+  void operator()(X509_STORE* p) const { X509_STORE_free(p); }
+};
+struct X509StoreCtxFree {
+  void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); }
+};
+struct EvpPkeyFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+};
+struct BioFree {
+  void operator()(BIO* p) const { BIO_free(p); }
+};
 using X509Ptr = std::unique_ptr<X509, X509Free>;
 using X509StorePtr = std::unique_ptr<X509_STORE, X509StoreFree>;
 using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, X509StoreCtxFree>;
 using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 
-BioPtr memory_bio(const std::string& pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
+BioPtr memory_bio(const std::string& pem) { return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))); }
 
 // Every certificate in a PEM bundle; empty when there is none.
 std::vector<X509Ptr> read_certificates(const std::string& pem) {
@@ -47,7 +55,7 @@ std::vector<X509Ptr> read_certificates(const std::string& pem) {
 }
 
 struct ServerAddress {
-  std::string host;         // without brackets for IPv6
+  std::string host;  // without brackets for IPv6
   int port = 443;
   std::string path_prefix;  // "" or "/k8s/clusters/c-1" (no trailing slash)
 };
@@ -134,8 +142,10 @@ class HttpsTransport : public Transport {
     auto started = std::chrono::steady_clock::now();
     httplib::Result result = [&] {
       if (request.method == "GET") return client_->Get(path.c_str(), headers);
-      if (request.method == "PATCH") return client_->Patch(path.c_str(), headers, request.body, request.content_type.c_str());
-      if (request.method == "POST") return client_->Post(path.c_str(), headers, request.body, request.content_type.c_str());
+      if (request.method == "PATCH")
+        return client_->Patch(path.c_str(), headers, request.body, request.content_type.c_str());
+      if (request.method == "POST")
+        return client_->Post(path.c_str(), headers, request.body, request.content_type.c_str());
       if (request.method == "DELETE") return client_->Delete(path.c_str(), headers);
       return httplib::Result(nullptr, httplib::Error::Unknown);
     }();
@@ -154,18 +164,18 @@ class HttpsTransport : public Transport {
                                   std::chrono::milliseconds timeout) const {
     std::string where = fmt::format("{}:{}", address_.host, address_.port);
     switch (error) {
-      case httplib::Error::Connection:
-        return {TransportFailure::kConnect, "cannot connect to " + where};
+      case httplib::Error::Connection: return {TransportFailure::kConnect, "cannot connect to " + where};
       case httplib::Error::ConnectionTimeout:
-        return {TransportFailure::kTimeout, fmt::format("connecting to {} timed out after {} ms", where, timeout.count())};
+        return {TransportFailure::kTimeout,
+                fmt::format("connecting to {} timed out after {} ms", where, timeout.count())};
       case httplib::Error::SSLConnection:
         return {TransportFailure::kTlsHandshake, "TLS handshake with " + where + " failed" + openssl_reason()};
       case httplib::Error::SSLLoadingCerts:
         return {TransportFailure::kTlsHandshake, "TLS setup failed" + openssl_reason()};
       case httplib::Error::SSLServerVerification: {
         long code = client_->get_openssl_verify_result();
-        std::string why = code == X509_V_OK ? "certificate does not name the host"
-                                            : X509_verify_cert_error_string(code);
+        std::string why =
+            code == X509_V_OK ? "certificate does not name the host" : X509_verify_cert_error_string(code);
         return {TransportFailure::kTlsVerification,
                 fmt::format("server certificate of {} not verified against the configured CA: {}", where, why)};
       }
@@ -209,8 +219,8 @@ Result<std::unique_ptr<Transport>> make_https_transport(const KubeConfig& config
   verify->host = address->host;
   in6_addr ip6;
   in_addr ip4;
-  verify->host_is_ip = inet_pton(AF_INET6, address->host.c_str(), &ip6) == 1 ||
-                       inet_pton(AF_INET, address->host.c_str(), &ip4) == 1;
+  verify->host_is_ip =
+      inet_pton(AF_INET6, address->host.c_str(), &ip6) == 1 || inet_pton(AF_INET, address->host.c_str(), &ip4) == 1;
 
   std::unique_ptr<httplib::SSLClient> client;
   std::vector<X509Ptr> chain;

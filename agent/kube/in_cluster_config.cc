@@ -9,8 +9,8 @@ namespace iogate {
 Result<KubeConfig> load_in_cluster_config(const KubeEnvironment& env) {
   if (env.service_host.empty()) return runtime_error("in-cluster: KUBERNETES_SERVICE_HOST is not set");
   if (env.service_port.empty()) {
-    return runtime_error(fmt::format("in-cluster: KUBERNETES_SERVICE_HOST={} but KUBERNETES_SERVICE_PORT is not set",
-                                     env.service_host));
+    return runtime_error(
+        fmt::format("in-cluster: KUBERNETES_SERVICE_HOST={} but KUBERNETES_SERVICE_PORT is not set", env.service_host));
   }
   KubeConfig config;
   config.in_cluster = true;
@@ -33,8 +33,8 @@ Result<KubeConfig> load_in_cluster_config(const KubeEnvironment& env) {
   if (auto ns = read_text_file(dir + "/namespace"); ns.ok() && !trim_whitespace(*ns).empty()) {
     config.namespace_name = trim_whitespace(*ns);
   }
-  config.description = fmt::format("in-cluster (KUBERNETES_SERVICE_HOST={}, service account {})",
-                                   env.service_host, dir);
+  config.description =
+      fmt::format("in-cluster (KUBERNETES_SERVICE_HOST={}, service account {})", env.service_host, dir);
   return config;
 }
 

@@ -34,9 +34,10 @@ KubeEnvironment KubeEnvironment::from_process() {
 std::string not_in_cluster_reason(const KubeEnvironment& env) {
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::path(env.service_account_dir) / "token", ec)) {
-    return fmt::format("not in a cluster: a service-account token is mounted at {} but KUBERNETES_SERVICE_HOST is "
-                       "unset, and there is no kubeconfig",
-                       env.service_account_dir);
+    return fmt::format(
+        "not in a cluster: a service-account token is mounted at {} but KUBERNETES_SERVICE_HOST is "
+        "unset, and there is no kubeconfig",
+        env.service_account_dir);
   }
   return "not in a cluster (no service account, no kubeconfig)";
 }

@@ -16,12 +16,12 @@
 namespace iogate {
 
 struct KubeConfig {
-  std::string server;           // "https://10.96.0.1:443", possibly with a path prefix
-  std::string ca_pem;           // the CA bundle the server certificate must chain to
-  std::string token_file;       // re-read by path (in-cluster: the kubelet swaps a ..data symlink)
-  std::string token;            // static bearer token (kubeconfig `token:`); never logged
-  std::string client_cert_pem;  // client certificate (and chain), PEM
-  std::string client_key_pem;   // its private key, PEM; never logged
+  std::string server;                      // "https://10.96.0.1:443", possibly with a path prefix
+  std::string ca_pem;                      // the CA bundle the server certificate must chain to
+  std::string token_file;                  // re-read by path (in-cluster: the kubelet swaps a ..data symlink)
+  std::string token;                       // static bearer token (kubeconfig `token:`); never logged
+  std::string client_cert_pem;             // client certificate (and chain), PEM
+  std::string client_key_pem;              // its private key, PEM; never logged
   std::string namespace_name = "default";  // in-cluster namespace file, the context's, or "default"
   bool in_cluster = false;
   std::string description;  // where this came from, safe to log: no token, no key

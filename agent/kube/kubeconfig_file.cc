@@ -24,8 +24,7 @@ struct KubeconfigReader {
   }
 
   // A string field; "" when absent, an error when it is there but not a scalar.
-  Result<std::string> string_field(const YAML::Node& parent, const std::string& parent_name,
-                                   const char* key) const {
+  Result<std::string> string_field(const YAML::Node& parent, const std::string& parent_name, const char* key) const {
     YAML::Node n = parent[key];
     if (!n || n.IsNull()) return std::string();
     if (!n.IsScalar()) return field_error(parent_name + "." + key, "expected a string");
@@ -103,7 +102,8 @@ Result<KubeConfig> parse_kubeconfig(const KubeconfigReader& r, const YAML::Node&
   if (!server.ok()) return server.error();
   if (server->empty()) return r.field_error(kprefix + ".server", "missing");
   if (server->rfind("https://", 0) != 0) {
-    return r.field_error(kprefix + ".server", fmt::format("{} is not https:// (iogate only talks TLS)", quote_value(*server)));
+    return r.field_error(kprefix + ".server",
+                         fmt::format("{} is not https:// (iogate only talks TLS)", quote_value(*server)));
   }
   config.server = *server;
   if (YAML::Node skip = (*cluster)["insecure-skip-tls-verify"]; skip && skip.IsScalar()) {
@@ -115,13 +115,15 @@ Result<KubeConfig> parse_kubeconfig(const KubeconfigReader& r, const YAML::Node&
     }
   }
   if ((*cluster)["tls-server-name"]) {
-    return r.field_error(kprefix + ".tls-server-name", "not supported (the server certificate must name the server's host)");
+    return r.field_error(kprefix + ".tls-server-name",
+                         "not supported (the server certificate must name the server's host)");
   }
   auto ca = r.pem_field(*cluster, kprefix, "certificate-authority");
   if (!ca.ok()) return ca.error();
   if (ca->empty()) {
-    return r.field_error(kprefix, "no certificate-authority or certificate-authority-data "
-                                  "(iogate verifies the API server against a configured CA only)");
+    return r.field_error(kprefix,
+                         "no certificate-authority or certificate-authority-data "
+                         "(iogate verifies the API server against a configured CA only)");
   }
   config.ca_pem = std::move(*ca);
 
@@ -132,8 +134,7 @@ Result<KubeConfig> parse_kubeconfig(const KubeconfigReader& r, const YAML::Node&
   std::string uprefix = fmt::format("users[{}].user", *user_name);
   for (const char* unsupported : {"exec", "auth-provider", "username", "password"}) {
     if ((*user)[unsupported]) {
-      return r.field_error(uprefix + "." + unsupported,
-                           "not supported (use a token, tokenFile or client certificate)");
+      return r.field_error(uprefix + "." + unsupported, "not supported (use a token, tokenFile or client certificate)");
     }
   }
   auto token = r.string_field(*user, uprefix, "token");
@@ -143,7 +144,8 @@ Result<KubeConfig> parse_kubeconfig(const KubeconfigReader& r, const YAML::Node&
   if (!token_file.ok()) return token_file.error();
   if (!token_file->empty()) {
     config.token_file = r.resolve(*token_file);
-    if (auto t = read_text_file(config.token_file); !t.ok()) return r.field_error(uprefix + ".tokenFile", t.error().message);
+    if (auto t = read_text_file(config.token_file); !t.ok())
+      return r.field_error(uprefix + ".tokenFile", t.error().message);
   }
   auto cert = r.pem_field(*user, uprefix, "client-certificate");
   if (!cert.ok()) return cert.error();
@@ -159,8 +161,8 @@ Result<KubeConfig> parse_kubeconfig(const KubeconfigReader& r, const YAML::Node&
     return r.field_error(uprefix, "no token, tokenFile or client certificate");
   }
 
-  config.description = fmt::format("kubeconfig {} context {} (cluster {}, user {})", r.path, context_name,
-                                   *cluster_name, *user_name);
+  config.description =
+      fmt::format("kubeconfig {} context {} (cluster {}, user {})", r.path, context_name, *cluster_name, *user_name);
   return config;
 }
 

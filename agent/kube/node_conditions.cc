@@ -17,12 +17,9 @@ ApiStatus set_node_condition(ApiClient& api, const std::string& node, const Node
       if (!previous.empty()) transition = previous;
     }
   }
-  nlohmann::json entry = {{"type", condition.type},
-                          {"status", condition.status},
-                          {"reason", condition.reason},
-                          {"message", condition.message},
-                          {"lastHeartbeatTime", now},
-                          {"lastTransitionTime", transition}};
+  nlohmann::json entry = {{"type", condition.type},     {"status", condition.status},
+                          {"reason", condition.reason}, {"message", condition.message},
+                          {"lastHeartbeatTime", now},   {"lastTransitionTime", transition}};
   // Strategic merge: the conditions list's patch strategy is merge with key "type", so only the
   // entry of this type is replaced. (A merge patch would replace the list: the kubelet's Ready
   // condition would be gone until its next heartbeat.)

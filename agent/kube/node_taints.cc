@@ -43,43 +43,54 @@ ApiStatus ensure_node_taint(ApiClient& api, const std::string& node, const Taint
   if (taint.key.empty() || taint.effect.empty()) {
     return ApiError{"PATCH /api/v1/nodes/" + node, 0, "Invalid", "a taint needs a key and an effect"};
   }
-  return edit_taints(api, node, [&](const nlohmann::json& taints) -> std::optional<nlohmann::json> {
-    nlohmann::json out = nlohmann::json::array();
-    bool present = false, changed = false;
-    for (const nlohmann::json& t : taints) {
-      if (same_slot(t, taint.key, taint.effect)) {
-        if (present) { changed = true; continue; }  // a duplicate of ours: drop it
-        present = true;
-        if (string_at(t, "value") != taint.value) {
-          nlohmann::json ours = t;
-          if (taint.value.empty()) ours.erase("value"); else ours["value"] = taint.value;
+  return edit_taints(
+      api, node,
+      [&](const nlohmann::json& taints) -> std::optional<nlohmann::json> {
+        nlohmann::json out = nlohmann::json::array();
+        bool present = false, changed = false;
+        for (const nlohmann::json& t : taints) {
+          if (same_slot(t, taint.key, taint.effect)) {
+            if (present) {
+              changed = true;
+              continue;
+            }  // a duplicate of ours: drop it
+            present = true;
+            if (string_at(t, "value") != taint.value) {
+              nlohmann::json ours = t;
+              if (taint.value.empty()) ours.erase("value");
+              else ours["value"] = taint.value;
+              out.push_back(ours);
+              changed = true;
+              continue;
+            }
+          }
+          out.push_back(t);
+        }
+        if (!present) {
+          nlohmann::json ours = {{"key", taint.key}, {"effect", taint.effect}};
+          if (!taint.value.empty()) ours["value"] = taint.value;
           out.push_back(ours);
           changed = true;
-          continue;
         }
-      }
-      out.push_back(t);
-    }
-    if (!present) {
-      nlohmann::json ours = {{"key", taint.key}, {"effect", taint.effect}};
-      if (!taint.value.empty()) ours["value"] = taint.value;
-      out.push_back(ours);
-      changed = true;
-    }
-    if (!changed) return std::nullopt;
-    return out;
-  }, "setting");
+        if (!changed) return std::nullopt;
+        return out;
+      },
+      "setting");
 }
 
-ApiStatus remove_node_taint(ApiClient& api, const std::string& node, const std::string& key, const std::string& effect) {
-  return edit_taints(api, node, [&](const nlohmann::json& taints) -> std::optional<nlohmann::json> {
-    nlohmann::json out = nlohmann::json::array();
-    for (const nlohmann::json& t : taints) {
-      if (!same_slot(t, key, effect)) out.push_back(t);
-    }
-    if (out.size() == taints.size()) return std::nullopt;
-    return out;
-  }, "removing");
+ApiStatus remove_node_taint(ApiClient& api, const std::string& node, const std::string& key,
+                            const std::string& effect) {
+  return edit_taints(
+      api, node,
+      [&](const nlohmann::json& taints) -> std::optional<nlohmann::json> {
+        nlohmann::json out = nlohmann::json::array();
+        for (const nlohmann::json& t : taints) {
+          if (!same_slot(t, key, effect)) out.push_back(t);
+        }
+        if (out.size() == taints.size()) return std::nullopt;
+        return out;
+      },
+      "removing");
 }
 
 }  // namespace iogate

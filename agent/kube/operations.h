@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,8 +48,7 @@ inline constexpr int kTaintConflictRetries = 5;
 ApiStatus ensure_node_taint(ApiClient& api, const std::string& node, const Taint& taint);
 // Removes the taint with this key and effect (any effect when `effect` is "", as `kubectl taint
 // node N key-` does).
-ApiStatus remove_node_taint(ApiClient& api, const std::string& node, const std::string& key,
-                            const std::string& effect);
+ApiStatus remove_node_taint(ApiClient& api, const std::string& node, const std::string& key, const std::string& effect);
 
 struct NodeCondition {
   std::string type;    // "StorageBelowPolicy"
@@ -64,15 +64,26 @@ ApiStatus set_node_condition(ApiClient& api, const std::string& node, const Node
 
 // --- Events ---
 struct EventSpec {
-  std::string ns;                // events about a Node go in "default"
-  nlohmann::json regarding;      // {kind, namespace, name, uid, apiVersion}
-  std::string type;              // Normal | Warning
-  std::string reason;            // "StoragePolicyMet"
-  std::string note;              // the human sentence (truncated to the API's 1 kB)
-  std::string action;            // what was done: "Preflight", "Probe"
+  std::string ns;            // events about a Node go in "default"
+  nlohmann::json regarding;  // {kind, namespace, name, uid, apiVersion}
+  std::string type;          // Normal | Warning
+  std::string reason;        // "StoragePolicyMet"
+  std::string note;          // the human sentence (truncated to the API's 1 kB)
+  std::string action;        // what was done: "Preflight", "Probe"
   std::string reporting_controller = "iogate.io/preflight";
   std::string reporting_instance;  // "" → "iogate-<hostname>"
 };
+
+// What an Event says: Normal or Warning, its reason ("StoragePolicyMet") and the sentence.
+struct EventText {
+  std::string type, reason, note;
+};
+
+// The Event `text` about the `kind` object ns/name whose uid is in `object` (as read from the API):
+// in its namespace, or in "default" for a cluster-scoped one (ns ""), where client-go's recorder
+// files a Node's. The caller sets action and the reporting controller and instance.
+EventSpec event_about(std::string_view kind, const std::string& ns, const std::string& name,
+                      const nlohmann::json& object, const EventText& text);
 
 // events.k8s.io/v1 (eventTime in microseconds, reportingController, reportingInstance, action,
 // regarding, note). An API server without that group (404) gets a core/v1 Event instead

@@ -48,9 +48,7 @@ int64_t container_gpus(const nlohmann::json& container, const std::vector<std::s
   return total;
 }
 
-bool is_sidecar(const nlohmann::json& init_container) {
-  return string_at(init_container, "restartPolicy") == "Always";
-}
+bool is_sidecar(const nlohmann::json& init_container) { return string_at(init_container, "restartPolicy") == "Always"; }
 
 // "/data" holds "/data" and "/data/x", not "/database". Trailing slashes of mountPath ignored.
 size_t mount_match_length(std::string mount, const std::string& path) {

@@ -69,7 +69,10 @@ std::optional<ProbeLock> probe_lock_on(const nlohmann::json& pvc) {
 }
 
 nlohmann::json recorded_result_to_json(const RecordedResult& r) {
-  return {{"workload", r.workload}, {"node", r.node}, {"pod", r.pod}, {"time", rfc3339_seconds(r.time)},
+  return {{"workload", r.workload},
+          {"node", r.node},
+          {"pod", r.pod},
+          {"time", rfc3339_seconds(r.time)},
           {"result", r.result}};
 }
 
@@ -121,8 +124,8 @@ ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req)
     if (std::chrono::steady_clock::now() + req.poll_interval >= req.wait_until) {
       ShareDecision d;
       d.action = ShareAction::kProbeAlone;
-      d.why = fmt::format("PVC {}: pod {} on node {} is still probing; not waiting longer, probing too",
-                          req.pvc.name, lock->pod, lock->node);
+      d.why = fmt::format("PVC {}: pod {} on node {} is still probing; not waiting longer, probing too", req.pvc.name,
+                          lock->pod, lock->node);
       return d;
     }
     if (!announced_wait) {
@@ -135,9 +138,9 @@ ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req)
 }
 
 ApiStatus record_shared_result(ApiClient& api, const PvcRef& pvc, const RecordedResult& result) {
-  return patch_pvc_annotations(api, pvc.ns, pvc.name,
-                               {{kPvcResultAnnotation, recorded_result_to_json(result).dump()},
-                                {kPvcLockAnnotation, std::nullopt}});
+  return patch_pvc_annotations(
+      api, pvc.ns, pvc.name,
+      {{kPvcResultAnnotation, recorded_result_to_json(result).dump()}, {kPvcLockAnnotation, std::nullopt}});
 }
 
 ApiStatus release_probe_lock(ApiClient& api, const PvcRef& pvc, const std::string& pod) {
@@ -146,8 +149,7 @@ ApiStatus release_probe_lock(ApiClient& api, const PvcRef& pvc, const std::strin
   auto lock = probe_lock_on(*current);
   if (!lock || lock->pod != pod) return Ok{};
   std::string rv = string_at(object_at(*current, "metadata"), "resourceVersion");
-  nlohmann::json patch = {
-      {"metadata", {{"resourceVersion", rv}, {"annotations", {{kPvcLockAnnotation, nullptr}}}}}};
+  nlohmann::json patch = {{"metadata", {{"resourceVersion", rv}, {"annotations", {{kPvcLockAnnotation, nullptr}}}}}};
   auto r = api.patch(pvc_path(pvc), PatchType::kMerge, patch);
   if (!r.ok() && !r.error().conflict()) return r.error();
   return Ok{};

@@ -27,7 +27,7 @@ inline constexpr const char* kPvcResultAnnotation = "iogate.io/probe-result";
 inline constexpr const char* kPvcLockAnnotation = "iogate.io/probe-lock";
 
 struct RecordedResult {
-  std::string workload;  // a key of the workload ("randread/4k/qd32x1"): only the same one is reused
+  std::string workload;   // a key of the workload ("randread/4k/qd32x1"): only the same one is reused
   std::string node, pod;  // who measured it ("namespace/name")
   std::chrono::system_clock::time_point time;
   nlohmann::json result;  // what the recorder stored (preflight: its measurement)
@@ -54,9 +54,9 @@ struct PvcRef {
 };
 
 enum class ShareAction {
-  kReuse,         // a fresh result is on the PVC: use `reused`
-  kProbeLocked,   // we hold the lock: probe, then record_shared_result (or release on failure)
-  kProbeAlone,    // waited for another pod's probe until `wait_until`: probe without the lock
+  kReuse,        // a fresh result is on the PVC: use `reused`
+  kProbeLocked,  // we hold the lock: probe, then record_shared_result (or release on failure)
+  kProbeAlone,   // waited for another pod's probe until `wait_until`: probe without the lock
 };
 
 struct ShareDecision {
@@ -69,7 +69,7 @@ struct ShareRequest {
   PvcRef pvc;
   std::string workload;
   std::chrono::nanoseconds ttl{};
-  ProbeLock lock;  // ours: pod, node and how long our probe may take at most
+  ProbeLock lock;                                    // ours: pod, node and how long our probe may take at most
   std::chrono::steady_clock::time_point wait_until;  // stop waiting for another pod's probe then
   std::chrono::milliseconds poll_interval{1000};
   const std::atomic<bool>* stop = nullptr;  // SIGTERM: stop waiting at once (kProbeAlone; the probe then stops too)

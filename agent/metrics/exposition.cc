@@ -105,8 +105,6 @@ std::string format_sample_value(double v) {
 bool valid_metric_name(std::string_view name) { return valid_name(name, true); }
 
 // Names starting with __ are Prometheus's own (__name__, __address__).
-bool valid_label_name(std::string_view name) {
-  return valid_name(name, false) && name.substr(0, 2) != "__";
-}
+bool valid_label_name(std::string_view name) { return valid_name(name, false) && name.substr(0, 2) != "__"; }
 
 }  // namespace iogate

@@ -47,8 +47,8 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
   const std::string& node = m.node;
   const MetricLabels node_only = {{"node", node}};
 
-  MetricFamily build = family("iogate_build_info", MetricType::kGauge,
-                              "The iogate version serving these metrics; always 1.");
+  MetricFamily build =
+      family("iogate_build_info", MetricType::kGauge, "The iogate version serving these metrics; always 1.");
   build.samples.push_back({{{"version", m.version}}, 1});
 
   MetricFamily iops = family("iogate_probe_iops", MetricType::kGauge,
@@ -62,8 +62,8 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
                                  "Wall time in seconds the last successful probe of the path took.");
   MetricFamily last_success = family("iogate_probe_last_success_timestamp_seconds", MetricType::kGauge,
                                      "Unix time in seconds of the last successful probe of the path.");
-  MetricFamily probes = family("iogate_probes_total", MetricType::kCounter,
-                               "Probes of the path that succeeded since the agent started.");
+  MetricFamily probes =
+      family("iogate_probes_total", MetricType::kCounter, "Probes of the path that succeeded since the agent started.");
   MetricFamily errors = family("iogate_probe_errors_total", MetricType::kCounter,
                                "Probes of the path that failed since the agent started.");
   MetricFamily skips = family("iogate_probe_skips_total", MetricType::kCounter,
@@ -95,9 +95,14 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
     probes.samples.push_back({labels, static_cast<double>(p.probes_total)});
     errors.samples.push_back({labels, static_cast<double>(p.errors_total)});
     skips.samples.push_back({with(labels, "reason", "busy"), static_cast<double>(p.busy_skips_total)});
-    device.samples.push_back({{{"node", node}, {"path", p.path}, {"name", p.name}, {"device", p.device},
-                               {"device_class", p.device_class}, {"model", p.model},
-                               {"transport", p.transport}, {"fstype", p.fs_type}},
+    device.samples.push_back({{{"node", node},
+                               {"path", p.path},
+                               {"name", p.name},
+                               {"device", p.device},
+                               {"device_class", p.device_class},
+                               {"model", p.model},
+                               {"transport", p.transport},
+                               {"fstype", p.fs_type}},
                               1});
     if (!p.measured) continue;
 
@@ -123,9 +128,8 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
   if (m.api_last_sync_unix_s) last_sync.samples.push_back({node_only, *m.api_last_sync_unix_s});
 
   std::vector<MetricFamily> out;
-  for (MetricFamily* f : {&build, &iops, &bandwidth, &latency, &duration, &last_success, &probes,
-                          &errors, &skips, &min_iops, &verdict, &below, &device, &sync_errors,
-                          &sync_pending, &last_sync}) {
+  for (MetricFamily* f : {&build, &iops, &bandwidth, &latency, &duration, &last_success, &probes, &errors, &skips,
+                          &min_iops, &verdict, &below, &device, &sync_errors, &sync_pending, &last_sync}) {
     out.push_back(std::move(*f));
   }
   return out;

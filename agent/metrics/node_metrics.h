@@ -48,8 +48,8 @@ struct PathMetrics {
   std::string device, device_class, model, transport, fs_type;
   // The last successful probe; the probe_* and policy_* gauges are absent without one.
   bool measured = false;
-  std::string rw;       // "randread"
-  std::string bs;       // "4k"
+  std::string rw;  // "randread"
+  std::string bs;  // "4k"
   double iops = 0;
   double bandwidth_bytes_per_s = 0;
   double p50_s = 0, p90_s = 0, p99_s = 0, p999_s = 0;

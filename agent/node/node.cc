@@ -130,7 +130,8 @@ std::string io_priority_note(const NodeOptions& o, const StorageStack& stack) {
 
 void publish(Agent& a) {
   a.judgement = judge_node(a.policy, a.outcomes, a.gpus, a.gpus_from);
-  std::string metrics = render_exposition(node_metric_families(node_metrics(a.node, a.judgement, a.outcomes, a.api_state)));
+  std::string metrics =
+      render_exposition(node_metric_families(node_metrics(a.node, a.judgement, a.outcomes, a.api_state)));
   std::string report = node_report_json(a.node, a.policy, a.judgement, a.outcomes, a.api_state).dump(2) + "\n";
   std::lock_guard<std::mutex> lock(a.published.mu);
   a.published.metrics = std::move(metrics);
@@ -154,8 +155,8 @@ void attempt(Agent& a, size_t i) {
     o.detail = detail;
     nanoseconds wait = jittered(ns.busy_retry, ns.jitter, a.unit_random());
     a.due[i] = Clock::now() + wait;
-    spdlog::log(state == PathState::kBusy ? spdlog::level::info : spdlog::level::warn, "{}: {}; next try in {}", path, detail,
-                duration_text(wait));
+    spdlog::log(state == PathState::kBusy ? spdlog::level::info : spdlog::level::warn, "{}: {}; next try in {}", path,
+                detail, duration_text(wait));
   };
 
   auto stack = detect_storage_stack(path, DetectOptions{a.options.root});
@@ -175,8 +176,9 @@ void attempt(Agent& a, size_t i) {
     spdlog::debug("{}: no busy check: {}", path, busy->why_not);
   } else if (busy->util_percent > ns.busy_util_percent) {
     ++o.busy_skips;
-    retry_later(PathState::kBusy, fmt::format("device {} busy: {:.0f}% util over {:.1f} s (skip above {:g}%)", busy->busiest_device,
-                                    busy->util_percent, busy->window_s, ns.busy_util_percent));
+    retry_later(PathState::kBusy,
+                fmt::format("device {} busy: {:.0f}% util over {:.1f} s (skip above {:g}%)", busy->busiest_device,
+                            busy->util_percent, busy->window_s, ns.busy_util_percent));
     return;
   }
 
@@ -270,8 +272,8 @@ bool sync(Agent& a) {
   a.dirty = false;
   const NodeJudgement& j = synced->judgement;
   if (j.best) {
-    spdlog::info("node {}: verdict {} ({} GPUs from {}), labels changed {}, taint {}{}", a.node, node_outcome_name(j), j.gpus,
-                 j.gpus_from, synced->labels_changed, synced->taint,
+    spdlog::info("node {}: verdict {} ({} GPUs from {}), labels changed {}, taint {}{}", a.node, node_outcome_name(j),
+                 j.gpus, j.gpus_from, synced->labels_changed, synced->taint,
                  synced->event ? fmt::format(", Event {} (condition {} → {})", synced->event->reason,
                                              synced->previous_status.empty() ? "absent" : synced->previous_status,
                                              j.below_policy() ? "True" : "False")
@@ -297,7 +299,8 @@ Status connect(Agent& a) {
     return ok_status();
   }
   if (a.node.empty()) {
-    a.api_state.state = "skipped: the node name is unknown (--node-name or NODE_NAME from the downward API: spec.nodeName)";
+    a.api_state.state =
+        "skipped: the node name is unknown (--node-name or NODE_NAME from the downward API: spec.nodeName)";
     spdlog::warn("{}", a.api_state.state);
     return ok_status();
   }
@@ -318,12 +321,15 @@ NodeHttpHandlers http_handlers(Agent& a) {
   };
   h.report = [&p] {
     std::lock_guard<std::mutex> lock(p.mu);
-    if (!p.ready) return HttpAnswer{503, "application/json", "{\"error\":\"no report yet: the first round of probes is running\"}\n"};
+    if (!p.ready)
+      return HttpAnswer{503, "application/json",
+                        "{\"error\":\"no report yet: the first round of probes is running\"}\n"};
     return HttpAnswer{200, "application/json", p.report};
   };
   h.readyz = [&p] {
     std::lock_guard<std::mutex> lock(p.mu);
-    if (!p.ready) return HttpAnswer{503, "text/plain; charset=utf-8", "not ready: the first round of probes is running\n"};
+    if (!p.ready)
+      return HttpAnswer{503, "text/plain; charset=utf-8", "not ready: the first round of probes is running\n"};
     return HttpAnswer{200, "text/plain; charset=utf-8", "ok\n"};
   };
   h.healthz = [&a, &p] {
@@ -377,8 +383,9 @@ Result<NodeSettings> effective_node_settings(const Policy& p, const NodeOptions&
     return usage_error("--path: missing; give the data paths to probe (--path /mnt/nvme, or node.paths in the policy)");
   }
   for (const NodePath& np : s.paths) {
-    struct stat st{};
-    if (stat(np.path.c_str(), &st) != 0) return usage_error(fmt::format("--path: {}: {}", np.path, std::strerror(errno)));
+    struct stat st {};
+    if (stat(np.path.c_str(), &st) != 0)
+      return usage_error(fmt::format("--path: {}: {}", np.path, std::strerror(errno)));
     if (!S_ISDIR(st.st_mode) && !S_ISBLK(st.st_mode)) {
       return usage_error(fmt::format("--path: {}: not a directory or block device", np.path));
     }
@@ -450,7 +457,8 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
   if (options.io_priority.cls != IoPriorityClass::kNone) {
     if (Status s = set_thread_io_priority(options.io_priority); !s.ok()) {
       spdlog::warn("I/O priority {} not set: {}", io_priority_name(options.io_priority), s.error().message);
-      for (PathOutcome& o : a.outcomes) o.io_priority = "default (could not set " + io_priority_name(options.io_priority) + ")";
+      for (PathOutcome& o : a.outcomes)
+        o.io_priority = "default (could not set " + io_priority_name(options.io_priority) + ")";
     }
   }
 
@@ -488,10 +496,12 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
     }
     if (!written && a.api && !stop.load()) {
       const std::string limit = format_duration_compact(options.once_deadline.count());
-      spdlog::error("node {}: the result was not written within --once-deadline {} (the API's time, probes not "
-                    "counted); giving up, exit 3; last error: {}",
-                    a.node, limit, a.api_state.last_error);
-      a.api_state.last_error = fmt::format("not written within --once-deadline {}; last: {}", limit, a.api_state.last_error);
+      spdlog::error(
+          "node {}: the result was not written within --once-deadline {} (the API's time, probes not "
+          "counted); giving up, exit 3; last error: {}",
+          a.node, limit, a.api_state.last_error);
+      a.api_state.last_error =
+          fmt::format("not written within --once-deadline {}; last: {}", limit, a.api_state.last_error);
     }
     publish(a);
     print_once(a);

@@ -32,23 +32,23 @@
 namespace iogate {
 
 struct NodeOptions {
-  std::string policy;                  // a file, or profile:NAME
-  std::vector<NodePath> paths;         // --path [NAME=]PATH; empty: the policy's node.paths
-  std::string listen = ":9560";        // "" or "none": no HTTP server
+  std::string policy;            // a file, or profile:NAME
+  std::vector<NodePath> paths;   // --path [NAME=]PATH; empty: the policy's node.paths
+  std::string listen = ":9560";  // "" or "none": no HTTP server
   // Overrides of the policy's node section.
   std::optional<std::chrono::nanoseconds> interval, busy_retry;
   std::optional<double> jitter, busy_util_percent;
-  std::optional<std::string> taint_effect;  // "" for none
+  std::optional<std::string> taint_effect;      // "" for none
   std::chrono::milliseconds busy_window{1000};  // the diskstats window the busy check looks at
   IoPriority io_priority{IoPriorityClass::kIdle, 0};
   bool once = false;
   std::chrono::nanoseconds once_deadline = std::chrono::seconds(60);  // --once-deadline: see above
-  std::string node_name;               // --node-name, default $NODE_NAME
-  std::optional<int> gpus;             // overrides the node's GPU count
+  std::string node_name;                                              // --node-name, default $NODE_NAME
+  std::optional<int> gpus;                                            // overrides the node's GPU count
   std::string kubeconfig;
   bool no_api = false;
-  std::string root = "/";              // the host's /proc and /sys under ROOT
-  bool json = false;                   // --once output
+  std::string root = "/";  // the host's /proc and /sys under ROOT
+  bool json = false;       // --once output
 };
 
 // The exit code: 0 (a loop that was stopped; --once that passed or warned), 1 (--once below

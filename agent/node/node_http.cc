@@ -7,7 +7,7 @@
 namespace iogate {
 
 Result<std::unique_ptr<NodeHttpServer>> NodeHttpServer::start(const std::string& listen, NodeHttpHandlers handlers,
-                                                             NodeHttpOptions options) {
+                                                              NodeHttpOptions options) {
   auto pooled = std::make_unique<PooledServer>(
       HttpServing{options.read_timeout, options.keep_alive_timeout, options.max_workers, options.max_waiting});
   PooledServer& server = *pooled;

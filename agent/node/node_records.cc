@@ -25,7 +25,9 @@ std::string_view path_state_name(PathState s) {
   return "pending";
 }
 
-std::string_view node_outcome_name(const NodeJudgement& j) { return j.outcome ? verdict_outcome_name(*j.outcome) : "none"; }
+std::string_view node_outcome_name(const NodeJudgement& j) {
+  return j.outcome ? verdict_outcome_name(*j.outcome) : "none";
+}
 namespace {
 
 bool passes(const Verdict& v) { return v.first_failure() == nullptr; }
@@ -92,9 +94,15 @@ std::optional<StorageSummary> storage_summary(const PathOutcome& o) {
 nlohmann::json storage_json(const PathOutcome& o) {
   auto s = storage_summary(o);
   if (!s) return nlohmann::json::object();
-  return {{"device_class", s->device_class}, {"reason", s->reason},       {"mount_point", s->mount_point},
-          {"fs_type", s->fs_type},           {"source", s->source},       {"device", s->device},
-          {"model", s->model},               {"transport", s->transport}, {"scheduler", s->scheduler}};
+  return {{"device_class", s->device_class},
+          {"reason", s->reason},
+          {"mount_point", s->mount_point},
+          {"fs_type", s->fs_type},
+          {"source", s->source},
+          {"device", s->device},
+          {"model", s->model},
+          {"transport", s->transport},
+          {"scheduler", s->scheduler}};
 }
 
 std::string time_or_empty(std::chrono::system_clock::time_point t) {
@@ -156,7 +164,8 @@ MetadataChanges node_labels(const NodeJudgement& j, const std::vector<PathOutcom
   labels[label_key("disk-class", "")] = std::string(device_class_name(bm.device_class));
   labels[label_key("tier", "")] = std::string(node_tier_name(best.tier));
   // The label means 4k random-read IOPS: a dataset run's samples/s is not that, so none is written.
-  if (bm.rw == RwMode::kRandRead && !bm.dataset) labels[label_key("randread-iops", "")] = std::to_string(std::llround(bm.iops));
+  if (bm.rw == RwMode::kRandRead && !bm.dataset)
+    labels[label_key("randread-iops", "")] = std::to_string(std::llround(bm.iops));
   bool mixed = false;
   for (const PathJudgement& pj : j.paths) {
     const PathOutcome& o = outcomes[pj.index];
@@ -236,17 +245,17 @@ std::optional<NodeCondition> node_condition(const NodeJudgement& j, const Policy
   std::string figures = fmt::format("{} {}", o.config.path, measurement_figures(*o.measurement));
   if (j.below_policy()) {
     const RuleCheck* c = best.verdict.first_failure();
-    return NodeCondition{kBelowPolicyCondition, "True", "StorageBelowPolicy",
-                         fmt::format("no data path meets policy {} for {}; best: {}; {}{}", p.source, gpus_text(j.gpus),
-                                     figures, c ? check_text(*c) : "",
-                                     p.mode == PolicyMode::kWarn ? " (mode warn: not tainted)" : "")};
+    return NodeCondition{
+        kBelowPolicyCondition, "True", "StorageBelowPolicy",
+        fmt::format("no data path meets policy {} for {}; best: {}; {}{}", p.source, gpus_text(j.gpus), figures,
+                    c ? check_text(*c) : "", p.mode == PolicyMode::kWarn ? " (mode warn: not tainted)" : "")};
   }
   return NodeCondition{kBelowPolicyCondition, "False", "StorageMeetsPolicy",
                        fmt::format("{} meets policy {} for {} (tier {})", figures, p.source, gpus_text(j.gpus),
                                    node_tier_name(best.tier))};
 }
 
-NodeEventText node_event_text(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes) {
+EventText node_event_text(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes) {
   auto condition = node_condition(j, p, outcomes);
   std::string message = condition ? condition->message : "no measurement";
   if (j.below_policy()) return {"Warning", "StorageBelowPolicy", message};
@@ -259,28 +268,29 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const PathOutcome& o = outcomes[i];
     const PathJudgement* pj = judgement_for(j, i);
-    nlohmann::json e = {{"path", o.config.path},
-                        {"name", o.config.name},
-                        {"state", path_state_name(o.state)},
-                        {"detail", o.detail},
-                        {"attempted_at", time_or_empty(o.attempted_at)},
-                        {"measured_at", time_or_empty(o.measured_at)},
-                        {"probes", o.probes},
-                        {"errors", o.errors},
-                        {"busy_skips", o.busy_skips},
-                        {"io_priority", o.io_priority},
-                        {"probe_wall_ns", std::llround(o.probe_wall_s * 1e9)},
-                        {"storage", storage_json(o)},
-                        {"measurement", o.measurement ? measurement_to_json(*o.measurement) : nlohmann::json(nullptr)},
-                        {"latency_ns", o.measurement ? nlohmann::json{{"p50", std::llround(o.p50_ns)},
-                                                                      {"p90", std::llround(o.p90_ns)},
-                                                                      {"p99", std::llround(o.measurement->p99_latency_ns)},
-                                                                      {"p99.9", std::llround(o.p999_ns)}}
-                                                     : nlohmann::json(nullptr)},
-                        {"verdict", pj ? verdict_to_json(pj->verdict) : nlohmann::json(nullptr)},
-                        {"tier", pj ? std::string(node_tier_name(pj->tier)) : ""},
-                        {"min_iops", pj ? pj->min_iops : 0.0},
-                        {"fast_min_iops", pj ? pj->fast_min_iops : 0.0}};
+    nlohmann::json e = {
+        {"path", o.config.path},
+        {"name", o.config.name},
+        {"state", path_state_name(o.state)},
+        {"detail", o.detail},
+        {"attempted_at", time_or_empty(o.attempted_at)},
+        {"measured_at", time_or_empty(o.measured_at)},
+        {"probes", o.probes},
+        {"errors", o.errors},
+        {"busy_skips", o.busy_skips},
+        {"io_priority", o.io_priority},
+        {"probe_wall_ns", std::llround(o.probe_wall_s * 1e9)},
+        {"storage", storage_json(o)},
+        {"measurement", o.measurement ? measurement_to_json(*o.measurement) : nlohmann::json(nullptr)},
+        {"latency_ns", o.measurement ? nlohmann::json{{"p50", std::llround(o.p50_ns)},
+                                                      {"p90", std::llround(o.p90_ns)},
+                                                      {"p99", std::llround(o.measurement->p99_latency_ns)},
+                                                      {"p99.9", std::llround(o.p999_ns)}}
+                                     : nlohmann::json(nullptr)},
+        {"verdict", pj ? verdict_to_json(pj->verdict) : nlohmann::json(nullptr)},
+        {"tier", pj ? std::string(node_tier_name(pj->tier)) : ""},
+        {"min_iops", pj ? pj->min_iops : 0.0},
+        {"fast_min_iops", pj ? pj->fast_min_iops : 0.0}};
     paths.push_back(std::move(e));
   }
   auto condition = node_condition(j, p, outcomes);
@@ -319,12 +329,15 @@ std::string render_node_human(const std::string& node, const Policy& p, const No
     std::string name = o.config.name.empty() ? "" : " (" + o.config.name + ")";
     const PathJudgement* pj = judgement_for(j, i);
     if (!pj) {
-      out += fmt::format("\n{}{}  {}{}\n", o.config.path, name, path_state_name(o.state), o.detail.empty() ? "" : ": " + o.detail);
+      out += fmt::format("\n{}{}  {}{}\n", o.config.path, name, path_state_name(o.state),
+                         o.detail.empty() ? "" : ": " + o.detail);
       continue;
     }
     out += fmt::format("\n{}{}  {}\n  tier {}, io priority {}{}\n", o.config.path, name,
                        measurement_figures(*o.measurement), node_tier_name(pj->tier), o.io_priority,
-                       o.state == PathState::kMeasured ? "" : fmt::format("; last attempt {}: {}", path_state_name(o.state), o.detail));
+                       o.state == PathState::kMeasured
+                           ? ""
+                           : fmt::format("; last attempt {}: {}", path_state_name(o.state), o.detail));
     out += indent_lines(render_verdict_human(pj->verdict), "  ");
   }
   out += fmt::format("\nnode verdict  {}", node_outcome_name(j));

@@ -39,15 +39,15 @@ std::string_view path_state_name(PathState s);
 // One data path: its last attempt and its last successful probe.
 struct PathOutcome {
   NodePath config;
-  std::optional<StorageStack> stack;       // from the last attempt's detect
-  std::optional<Measurement> measurement;  // the last successful probe
+  std::optional<StorageStack> stack;           // from the last attempt's detect
+  std::optional<Measurement> measurement;      // the last successful probe
   double p50_ns = 0, p90_ns = 0, p999_ns = 0;  // its read (or write) latency quantiles
-  double probe_wall_s = 0;                      // from start to result, test file included
+  double probe_wall_s = 0;                     // from start to result, test file included
   std::chrono::system_clock::time_point measured_at{};
   std::string io_priority;  // "idle", or "idle (ignored: scheduler none)"
 
   PathState state = PathState::kPending;  // the last attempt
-  std::string detail;             // the error, or why the device counted as busy
+  std::string detail;                     // the error, or why the device counted as busy
   std::chrono::system_clock::time_point attempted_at{};
   uint64_t probes = 0, errors = 0, busy_skips = 0;
 };
@@ -96,10 +96,7 @@ std::optional<NodeCondition> node_condition(const NodeJudgement& j, const Policy
                                             const std::vector<PathOutcome>& outcomes);
 
 // The Event for a verdict change: Warning StorageBelowPolicy or Normal StoragePolicyMet.
-struct NodeEventText {
-  std::string type, reason, note;
-};
-NodeEventText node_event_text(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes);
+EventText node_event_text(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes);
 
 // What the agent tells about its conversation with the API, for the report and metrics.
 struct ApiSyncState {

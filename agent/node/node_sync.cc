@@ -19,14 +19,17 @@ std::string condition_status(const nlohmann::json& node, const std::string& type
 std::vector<std::string> stale_taint_effects(const nlohmann::json& node, const std::string& keep) {
   std::vector<std::string> out;
   for (const nlohmann::json& t : array_at(object_at(node, "spec"), "taints")) {
-    if (string_at(t, "key") == kBelowPolicyTaintKey && string_at(t, "effect") != keep) out.push_back(string_at(t, "effect"));
+    if (string_at(t, "key") == kBelowPolicyTaintKey && string_at(t, "effect") != keep)
+      out.push_back(string_at(t, "effect"));
   }
   return out;
 }
 
 bool has_taint(const nlohmann::json& node, const Taint& taint) {
   for (const nlohmann::json& t : array_at(object_at(node, "spec"), "taints")) {
-    if (string_at(t, "key") == taint.key && string_at(t, "effect") == taint.effect && string_at(t, "value") == taint.value) return true;
+    if (string_at(t, "key") == taint.key && string_at(t, "effect") == taint.effect &&
+        string_at(t, "value") == taint.value)
+      return true;
   }
   return false;
 }
@@ -61,7 +64,8 @@ Result<NodeSyncResult> sync_node(ApiClient& api, const NodeSyncRequest& r) {
 
   std::optional<Taint> taint = wanted_taint(j, p, p.node.taint_effect);
   for (const std::string& effect : stale_taint_effects(*node, taint ? taint->effect : "")) {
-    if (ApiStatus s = remove_node_taint(api, r.node, kBelowPolicyTaintKey, effect); !s.ok()) return s.error().to_error();
+    if (ApiStatus s = remove_node_taint(api, r.node, kBelowPolicyTaintKey, effect); !s.ok())
+      return s.error().to_error();
     out.taint = "removed";
   }
   if (taint) {
@@ -75,16 +79,8 @@ Result<NodeSyncResult> sync_node(ApiClient& api, const NodeSyncRequest& r) {
   if (auto condition = node_condition(j, p, outcomes)) {
     if (ApiStatus s = set_node_condition(api, r.node, *condition); !s.ok()) return s.error().to_error();
     if (condition->status != out.previous_status) {
-      NodeEventText text = node_event_text(j, p, outcomes);
-      EventSpec event;
-      event.ns = "default";
-      event.regarding = {{"kind", "Node"},
-                         {"apiVersion", "v1"},
-                         {"name", r.node},
-                         {"uid", string_at(object_at(*node, "metadata"), "uid")}};
-      event.type = text.type;
-      event.reason = text.reason;
-      event.note = text.note;
+      EventText text = node_event_text(j, p, outcomes);
+      EventSpec event = event_about("Node", "", r.node, *node, text);
       event.action = "Probe";
       event.reporting_controller = "iogate.io/node";
       event.reporting_instance = "iogate-node-" + r.node;

@@ -28,12 +28,12 @@ struct NodeSyncRequest {
 };
 
 struct NodeSyncResult {
-  NodeJudgement judgement;           // with the node's GPUs
-  std::string previous_status;       // the condition's status before ("" when absent)
-  std::optional<NodeEventText> event;  // posted (or tried: see event_error)
+  NodeJudgement judgement;         // with the node's GPUs
+  std::string previous_status;     // the condition's status before ("" when absent)
+  std::optional<EventText> event;  // posted (or tried: see event_error)
   std::string event_error;
-  int labels_changed = 0;            // keys set or removed
-  std::string taint;                 // "added", "removed", "kept", "none"
+  int labels_changed = 0;  // keys set or removed
+  std::string taint;       // "added", "removed", "kept", "none"
 };
 
 Result<NodeSyncResult> sync_node(ApiClient& api, const NodeSyncRequest& request);

@@ -17,7 +17,8 @@ struct Profile {
   std::string_view text;
 };
 
-constexpr std::string_view kImageClassification = R"(# Small-file image training (ImageNet-style): every sample is its own file (an ImageNet JPEG
+constexpr std::string_view kImageClassification =
+    R"(# Small-file image training (ImageNet-style): every sample is its own file (an ImageNet JPEG
 # averages ~110 KB) read in a shuffled order, so the volume sees random reads, not a stream.
 apiVersion: iogate.io/v1
 kind: StoragePolicy
@@ -39,7 +40,8 @@ rules:
     forbidden_classes: [hdd]
 )";
 
-constexpr std::string_view kStreaming = R"(# Video and audio training from large files or tar shards (WebDataset-style): long sequential
+constexpr std::string_view kStreaming =
+    R"(# Video and audio training from large files or tar shards (WebDataset-style): long sequential
 # reads, where bandwidth matters and IOPS do not.
 apiVersion: iogate.io/v1
 kind: StoragePolicy
@@ -57,7 +59,8 @@ rules:
     min_bandwidth_per_gpu: 60MB/s
 )";
 
-constexpr std::string_view kLlmPretraining = R"(# LLM pre-training from pre-tokenized shards (Megatron-style .bin/.idx, memory-mapped), read at
+constexpr std::string_view kLlmPretraining =
+    R"(# LLM pre-training from pre-tokenized shards (Megatron-style .bin/.idx, memory-mapped), read at
 # random sample offsets. The token stream is light: an H100 at 40% MFU trains a 7B model at about
 # 9,400 tokens/s, 38 KB/s of 4-byte tokens. This profile asks for little speed; it keeps such jobs
 # off volumes that stall (HDDs, throttled network volumes).
@@ -77,7 +80,8 @@ rules:
     max_p99_latency: 100ms
 )";
 
-constexpr std::string_view kCheckpointing = R"(# The volume a training job saves checkpoints to. A synchronous save stops the GPUs, so write
+constexpr std::string_view kCheckpointing =
+    R"(# The volume a training job saves checkpoints to. A synchronous save stops the GPUs, so write
 # bandwidth sets the stall. Probe the checkpoint volume itself (a write workload needs it writable).
 apiVersion: iogate.io/v1
 kind: StoragePolicy

@@ -66,10 +66,10 @@ std::string gpus_text(int gpus) { return fmt::format("{} GPU{}", gpus, gpus == 1
 
 struct FloorTerms {
   std::optional<uint64_t> fixed, per_gpu;
-  CheckKind kind;                  // its name is the fixed floor's key: "min_iops"
-  std::string (*amount)(double);   // "10,000", "500 MB/s"
-  const char* unit;                // " IOPS", "" (the amount carries it)
-  const char* per_gpu_suffix;      // "/GPU", " per GPU"
+  CheckKind kind;                 // its name is the fixed floor's key: "min_iops"
+  std::string (*amount)(double);  // "10,000", "500 MB/s"
+  const char* unit;               // " IOPS", "" (the amount carries it)
+  const char* per_gpu_suffix;     // "/GPU", " per GPU"
 };
 
 std::string floor_text(const FloorTerms& t, std::optional<int> gpus, double resolved) {
@@ -81,8 +81,8 @@ std::string floor_text(const FloorTerms& t, std::optional<int> gpus, double reso
     return fmt::format(">= max({}, {} x GPUs){}", t.amount(double(*t.fixed)), per_gpu, t.unit);
   }
   if (!t.fixed) return fmt::format(">= {} ({} x {})", floor, per_gpu, gpus_text(*gpus));
-  return fmt::format(">= {} (max of {} {} and {} x {})", floor, check_kind_name(t.kind), t.amount(double(*t.fixed)), per_gpu,
-                     gpus_text(*gpus));
+  return fmt::format(">= {} (max of {} {} and {} x {})", floor, check_kind_name(t.kind), t.amount(double(*t.fixed)),
+                     per_gpu, gpus_text(*gpus));
 }
 
 std::string iops_text(double n) { return format_thousands(n) + " IOPS"; }
@@ -227,7 +227,8 @@ Measurement measurement_from_dataset(const DatasetProbeResult& r) {
 }
 
 std::string min_samples_text(const Rule& r, std::optional<int> gpus) {
-  FloorTerms t{r.min_samples_per_s, r.samples_per_s_per_gpu, CheckKind::kMinSamplesPerS, format_thousands, " samples/s", "/GPU"};
+  FloorTerms t{
+      r.min_samples_per_s, r.samples_per_s_per_gpu, CheckKind::kMinSamplesPerS, format_thousands, " samples/s", "/GPU"};
   return floor_text(t, gpus, effective_min_samples_per_s(r, gpus.value_or(0)));
 }
 
@@ -243,8 +244,12 @@ std::string min_iops_text(const Rule& r, std::optional<int> gpus) {
 }
 
 std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus) {
-  FloorTerms t{r.min_bandwidth_bytes_per_s, r.min_bandwidth_per_gpu_bytes_per_s, CheckKind::kMinBandwidth,
-               format_bandwidth_decimal, "", " per GPU"};
+  FloorTerms t{r.min_bandwidth_bytes_per_s,
+               r.min_bandwidth_per_gpu_bytes_per_s,
+               CheckKind::kMinBandwidth,
+               format_bandwidth_decimal,
+               "",
+               " per GPU"};
   return floor_text(t, gpus, effective_min_bandwidth(r, gpus.value_or(0)));
 }
 
@@ -256,14 +261,16 @@ double effective_min_iops(const Rule& r, int gpus) {
 
 double effective_min_bandwidth(const Rule& r, int gpus) {
   double fixed = r.min_bandwidth_bytes_per_s ? double(*r.min_bandwidth_bytes_per_s) : 0;
-  double scaled = r.min_bandwidth_per_gpu_bytes_per_s ? double(*r.min_bandwidth_per_gpu_bytes_per_s) * std::max(gpus, 0) : 0;
+  double scaled =
+      r.min_bandwidth_per_gpu_bytes_per_s ? double(*r.min_bandwidth_per_gpu_bytes_per_s) * std::max(gpus, 0) : 0;
   return std::max(fixed, scaled);
 }
 
 std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass device_class, const std::string& path,
                                              const std::map<std::string, std::string>& pod_labels) {
   if (!s.device_classes.empty() && !contains(s.device_classes, device_class)) {
-    return fmt::format("device class {} is not one of {}", device_class_name(device_class), class_list(s.device_classes));
+    return fmt::format("device class {} is not one of {}", device_class_name(device_class),
+                       class_list(s.device_classes));
   }
   if (!s.paths.empty()) {
     std::string p = strip_trailing_slashes(path);
@@ -279,7 +286,8 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
   for (const auto& [key, want] : s.pod_labels) {
     auto it = pod_labels.find(key);
     if (it == pod_labels.end()) return fmt::format("the pod has no label {} (wants {})", key, quote_value(want));
-    if (it->second != want) return fmt::format("pod label {} is {}, not {}", key, quote_value(it->second), quote_value(want));
+    if (it->second != want)
+      return fmt::format("pod label {} is {}, not {}", key, quote_value(it->second), quote_value(want));
   }
   return std::nullopt;
 }
@@ -366,20 +374,22 @@ Verdict evaluate_policy(const Policy& p, const Measurement& m, const EvaluationC
     }
   }
   if (applied == 0) {
-    v.caveats.push_back(fmt::format(
-        "No rule applied to this volume ({} of {} rules' selectors did not match), so the pass says nothing about its speed.",
-        v.rules_not_applicable.size(), p.rules.size()));
+    v.caveats.push_back(
+        fmt::format("No rule applied to this volume ({} of {} rules' selectors did not match), so the pass says "
+                    "nothing about its speed.",
+                    v.rules_not_applicable.size(), p.rules.size()));
   }
   // A floor within the measurement's own uncertainty: the verdict could flip on a rerun.
   if (m.ci_half_width_relative && m.iops > 0) {
     double margin = *m.ci_half_width_relative * m.iops;
     for (const RuleCheck& c : v.checks) {
       if (c.check == CheckKind::kMinIops && c.threshold_value > 0 && std::fabs(m.iops - c.threshold_value) <= margin) {
-        v.caveats.push_back(fmt::format(
-            "The measured {} is within the {} confidence interval (±{}) of rule {}'s floor of {}, so a rerun may land on "
-            "the other side.",
-            iops_text(m.iops), format_percent(m.ci_confidence.value_or(p.stop_confidence)),
-            format_percent(*m.ci_half_width_relative), c.rule, iops_text(c.threshold_value)));
+        v.caveats.push_back(
+            fmt::format("The measured {} is within the {} confidence interval (±{}) of rule {}'s floor of {}, so a "
+                        "rerun may land on "
+                        "the other side.",
+                        iops_text(m.iops), format_percent(m.ci_confidence.value_or(p.stop_confidence)),
+                        format_percent(*m.ci_half_width_relative), c.rule, iops_text(c.threshold_value)));
       }
     }
   }

@@ -33,14 +33,14 @@ struct Measurement {
   uint64_t block_size = 4096;
   double measured_s = 0;
   // How the numbers were obtained, for the caveats.
-  bool page_cache = false;         // tmpfs/ramfs: memory speed
-  bool direct = true;              // false after a fallback to buffered I/O
-  bool read_only = false;          // the volume refused writes; existing files were read
-  bool read_existing_files = false;  // read files (or a device) it did not write: dataset files, --file
-  bool read_block_device = false;  // read a raw block device, where every block counts as written
-  bool wrote_test_file = false;    // created (or reused) its own test file filled with non-zero data
-  uint64_t files_bytes = 0;        // total size of the files read
-  uint64_t readable_bytes = 0;     // of which written extents, the only bytes read (holes skipped)
+  bool page_cache = false;                     // tmpfs/ramfs: memory speed
+  bool direct = true;                          // false after a fallback to buffered I/O
+  bool read_only = false;                      // the volume refused writes; existing files were read
+  bool read_existing_files = false;            // read files (or a device) it did not write: dataset files, --file
+  bool read_block_device = false;              // read a raw block device, where every block counts as written
+  bool wrote_test_file = false;                // created (or reused) its own test file filled with non-zero data
+  uint64_t files_bytes = 0;                    // total size of the files read
+  uint64_t readable_bytes = 0;                 // of which written extents, the only bytes read (holes skipped)
   StopReason stop_reason = StopReason::kNone;  // the probe's or the dataset probe's
   // The early stop's confidence interval, as a fraction of the mean IOPS, when the probe gives one.
   std::optional<double> ci_half_width_relative;
@@ -87,7 +87,7 @@ struct Verdict {
   std::string policy;  // the policy's source ("profile:streaming", a path)
   std::vector<RuleCheck> checks;
   std::vector<std::string> rules_not_applicable;  // "rule: why its selector did not match"
-  std::vector<std::string> caveats;                // one sentence each
+  std::vector<std::string> caveats;               // one sentence each
   // The first failed check, for one-line summaries (Events, logs); null when none failed.
   const RuleCheck* first_failure() const;
 };
@@ -108,8 +108,7 @@ std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus);
 std::string min_samples_text(const Rule& r, std::optional<int> gpus);  // ">= 2,000 samples/s (...)"
 
 // Why a rule's selector does not match, or nullopt when it does.
-std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass device_class,
-                                             const std::string& path,
+std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass device_class, const std::string& path,
                                              const std::map<std::string, std::string>& pod_labels);
 
 // A rule's IOPS floor for `gpus` GPUs: effective_min_iops, or its bandwidth floor converted to

@@ -43,22 +43,26 @@ std::optional<Measurement> measurement_from_json(const nlohmann::json& j) {
   auto number = [&](const char* key, double& out) {
     auto it = j.find(key);
     if (it == j.end()) return;
-    if (!it->is_number()) ok = false; else out = it->get<double>();
+    if (!it->is_number()) ok = false;
+    else out = it->get<double>();
   };
   auto boolean = [&](const char* key, bool& out) {
     auto it = j.find(key);
     if (it == j.end()) return;
-    if (!it->is_boolean()) ok = false; else out = it->get<bool>();
+    if (!it->is_boolean()) ok = false;
+    else out = it->get<bool>();
   };
   auto text = [&](const char* key, std::string& out) {
     auto it = j.find(key);
     if (it == j.end()) return;
-    if (!it->is_string()) ok = false; else out = it->get<std::string>();
+    if (!it->is_string()) ok = false;
+    else out = it->get<std::string>();
   };
   auto count = [&](const char* key, uint64_t& out) {
     auto it = j.find(key);
     if (it == j.end()) return;
-    if (!it->is_number_unsigned()) ok = false; else out = it->get<uint64_t>();
+    if (!it->is_number_unsigned()) ok = false;
+    else out = it->get<uint64_t>();
   };
   if (!j.contains("iops")) return std::nullopt;
   number("iops", m.iops);
@@ -108,8 +112,8 @@ std::optional<Measurement> measurement_from_json(const nlohmann::json& j) {
 }
 
 std::string workload_key(const Workload& w) {
-  std::string key = fmt::format("{}/{}/qd{}x{}", rw_mode_name(w.rw), format_size_compact(w.block_size), w.iodepth,
-                                w.numjobs);
+  std::string key =
+      fmt::format("{}/{}/qd{}x{}", rw_mode_name(w.rw), format_size_compact(w.block_size), w.iodepth, w.numjobs);
   if (w.rw == RwMode::kRandRw) key += fmt::format("/mix{}", w.rwmixread);
   if (!w.direct) key += "/buffered";
   return key;

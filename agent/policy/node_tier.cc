@@ -11,6 +11,11 @@ bool is_rate_check(const RuleCheck& c) {
 
 bool explicit_fast_iops(const NodeSettings& s) { return s.fast_min_iops || s.fast_min_iops_per_gpu; }
 
+// max(node.fast_min_iops, node.fast_min_iops_per_gpu × GPUs), for settings that set either.
+double explicit_fast_iops_floor(const NodeSettings& s, int gpus) {
+  return std::max(double(s.fast_min_iops.value_or(0)), double(s.fast_min_iops_per_gpu.value_or(0)) * gpus);
+}
+
 }  // namespace
 
 std::string_view node_tier_name(NodeTier t) {
@@ -23,17 +28,14 @@ std::string_view node_tier_name(NodeTier t) {
 }
 
 double fast_iops_threshold(const NodeSettings& s, double iops_floor, int gpus) {
-  if (explicit_fast_iops(s)) {
-    return std::max(double(s.fast_min_iops.value_or(0)), double(s.fast_min_iops_per_gpu.value_or(0)) * gpus);
-  }
-  return iops_floor * s.fast_factor;
+  return explicit_fast_iops(s) ? explicit_fast_iops_floor(s, gpus) : iops_floor * s.fast_factor;
 }
 
 NodeTier node_tier(const NodeSettings& s, const Verdict& v, const Measurement& m, int gpus) {
   for (const RuleCheck& c : v.checks) {
     if (!c.passed) return NodeTier::kSlow;
   }
-  if (explicit_fast_iops(s)) return m.iops >= fast_iops_threshold(s, 0, gpus) ? NodeTier::kFast : NodeTier::kOk;
+  if (explicit_fast_iops(s)) return m.iops >= explicit_fast_iops_floor(s, gpus) ? NodeTier::kFast : NodeTier::kOk;
   bool any_rate = false;
   for (const RuleCheck& c : v.checks) {
     if (!is_rate_check(c)) continue;

@@ -33,9 +33,9 @@ std::string_view on_error_name(OnError e);        // "fail-closed", "fail-open"
 
 // Which volumes a rule is about. Every part given must match; an empty selector matches all.
 struct RuleSelector {
-  std::vector<DeviceClass> device_classes;         // the volume's class is one of these
-  std::vector<std::string> paths;                  // the dataset path is at or under one (globs allowed)
-  std::map<std::string, std::string> pod_labels;   // like matchLabels: every label present and equal
+  std::vector<DeviceClass> device_classes;        // the volume's class is one of these
+  std::vector<std::string> paths;                 // the dataset path is at or under one (globs allowed)
+  std::map<std::string, std::string> pod_labels;  // like matchLabels: every label present and equal
   bool empty() const { return device_classes.empty() && paths.empty() && pod_labels.empty(); }
 };
 
@@ -110,9 +110,9 @@ struct WebhookSettings {
 };
 
 struct Policy {
-  std::string source;  // the file's path, or "profile:<name>"
-  std::string name;    // metadata.name, or the profile's name
-  std::string profile; // the built-in profile it started from, if any
+  std::string source;   // the file's path, or "profile:<name>"
+  std::string name;     // metadata.name, or the profile's name
+  std::string profile;  // the built-in profile it started from, if any
   PolicyMode mode = PolicyMode::kEnforce;
   OnError on_error = OnError::kFailClosed;
   std::chrono::nanoseconds deadline = std::chrono::seconds(60);  // the whole preflight

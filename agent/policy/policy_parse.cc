@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -104,13 +104,14 @@ Status check_map(const YAML::Node& n, const std::string& path, const Keys& known
   if (!n.IsMap()) return expected(path.empty() ? "policy" : path, "a map", n);
   std::set<std::string> seen;
   for (const auto& kv : n) {
-    if (!kv.first.IsScalar()) return usage_error(fmt::format("{}: keys must be strings", path.empty() ? "policy" : path));
+    if (!kv.first.IsScalar())
+      return usage_error(fmt::format("{}: keys must be strings", path.empty() ? "policy" : path));
     const std::string& key = kv.first.Scalar();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string hint = closest(key, known);
-      return usage_error(fmt::format("{}: unknown key{}", child(path, key),
-                                     hint.empty() ? fmt::format(" (known: {})", join(known))
-                                                  : fmt::format(" (did you mean {}?)", hint)));
+      return usage_error(fmt::format(
+          "{}: unknown key{}", child(path, key),
+          hint.empty() ? fmt::format(" (known: {})", join(known)) : fmt::format(" (did you mean {}?)", hint)));
     }
     if (!seen.insert(key).second) return usage_error(fmt::format("{}: given twice", child(path, key)));
   }
@@ -206,7 +207,8 @@ Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, cons
   if (!n.IsMap() || n.size() == 0) return expected(path, "a non-empty map of label: value", n);
   std::map<std::string, std::string> out;
   for (const auto& kv : n) {
-    if (!kv.first.IsScalar() || kv.first.Scalar().empty()) return usage_error(fmt::format("{}: label names must be strings", path));
+    if (!kv.first.IsScalar() || kv.first.Scalar().empty())
+      return usage_error(fmt::format("{}: label names must be strings", path));
     std::string key_path = child(path, kv.first.Scalar());
     // An empty label value is legal in Kubernetes ("key: ''"); a null is not a value.
     if (!kv.second.IsScalar()) return expected(key_path, "a label value (a string)", kv.second);
@@ -215,23 +217,31 @@ Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, cons
   return out;
 }
 
-const Keys kTopKeys = {"apiVersion", "kind",     "metadata", "profile",    "mode",  "on_error",
-                       "deadline",   "workload", "early_stop", "result_ttl", "rules",
-                       "node",       "webhook"};
+const Keys kTopKeys = {"apiVersion", "kind",       "metadata",   "profile", "mode", "on_error", "deadline",
+                       "workload",   "early_stop", "result_ttl", "rules",   "node", "webhook"};
 const Keys kWebhookKeys = {"allow_opt_out"};
 const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
-const Keys kWorkloadKeys = {"mode",   "rw",     "rwmixread", "bs",        "iodepth",     "numjobs", "runtime",
-                            "ramp",   "size",   "direct",    "workers",   "sample",      "scan_time", "scan_entries"};
+const Keys kWorkloadKeys = {"mode", "rw",   "rwmixread", "bs",      "iodepth", "numjobs",   "runtime",
+                            "ramp", "size", "direct",    "workers", "sample",  "scan_time", "scan_entries"};
 // The keys of each workload mode; a key of the other mode is an error naming it.
 const Keys kIoWorkloadKeys = {"rw", "rwmixread", "bs", "iodepth", "numjobs", "ramp", "size"};
 const Keys kDatasetWorkloadKeys = {"workers", "sample", "scan_time", "scan_entries"};
 const Keys kEarlyStopKeys = {"enabled", "tolerance", "confidence"};
-const Keys kRuleKeys = {"name",         "description",     "selector",          "min_iops",
-                        "min_iops_per_gpu", "max_p99_latency", "min_bandwidth", "min_bandwidth_per_gpu",
-                        "allowed_classes", "forbidden_classes", "min_samples_per_s", "samples_per_s_per_gpu"};
+const Keys kRuleKeys = {"name",
+                        "description",
+                        "selector",
+                        "min_iops",
+                        "min_iops_per_gpu",
+                        "max_p99_latency",
+                        "min_bandwidth",
+                        "min_bandwidth_per_gpu",
+                        "allowed_classes",
+                        "forbidden_classes",
+                        "min_samples_per_s",
+                        "samples_per_s_per_gpu"};
 const Keys kSelectorKeys = {"device_classes", "paths", "pod_labels"};
-const Keys kNodeKeys = {"paths",        "interval",      "jitter",        "busy_util",
-                        "busy_retry",   "taint_effect",  "fast_min_iops", "fast_min_iops_per_gpu",
+const Keys kNodeKeys = {"paths",      "interval",     "jitter",        "busy_util",
+                        "busy_retry", "taint_effect", "fast_min_iops", "fast_min_iops_per_gpu",
                         "fast_factor"};
 const Keys kNodePathKeys = {"path", "name"};
 
@@ -248,9 +258,9 @@ Status read_dataset_workload(const YAML::Node& n, Policy& p) {
   const bool dataset = p.workload_mode == WorkloadMode::kDataset;
   for (std::string_view key : dataset ? kIoWorkloadKeys : kDatasetWorkloadKeys) {
     if (n[std::string(key)]) {
-      return usage_error(fmt::format("{}: {}", child(path, std::string(key)),
-                                     dataset ? "not used by mode: dataset (it reads whole files)"
-                                             : "only with mode: dataset"));
+      return usage_error(
+          fmt::format("{}: {}", child(path, std::string(key)),
+                      dataset ? "not used by mode: dataset (it reads whole files)" : "only with mode: dataset"));
     }
   }
   if (!dataset) return ok_status();
@@ -292,12 +302,14 @@ Status check_rules_against_workload(const Policy& p) {
     const Rule& r = p.rules[i];
     const std::string path = element("rules", i);
     if (dataset) {
-      for (auto [key, set] : {std::pair{"min_iops", bool(r.min_iops)}, std::pair{"min_iops_per_gpu", bool(r.min_iops_per_gpu)},
-                              std::pair{"max_p99_latency", bool(r.max_p99_latency_ns)}}) {
+      for (auto [key, set] :
+           {std::pair{"min_iops", bool(r.min_iops)}, std::pair{"min_iops_per_gpu", bool(r.min_iops_per_gpu)},
+            std::pair{"max_p99_latency", bool(r.max_p99_latency_ns)}}) {
         if (set) {
-          return usage_error(fmt::format("{}: not measured by workload.mode: dataset; use min_samples_per_s or "
-                                         "samples_per_s_per_gpu",
-                                         child(path, key)));
+          return usage_error(
+              fmt::format("{}: not measured by workload.mode: dataset; use min_samples_per_s or "
+                          "samples_per_s_per_gpu",
+                          child(path, key)));
         }
       }
     } else {
@@ -331,7 +343,8 @@ Status read_workload(const YAML::Node& n, Workload& w) {
       *field = *x;
     }
   }
-  for (auto [key, field, range] : {std::tuple{"iodepth", &w.iodepth, kIodepthRange}, std::tuple{"numjobs", &w.numjobs, kNumjobsRange}}) {
+  for (auto [key, field, range] :
+       {std::tuple{"iodepth", &w.iodepth, kIodepthRange}, std::tuple{"numjobs", &w.numjobs, kNumjobsRange}}) {
     if (const YAML::Node v = n[key]) {
       auto x = read_integer(v, child(path, key), range.min, range.max);
       if (!x.ok()) return x.error();
@@ -353,9 +366,6 @@ Status read_workload(const YAML::Node& n, Workload& w) {
   return ok_status();
 }
 
-// A workload field as a policy names it.
-std::string policy_spelling(WorkloadField f) { return "workload." + std::string(workload_field_name(f)); }
-
 Status validate_policy_workload(const Workload& w) { return validate_workload(w, policy_spelling); }
 
 Status read_early_stop(const YAML::Node& n, Policy& p) {
@@ -371,7 +381,8 @@ Status read_early_stop(const YAML::Node& n, Policy& p) {
     if (!v.IsScalar()) return expected(field, "a percentage like 3%", v);
     auto x = parse_fraction(v.Scalar(), field);
     if (!x.ok()) return x.error();
-    if (*x <= 0 || *x > 0.5) return usage_error(fmt::format("{}: must be above 0% and at most 50%, got {}", field, quote_value(v.Scalar())));
+    if (*x <= 0 || *x > 0.5)
+      return usage_error(fmt::format("{}: must be above 0% and at most 50%, got {}", field, quote_value(v.Scalar())));
     p.stop_tolerance = *x;
   }
   if (const YAML::Node v = n["confidence"]) {
@@ -379,7 +390,8 @@ Status read_early_stop(const YAML::Node& n, Policy& p) {
     if (!v.IsScalar()) return expected(field, "a percentage like 95%", v);
     auto x = parse_fraction(v.Scalar(), field);
     if (!x.ok()) return x.error();
-    if (*x < 0.5 || *x > 0.999) return usage_error(fmt::format("{}: must be within [50%, 99.9%], got {}", field, quote_value(v.Scalar())));
+    if (*x < 0.5 || *x > 0.999)
+      return usage_error(fmt::format("{}: must be within [50%, 99.9%], got {}", field, quote_value(v.Scalar())));
     p.stop_confidence = *x;
   }
   return ok_status();
@@ -417,7 +429,8 @@ Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
   Rule r;
   if (Status s = check_map(n, path, kRuleKeys); !s.ok()) return s.error();
   const YAML::Node name = n["name"];
-  if (!name) return usage_error(child(path, "name") + ": missing; every rule needs a name (it appears in verdicts and Events)");
+  if (!name)
+    return usage_error(child(path, "name") + ": missing; every rule needs a name (it appears in verdicts and Events)");
   if (!name.IsScalar() || !valid_rule_name(name.Scalar())) {
     return expected(child(path, "name"), "a name of letters, digits, '-', '_' or '.' (at most 63)", name);
   }
@@ -445,7 +458,8 @@ Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
     std::string field = child(path, "max_p99_latency");
     auto x = read_duration(v, field);
     if (!x.ok()) return x.error();
-    if (x->count() <= 0) return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
+    if (x->count() <= 0)
+      return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
     r.max_p99_latency_ns = static_cast<uint64_t>(x->count());
   }
   for (auto [key, field] : {std::pair{"min_bandwidth", &r.min_bandwidth_bytes_per_s},
@@ -457,8 +471,8 @@ Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
       *field = *x;
     }
   }
-  for (auto [key, field] : {std::pair{"allowed_classes", &r.allowed_classes},
-                            std::pair{"forbidden_classes", &r.forbidden_classes}}) {
+  for (auto [key, field] :
+       {std::pair{"allowed_classes", &r.allowed_classes}, std::pair{"forbidden_classes", &r.forbidden_classes}}) {
     if (const YAML::Node v = n[key]) {
       auto x = read_classes(v, child(path, key));
       if (!x.ok()) return x.error();
@@ -467,8 +481,8 @@ Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
   }
   for (DeviceClass c : r.forbidden_classes) {
     if (std::find(r.allowed_classes.begin(), r.allowed_classes.end(), c) != r.allowed_classes.end()) {
-      return usage_error(fmt::format("{}: \"{}\" is also in allowed_classes", child(path, "forbidden_classes"),
-                                     device_class_name(c)));
+      return usage_error(
+          fmt::format("{}: \"{}\" is also in allowed_classes", child(path, "forbidden_classes"), device_class_name(c)));
     }
   }
   if (!r.min_iops && !r.min_iops_per_gpu && !r.max_p99_latency_ns && !r.min_bandwidth_bytes_per_s &&
@@ -540,7 +554,8 @@ Result<NodePath> read_node_path(const YAML::Node& n, const std::string& path) {
     out.path = p.Scalar();
     if (const YAML::Node v = n["name"]) {
       if (!v.IsScalar() || !valid_node_path_name(v.Scalar())) {
-        return expected(child(path, "name"), "a lower-case DNS label of at most 40 characters (it becomes part of a node label key)", v);
+        return expected(child(path, "name"),
+                        "a lower-case DNS label of at most 40 characters (it becomes part of a node label key)", v);
       }
       out.name = v.Scalar();
     }
@@ -559,8 +574,8 @@ Result<double> read_percentage(const YAML::Node& n, const std::string& path, dou
   auto x = parse_fraction(n.Scalar(), path);
   if (!x.ok()) return x.error();
   if (*x < min || *x > max) {
-    return usage_error(fmt::format("{}: must be within [{:g}%, {:g}%], got {}", path, min * 100, max * 100,
-                                   quote_value(n.Scalar())));
+    return usage_error(
+        fmt::format("{}: must be within [{:g}%, {:g}%], got {}", path, min * 100, max * 100, quote_value(n.Scalar())));
   }
   return *x;
 }
@@ -576,16 +591,20 @@ Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
       auto p = read_node_path(v[i], element(field, i));
       if (!p.ok()) return p.error();
       for (size_t j = 0; j < ns.paths.size(); ++j) {
-        if (ns.paths[j].path == p->path) return usage_error(fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, j)));
+        if (ns.paths[j].path == p->path)
+          return usage_error(
+              fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, j)));
         if (!p->name.empty() && ns.paths[j].name == p->name) {
-          return usage_error(fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name, element(field, j)));
+          return usage_error(
+              fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name, element(field, j)));
         }
       }
       ns.paths.push_back(std::move(*p));
     }
   }
-  for (auto [key, field, min] : {std::tuple{"interval", &ns.interval, std::chrono::nanoseconds(std::chrono::seconds(10))},
-                                 std::tuple{"busy_retry", &ns.busy_retry, std::chrono::nanoseconds(std::chrono::seconds(1))}}) {
+  for (auto [key, field, min] :
+       {std::tuple{"interval", &ns.interval, std::chrono::nanoseconds(std::chrono::seconds(10))},
+        std::tuple{"busy_retry", &ns.busy_retry, std::chrono::nanoseconds(std::chrono::seconds(1))}}) {
     if (const YAML::Node v = n[key]) {
       auto x = read_duration(v, child(path, key));
       if (!x.ok()) return x.error();
@@ -611,7 +630,8 @@ Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
     if (!x.ok()) return expected(child(path, "taint_effect"), "NoSchedule, PreferNoSchedule, NoExecute or none", v);
     ns.taint_effect = *x;
   }
-  for (auto [key, field] : {std::pair{"fast_min_iops", &ns.fast_min_iops}, std::pair{"fast_min_iops_per_gpu", &ns.fast_min_iops_per_gpu}}) {
+  for (auto [key, field] :
+       {std::pair{"fast_min_iops", &ns.fast_min_iops}, std::pair{"fast_min_iops_per_gpu", &ns.fast_min_iops_per_gpu}}) {
     if (const YAML::Node v = n[key]) {
       auto x = read_positive(v, child(path, key));
       if (!x.ok()) return x.error();
@@ -644,8 +664,8 @@ Status require_exact(const YAML::Node& root, const char* key, std::string_view w
 
 Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
   if (!root || root.IsNull()) {
-    return usage_error(fmt::format("policy: empty; expected a map with apiVersion: {} and kind: {}", kPolicyApiVersion,
-                                   kPolicyKind));
+    return usage_error(
+        fmt::format("policy: empty; expected a map with apiVersion: {} and kind: {}", kPolicyApiVersion, kPolicyKind));
   }
   if (Status s = check_map(root, "", kTopKeys); !s.ok()) return s.error();
   if (Status s = require_exact(root, "apiVersion", kPolicyApiVersion); !s.ok()) return s.error();
@@ -695,7 +715,8 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
   if (const YAML::Node v = root["result_ttl"]) {
     auto x = read_duration(v, "result_ttl");
     if (!x.ok()) return x.error();
-    if (*x > std::chrono::hours(24 * 30)) return usage_error(fmt::format("result_ttl: at most 720h, got {}", quote_value(v.Scalar())));
+    if (*x > std::chrono::hours(24 * 30))
+      return usage_error(fmt::format("result_ttl: at most 720h, got {}", quote_value(v.Scalar())));
     p.result_ttl = *x;
   }
   if (const YAML::Node v = root["rules"]) {
@@ -720,10 +741,10 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
   const bool dataset = p.workload_mode == WorkloadMode::kDataset;
   auto probe_time = (dataset ? p.dataset.scan_time : p.workload.ramp) + p.workload.runtime;
   if (p.deadline < probe_time) {
-    return usage_error(fmt::format("deadline: {} is shorter than {} + workload.runtime ({}); the probe could not finish",
-                                   format_duration_compact(p.deadline.count()),
-                                   dataset ? "workload.scan_time" : "workload.ramp",
-                                   format_duration_compact(probe_time.count())));
+    return usage_error(
+        fmt::format("deadline: {} is shorter than {} + workload.runtime ({}); the probe could not finish",
+                    format_duration_compact(p.deadline.count()), dataset ? "workload.scan_time" : "workload.ramp",
+                    format_duration_compact(probe_time.count())));
   }
   return p;
 }
@@ -748,11 +769,11 @@ std::string_view policy_mode_name(PolicyMode m) {
 std::string_view on_error_name(OnError e) { return e == OnError::kFailOpen ? "fail-open" : "fail-closed"; }
 
 const std::vector<DeviceClass>& all_device_classes() {
-  static const std::vector<DeviceClass> kAll = {
-      DeviceClass::kRam,     DeviceClass::kNvme,       DeviceClass::kNvmeOf, DeviceClass::kSasSsd,
-      DeviceClass::kSataSsd, DeviceClass::kVirtio,     DeviceClass::kCloudBlock, DeviceClass::kMmc,
-      DeviceClass::kUsb,     DeviceClass::kHdd,        DeviceClass::kNetworkFs, DeviceClass::kMixed,
-      DeviceClass::kUnknown};
+  static const std::vector<DeviceClass> kAll = {DeviceClass::kRam,        DeviceClass::kNvme,      DeviceClass::kNvmeOf,
+                                                DeviceClass::kSasSsd,     DeviceClass::kSataSsd,   DeviceClass::kVirtio,
+                                                DeviceClass::kCloudBlock, DeviceClass::kMmc,       DeviceClass::kUsb,
+                                                DeviceClass::kHdd,        DeviceClass::kNetworkFs, DeviceClass::kMixed,
+                                                DeviceClass::kUnknown};
   return kAll;
 }
 
@@ -769,8 +790,8 @@ Result<Policy> parse_policy(std::string_view text, std::string_view source) {
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     // yaml-cpp's message carries "yaml-cpp: error at line L, column C: what"; keep the position.
-    return usage_error(fmt::format("line {}, column {}: not valid YAML or JSON: {}", e.mark.line + 1,
-                                   e.mark.column + 1, e.msg));
+    return usage_error(
+        fmt::format("line {}, column {}: not valid YAML or JSON: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
   }
   if (docs.size() > 1) return usage_error(fmt::format("policy: expected one YAML document, found {}", docs.size()));
   return read_policy(docs.empty() ? YAML::Node() : docs[0], source);
@@ -781,9 +802,10 @@ Result<Policy> load_policy_file(const std::string& path) {
   // is usually the ConfigMap volume's mount path given instead of its key's file.
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return usage_error(fmt::format("{}: is a directory, not a policy file (a ConfigMap volume: give its key's file, "
-                                   "e.g. {}/policy.yaml)",
-                                   path, path.ends_with('/') ? path.substr(0, path.size() - 1) : path));
+    return usage_error(
+        fmt::format("{}: is a directory, not a policy file (a ConfigMap volume: give its key's file, "
+                    "e.g. {}/policy.yaml)",
+                    path, path.ends_with('/') ? path.substr(0, path.size() - 1) : path));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
@@ -798,7 +820,8 @@ Result<Policy> load_policy_file(const std::string& path) {
 Result<std::string> parse_taint_effect(std::string_view text, std::string_view what) {
   if (text == "NoSchedule" || text == "PreferNoSchedule" || text == "NoExecute") return std::string(text);
   if (text == "none") return std::string();
-  return usage_error(fmt::format("{}: expected NoSchedule, PreferNoSchedule, NoExecute or none, got {}", what, quote_value(text)));
+  return usage_error(
+      fmt::format("{}: expected NoSchedule, PreferNoSchedule, NoExecute or none, got {}", what, quote_value(text)));
 }
 
 }  // namespace iogate

@@ -20,10 +20,11 @@ ProbeRequest policy_probe_request(const Policy& p, const std::string& path, cons
 
 std::string describe_probe_request(const Policy& p, const ProbeRequest& r) {
   const Workload& w = r.workload;
-  return fmt::format("{} {} QD{}×{} (limit {}, early stop {}{})", rw_mode_name(w.rw), format_size_compact(w.block_size),
-                     w.iodepth, w.numjobs, format_duration_compact(w.runtime.count()),
-                     p.early_stop ? fmt::format("±{:.1f}%", p.stop_tolerance * 100) : "off",
-                     r.early_stop.threshold_iops ? fmt::format(", floor {:.0f} IOPS", *r.early_stop.threshold_iops) : "");
+  return fmt::format(
+      "{} {} QD{}×{} (limit {}, early stop {}{})", rw_mode_name(w.rw), format_size_compact(w.block_size), w.iodepth,
+      w.numjobs, format_duration_compact(w.runtime.count()),
+      p.early_stop ? fmt::format("±{:.1f}%", p.stop_tolerance * 100) : "off",
+      r.early_stop.threshold_iops ? fmt::format(", floor {:.0f} IOPS", *r.early_stop.threshold_iops) : "");
 }
 
 DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, const std::string& root,

@@ -27,14 +27,18 @@ nlohmann::json workload_json(const Policy& p) {
   const Workload& w = p.workload;
   if (p.workload_mode == WorkloadMode::kDataset) {
     const DatasetWorkload& d = p.dataset;
-    return {{"mode", "dataset"},          {"workers", d.workers},
-            {"sample", d.sample},         {"scan_time_ns", d.scan_time.count()},
-            {"scan_entries", d.scan_entries}, {"runtime_ns", w.runtime.count()},
+    return {{"mode", "dataset"},
+            {"workers", d.workers},
+            {"sample", d.sample},
+            {"scan_time_ns", d.scan_time.count()},
+            {"scan_entries", d.scan_entries},
+            {"runtime_ns", w.runtime.count()},
             {"direct", d.direct}};
   }
-  nlohmann::json j = {{"mode", "io"}, {"rw", rw_mode_name(w.rw)},   {"bs_bytes", w.block_size},      {"iodepth", w.iodepth},
-                      {"numjobs", w.numjobs},       {"runtime_ns", w.runtime.count()}, {"ramp_ns", w.ramp.count()},
-                      {"size_bytes", w.size},       {"direct", w.direct}};
+  nlohmann::json j = {
+      {"mode", "io"},         {"rw", rw_mode_name(w.rw)},        {"bs_bytes", w.block_size},  {"iodepth", w.iodepth},
+      {"numjobs", w.numjobs}, {"runtime_ns", w.runtime.count()}, {"ramp_ns", w.ramp.count()}, {"size_bytes", w.size},
+      {"direct", w.direct}};
   if (w.rw == RwMode::kRandRw) j["rwmixread"] = w.rwmixread;
   return j;
 }
@@ -69,7 +73,8 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
       j["effective_min_samples_per_s"] = effective_min_samples_per_s(r, *gpus);
     }
     if (r.min_bandwidth_bytes_per_s) j["min_bandwidth_bytes_per_s"] = *r.min_bandwidth_bytes_per_s;
-    if (r.min_bandwidth_per_gpu_bytes_per_s) j["min_bandwidth_per_gpu_bytes_per_s"] = *r.min_bandwidth_per_gpu_bytes_per_s;
+    if (r.min_bandwidth_per_gpu_bytes_per_s)
+      j["min_bandwidth_per_gpu_bytes_per_s"] = *r.min_bandwidth_per_gpu_bytes_per_s;
     if (gpus && (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s)) {
       j["effective_min_bandwidth_bytes_per_s"] = effective_min_bandwidth(r, *gpus);
     }
@@ -77,21 +82,22 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
     j["forbidden_classes"] = class_names(r.forbidden_classes);
     rules.push_back(std::move(j));
   }
-  return {{"apiVersion", kPolicyApiVersion},
-          {"kind", kPolicyKind},
-          {"source", p.source},
-          {"name", p.name},
-          {"profile", p.profile},
-          {"mode", policy_mode_name(p.mode)},
-          {"on_error", on_error_name(p.on_error)},
-          {"deadline_ns", p.deadline.count()},
-          {"workload", workload_json(p)},
-          {"early_stop", {{"enabled", p.early_stop}, {"tolerance", p.stop_tolerance}, {"confidence", p.stop_confidence}}},
-          {"result_ttl_ns", p.result_ttl.count()},
-          {"gpus", gpus ? nlohmann::json(*gpus) : nlohmann::json(nullptr)},
-          {"rules", rules},
-          {"node", node_settings_json(p.node)},
-          {"webhook", {{"allow_opt_out", p.webhook.allow_opt_out}}}};
+  return {
+      {"apiVersion", kPolicyApiVersion},
+      {"kind", kPolicyKind},
+      {"source", p.source},
+      {"name", p.name},
+      {"profile", p.profile},
+      {"mode", policy_mode_name(p.mode)},
+      {"on_error", on_error_name(p.on_error)},
+      {"deadline_ns", p.deadline.count()},
+      {"workload", workload_json(p)},
+      {"early_stop", {{"enabled", p.early_stop}, {"tolerance", p.stop_tolerance}, {"confidence", p.stop_confidence}}},
+      {"result_ttl_ns", p.result_ttl.count()},
+      {"gpus", gpus ? nlohmann::json(*gpus) : nlohmann::json(nullptr)},
+      {"rules", rules},
+      {"node", node_settings_json(p.node)},
+      {"webhook", {{"allow_opt_out", p.webhook.allow_opt_out}}}};
 }
 
 nlohmann::json node_settings_json(const NodeSettings& n) {
@@ -105,23 +111,22 @@ nlohmann::json node_settings_json(const NodeSettings& n) {
                       {"taint_effect", n.taint_effect},
                       {"fast_factor", n.fast_factor}};
   j["fast_min_iops"] = n.fast_min_iops ? nlohmann::json(*n.fast_min_iops) : nlohmann::json(nullptr);
-  j["fast_min_iops_per_gpu"] = n.fast_min_iops_per_gpu ? nlohmann::json(*n.fast_min_iops_per_gpu) : nlohmann::json(nullptr);
+  j["fast_min_iops_per_gpu"] =
+      n.fast_min_iops_per_gpu ? nlohmann::json(*n.fast_min_iops_per_gpu) : nlohmann::json(nullptr);
   return j;
 }
 
 std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
   const Workload& w = p.workload;
   std::string out;
-  auto field = [&](std::string_view label, const std::string& value) {
-    out += pad_right(label, 12) + value + "\n";
-  };
+  auto field = [&](std::string_view label, const std::string& value) { out += pad_right(label, 12) + value + "\n"; };
   field("policy", p.source + (p.name.empty() || p.source == "profile:" + p.name ? "" : " (" + p.name + ")") +
                       (p.profile.empty() || p.source == "profile:" + p.profile ? "" : ", from profile " + p.profile) +
                       ": valid");
   field("mode", fmt::format("{}, on_error {}, deadline {}", policy_mode_name(p.mode), on_error_name(p.on_error),
                             format_duration_compact(p.deadline.count())));
-  std::string workload = fmt::format("{} bs={} iodepth={} numjobs={}", rw_mode_name(w.rw), format_size_compact(w.block_size),
-                                     w.iodepth, w.numjobs);
+  std::string workload = fmt::format("{} bs={} iodepth={} numjobs={}", rw_mode_name(w.rw),
+                                     format_size_compact(w.block_size), w.iodepth, w.numjobs);
   if (w.rw == RwMode::kRandRw) workload += fmt::format(" rwmixread={}", w.rwmixread);
   workload += fmt::format(" size={} ramp {}, runtime up to {}{}", format_size_compact(w.size),
                           format_duration_compact(w.ramp.count()), format_duration_compact(w.runtime.count()),
@@ -139,24 +144,29 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
     field("early stop", "not used by dataset runs (each reads its sampled files once)");
     field("result ttl", "not used: dataset results are not shared through the PVC");
   } else {
-  field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
-                                                 format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
-                                   : "off: runs the whole runtime");
-  field("result ttl", p.result_ttl.count() ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
-                                           : "0 (always probe)");
+    field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
+                                                   format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
+                                     : "off: runs the whole runtime");
+    field("result ttl", p.result_ttl.count()
+                            ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
+                            : "0 (always probe)");
   }
   const NodeSettings& n = p.node;
   std::string node_paths;
-  for (const NodePath& np : n.paths) node_paths += (node_paths.empty() ? "" : ", ") + np.path + (np.name.empty() ? "" : " (" + np.name + ")");
-  std::string fast = n.fast_min_iops || n.fast_min_iops_per_gpu
-                         ? fmt::format("tier fast from {} IOPS{}", format_thousands(double(n.fast_min_iops.value_or(0))),
-                                       n.fast_min_iops_per_gpu ? fmt::format(" or {}/GPU", format_thousands(double(*n.fast_min_iops_per_gpu))) : "")
-                         : fmt::format("tier fast at {:g}x every floor", n.fast_factor);
-  field("node", fmt::format("{}; every {} ±{}; skip above {:g}% util, retry in {}; taint {}; {}",
-                            node_paths.empty() ? "paths from --path" : node_paths,
-                            format_duration_compact(n.interval.count()), format_percent(n.jitter), n.busy_util_percent,
-                            format_duration_compact(n.busy_retry.count()),
-                            n.taint_effect.empty() ? "none" : n.taint_effect, fast));
+  for (const NodePath& np : n.paths)
+    node_paths += (node_paths.empty() ? "" : ", ") + np.path + (np.name.empty() ? "" : " (" + np.name + ")");
+  std::string fast =
+      n.fast_min_iops || n.fast_min_iops_per_gpu
+          ? fmt::format("tier fast from {} IOPS{}", format_thousands(double(n.fast_min_iops.value_or(0))),
+                        n.fast_min_iops_per_gpu
+                            ? fmt::format(" or {}/GPU", format_thousands(double(*n.fast_min_iops_per_gpu)))
+                            : "")
+          : fmt::format("tier fast at {:g}x every floor", n.fast_factor);
+  field("node",
+        fmt::format("{}; every {} ±{}; skip above {:g}% util, retry in {}; taint {}; {}",
+                    node_paths.empty() ? "paths from --path" : node_paths, format_duration_compact(n.interval.count()),
+                    format_percent(n.jitter), n.busy_util_percent, format_duration_compact(n.busy_retry.count()),
+                    n.taint_effect.empty() ? "none" : n.taint_effect, fast));
   field("GPUs", gpus ? std::to_string(*gpus) : "not given (--gpus N resolves per-GPU floors)");
 
   std::vector<std::vector<std::string>> rows = {{"RULE", "APPLIES TO", "CHECK", "THRESHOLD"}};
@@ -165,15 +175,23 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
     if (r.min_iops || r.min_iops_per_gpu) {
       checks.emplace_back(check_kind_name(CheckKind::kMinIops), min_iops_text(r, gpus));
     }
-    if (r.min_samples_per_s || r.samples_per_s_per_gpu) checks.emplace_back(check_kind_name(CheckKind::kMinSamplesPerS), min_samples_text(r, gpus));
-    if (r.max_p99_latency_ns) checks.emplace_back(check_kind_name(CheckKind::kMaxP99Latency), "<= " + format_duration_ns(double(*r.max_p99_latency_ns)));
+    if (r.min_samples_per_s || r.samples_per_s_per_gpu)
+      checks.emplace_back(check_kind_name(CheckKind::kMinSamplesPerS), min_samples_text(r, gpus));
+    if (r.max_p99_latency_ns)
+      checks.emplace_back(check_kind_name(CheckKind::kMaxP99Latency),
+                          "<= " + format_duration_ns(double(*r.max_p99_latency_ns)));
     if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
       checks.emplace_back(check_kind_name(CheckKind::kMinBandwidth), min_bandwidth_text(r, gpus));
     }
-    if (!r.allowed_classes.empty()) checks.emplace_back(check_kind_name(CheckKind::kAllowedClasses), "one of " + joined(class_names(r.allowed_classes)));
-    if (!r.forbidden_classes.empty()) checks.emplace_back(check_kind_name(CheckKind::kForbiddenClasses), "none of " + joined(class_names(r.forbidden_classes)));
+    if (!r.allowed_classes.empty())
+      checks.emplace_back(check_kind_name(CheckKind::kAllowedClasses),
+                          "one of " + joined(class_names(r.allowed_classes)));
+    if (!r.forbidden_classes.empty())
+      checks.emplace_back(check_kind_name(CheckKind::kForbiddenClasses),
+                          "none of " + joined(class_names(r.forbidden_classes)));
     for (size_t i = 0; i < checks.size(); ++i) {
-      rows.push_back({i == 0 ? r.name : "", i == 0 ? selector_text(r.selector) : "", checks[i].first, checks[i].second});
+      rows.push_back(
+          {i == 0 ? r.name : "", i == 0 ? selector_text(r.selector) : "", checks[i].first, checks[i].second});
     }
   }
   std::vector<size_t> widths(4, 0);

@@ -9,12 +9,14 @@
 namespace iogate {
 
 std::string render_verdict_human(const Verdict& v) {
-  std::string out = fmt::format("verdict  {} ({} mode, {} GPU{}{})\n", verdict_outcome_name(v.outcome),
-                                policy_mode_name(v.mode), v.gpus, v.gpus == 1 ? "" : "s",
-                                v.policy.empty() ? "" : ", policy " + v.policy);
+  std::string out =
+      fmt::format("verdict  {} ({} mode, {} GPU{}{})\n", verdict_outcome_name(v.outcome), policy_mode_name(v.mode),
+                  v.gpus, v.gpus == 1 ? "" : "s", v.policy.empty() ? "" : ", policy " + v.policy);
   if (!v.checks.empty()) {
     std::vector<std::vector<std::string>> rows = {{"RULE", "CHECK", "RESULT", "MEASURED", "THRESHOLD"}};
-    for (const RuleCheck& c : v.checks) rows.push_back({c.rule, std::string(check_kind_name(c.check)), c.passed ? "pass" : "FAIL", c.measured, c.threshold});
+    for (const RuleCheck& c : v.checks)
+      rows.push_back(
+          {c.rule, std::string(check_kind_name(c.check)), c.passed ? "pass" : "FAIL", c.measured, c.threshold});
     std::vector<size_t> widths(rows[0].size(), 0);
     for (const auto& row : rows) {
       for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));

@@ -85,7 +85,7 @@ struct Run {
   Policy policy;
   Clock::time_point deadline;
   std::unique_ptr<ApiClient> api;  // null: API skipped (summary.api says why)
-  nlohmann::json pod;               // empty without the API
+  nlohmann::json pod;              // empty without the API
   std::map<std::string, std::string> pod_labels;
   PreflightSummary summary;
 };
@@ -159,8 +159,8 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
                                      seconds_text(std::max(left, nanoseconds::zero())), path));
   }
   if (room < w.runtime) {
-    spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path,
-                 seconds_text(w.runtime), seconds_text(room), seconds_text(p.deadline));
+    spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path, seconds_text(w.runtime),
+                 seconds_text(room), seconds_text(p.deadline));
     w.runtime = room;
   }
   // The class is known before the probe (detect is cheap), so the early stop knows which floor
@@ -190,8 +190,9 @@ Result<DatasetProbeResult> probe_dataset_path(Run& run, const std::string& path,
   nanoseconds left = duration_cast<nanoseconds>(run.deadline - Clock::now()) - kRecordReserve;
   nanoseconds room = left - req.scan.time;
   if (room < kMinProbeRuntime) {
-    return runtime_error(fmt::format("deadline {}: only {} left, too little to scan and read {}", seconds_text(p.deadline),
-                                     seconds_text(std::max(left, nanoseconds::zero())), path));
+    return runtime_error(fmt::format("deadline {}: only {} left, too little to scan and read {}",
+                                     seconds_text(p.deadline), seconds_text(std::max(left, nanoseconds::zero())),
+                                     path));
   }
   if (room < req.loader.runtime) {
     spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path,
@@ -246,8 +247,8 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
     share.ttl = run.policy.result_ttl;
     nanoseconds probe_time = run.policy.workload.ramp + run.policy.workload.runtime + kPrepareAllowance;
     share.lock = {pod_ref(run), run.summary.node_name,
-                  std::chrono::system_clock::now() + duration_cast<std::chrono::system_clock::duration>(
-                                                         probe_time + std::chrono::seconds(30))};
+                  std::chrono::system_clock::now() +
+                      duration_cast<std::chrono::system_clock::duration>(probe_time + std::chrono::seconds(30))};
     // Wait for another pod's probe only while our own would still fit before the deadline.
     share.wait_until = run.deadline - kRecordReserve - probe_time;
     share.stop = &run.stop;
@@ -276,7 +277,8 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
   if (!probe.ok()) {
     if (action == ShareAction::kProbeLocked) {
       auto released = release_probe_lock(*run.api, *pvc, pod_ref(run));
-      if (!released.ok()) spdlog::warn("PVC {}: could not release the probe lock: {}", pvc->name, released.error().summary());
+      if (!released.ok())
+        spdlog::warn("PVC {}: could not release the probe lock: {}", pvc->name, released.error().summary());
     }
     return probe.error();
   }
@@ -312,17 +314,8 @@ Status record_on_pod(Run& run) {
   if (!run.api) return ok_status();
   const PreflightSummary& s = run.summary;
   auto annotated = patch_pod_annotations(*run.api, s.pod_namespace, s.pod_name, pod_annotations(s));
-  PodEventText text = pod_event_text(s);
-  EventSpec event;
-  event.ns = s.pod_namespace;
-  event.regarding = {{"kind", "Pod"},
-                     {"apiVersion", "v1"},
-                     {"namespace", s.pod_namespace},
-                     {"name", s.pod_name},
-                     {"uid", string_at(object_at(run.pod, "metadata"), "uid")}};
-  event.type = text.type;
-  event.reason = text.reason;
-  event.note = text.note;
+  EventText text = pod_event_text(s);
+  EventSpec event = event_about("Pod", s.pod_namespace, s.pod_name, run.pod, text);
   event.action = "Preflight";
   event.reporting_controller = "iogate.io/preflight";
   event.reporting_instance = "iogate-preflight-" + s.pod_name;
@@ -386,9 +379,8 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   s.policy = &run.policy;
   run.deadline = started + run.policy.deadline;
   auto log_policy = [&] {
-    spdlog::info("policy {} (mode {}, on_error {}, deadline {})", run.policy.source,
-                 policy_mode_name(run.policy.mode), on_error_name(run.policy.on_error),
-                 seconds_text(run.policy.deadline));
+    spdlog::info("policy {} (mode {}, on_error {}, deadline {})", run.policy.source, policy_mode_name(run.policy.mode),
+                 on_error_name(run.policy.on_error), seconds_text(run.policy.deadline));
   };
   if (run.policy.mode == PolicyMode::kOff) {
     log_policy();
@@ -424,7 +416,8 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   }
   s.outcome = outcome_of(s.results, run.policy.mode);
   s.exit_code = s.outcome == PodVerdict::kFail ? kExitBelowPolicy : kExitOk;
-  spdlog::info("verdict {} for {} path{}", pod_verdict_name(s.outcome), s.results.size(), s.results.size() == 1 ? "" : "s");
+  spdlog::info("verdict {} for {} path{}", pod_verdict_name(s.outcome), s.results.size(),
+               s.results.size() == 1 ? "" : "s");
   if (Status recorded = record_on_pod(run); !recorded.ok()) {
     const std::string outcome(pod_verdict_name(s.outcome));
     const int code = s.exit_code;

@@ -22,15 +22,15 @@
 namespace iogate {
 
 struct PreflightOptions {
-  std::vector<std::string> paths;  // dataset paths as mounted in this container
-  std::string policy;              // a file, or profile:NAME
-  std::optional<int> gpus;         // overrides the pod's GPU count
+  std::vector<std::string> paths;                  // dataset paths as mounted in this container
+  std::string policy;                              // a file, or profile:NAME
+  std::optional<int> gpus;                         // overrides the pod's GPU count
   std::string pod_name, pod_namespace, node_name;  // downward API: POD_NAME, POD_NAMESPACE, NODE_NAME
-  std::string container_name;      // CONTAINER_NAME: finds our mounts in the pod spec; optional
-  std::string kubeconfig;          // out of cluster; default KUBECONFIG or ~/.kube/config
-  bool no_api = false;             // never talk to the API (dry runs, laptops)
-  std::string root = "/";          // host /proc and /sys, as probe's --root
-  bool json = false;               // --output-format json
+  std::string container_name;                      // CONTAINER_NAME: finds our mounts in the pod spec; optional
+  std::string kubeconfig;                          // out of cluster; default KUBECONFIG or ~/.kube/config
+  bool no_api = false;                             // never talk to the API (dry runs, laptops)
+  std::string root = "/";                          // host /proc and /sys, as probe's --root
+  bool json = false;                               // --output-format json
 };
 
 struct PreflightOutcome {

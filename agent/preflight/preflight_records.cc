@@ -133,7 +133,7 @@ std::string compact_report(const PreflightSummary& s) {
   return text;
 }
 
-PodEventText pod_event_text(const PreflightSummary& s) {
+EventText pod_event_text(const PreflightSummary& s) {
   const PathResult* r = deciding_result(s);
   std::string policy = s.policy ? s.policy->source : "";
   if (s.outcome == PodVerdict::kError || !r) {
@@ -143,10 +143,11 @@ PodEventText pod_event_text(const PreflightSummary& s) {
   std::string where = fmt::format("{} ({})", r->path, how_measured(*r));
   std::string gpus = fmt::format("{} GPU{}", s.gpus, s.gpus == 1 ? "" : "s");
   if (const RuleCheck* c = r->verdict.first_failure()) {
-    return {"Warning", "StorageBelowPolicy",
-            fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where, measurement_figures(r->measurement),
-                        policy, gpus, c->rule, check_kind_name(c->check), c->measured, c->threshold,
-                        s.outcome == PodVerdict::kWarn ? " (mode warn: the pod starts anyway)" : "")};
+    return {
+        "Warning", "StorageBelowPolicy",
+        fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where,
+                    measurement_figures(r->measurement), policy, gpus, c->rule, check_kind_name(c->check), c->measured,
+                    c->threshold, s.outcome == PodVerdict::kWarn ? " (mode warn: the pod starts anyway)" : "")};
   }
   std::string rules;
   for (const RuleCheck& c : r->verdict.checks) {
@@ -197,9 +198,8 @@ nlohmann::json preflight_report_json(const PreflightSummary& s) {
 std::string render_preflight_human(const PreflightSummary& s) {
   std::string out;
   std::string pod = s.pod_name.empty() ? "(no pod)" : s.pod_namespace + "/" + s.pod_name;
-  out += fmt::format("iogate preflight  policy {}  pod {}  node {}  {} GPU{} ({})\n",
-                     s.policy ? s.policy->source : "-", pod, s.node_name.empty() ? "-" : s.node_name, s.gpus,
-                     s.gpus == 1 ? "" : "s", s.gpus_from);
+  out += fmt::format("iogate preflight  policy {}  pod {}  node {}  {} GPU{} ({})\n", s.policy ? s.policy->source : "-",
+                     pod, s.node_name.empty() ? "-" : s.node_name, s.gpus, s.gpus == 1 ? "" : "s", s.gpus_from);
   for (const PathResult& r : s.results) {
     out += fmt::format("\n{}  {}\n  {}\n", r.path, measurement_figures(r.measurement), how_measured(r));
     if (!r.pvc.empty()) out += fmt::format("  pvc {}\n", r.pvc);

@@ -46,10 +46,10 @@ struct PathResult {
 };
 
 struct PreflightSummary {
-  std::string time;     // RFC 3339 UTC, when preflight started
+  std::string time;  // RFC 3339 UTC, when preflight started
   PodVerdict outcome = PodVerdict::kError;
   int exit_code = 0;
-  std::string error;    // the failure, when outcome is kError (or a fail-open failure)
+  std::string error;  // the failure, when outcome is kError (or a fail-open failure)
   const Policy* policy = nullptr;
   std::string pod_namespace, pod_name, node_name;
   int gpus = 0;
@@ -69,10 +69,7 @@ std::string compact_report(const PreflightSummary& s);
 
 // Normal StoragePolicyMet, Warning StorageBelowPolicy, or Warning StoragePreflightFailed, with
 // the numbers and the rule in the note.
-struct PodEventText {
-  std::string type, reason, note;
-};
-PodEventText pod_event_text(const PreflightSummary& s);
+EventText pod_event_text(const PreflightSummary& s);
 
 nlohmann::json preflight_report_json(const PreflightSummary& s);
 std::string render_preflight_human(const PreflightSummary& s);

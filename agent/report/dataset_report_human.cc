@@ -35,9 +35,10 @@ std::string render_dataset_human(const DatasetProbeResult& r, bool color) {
   const DatasetScan& s = r.scan;
   std::string out;
   out += line("dataset", {fmt::format("{} files ({})", count_text(s.files_estimate),
-                                      s.files_exact ? "exact" : s.complete() ? "exact" : "estimated"),
-                          format_bytes(s.bytes_estimate),
-                          fmt::format("{} dirs", count_text(double(s.dirs_read))),
+                                      s.files_exact  ? "exact"
+                                      : s.complete() ? "exact"
+                                                     : "estimated"),
+                          format_bytes(s.bytes_estimate), fmt::format("{} dirs", count_text(double(s.dirs_read))),
                           fmt::format("{:.1f} files/dir", s.mean_files_per_dir()),
                           fmt::format("{:.1f} subdirs/dir", s.mean_subdirs_per_dir()),
                           fmt::format("scan {}", format_duration_ns(double(s.elapsed_ns)))});
@@ -51,12 +52,13 @@ std::string render_dataset_human(const DatasetProbeResult& r, bool color) {
   if (!r.storage.mount.source.empty()) where += " on " + r.storage.mount.source;
   out += line("storage", {where, std::string(device_class_name(r.storage.device_class))});
   if (const LoaderRun* l = r.loader()) {
-    out += line("loader", {fmt::format("{} workers", l->workers), bold(fmt::format("{} samples/s", format_count(l->samples_per_s()))),
-                           format_rate_bytes(l->bytes_per_s()), l->direct ? "O_DIRECT" : "buffered + DONTNEED",
-                           fmt::format("{} files in {}", count_text(double(l->files_read)),
-                                       format_duration_ns(double(l->elapsed_ns)))});
-    out += line("latency", {p50_p99("open", l->open_ns), p50_p99("first byte", l->first_byte_ns),
-                            p50_p99("file", l->file_ns)});
+    out += line(
+        "loader",
+        {fmt::format("{} workers", l->workers), bold(fmt::format("{} samples/s", format_count(l->samples_per_s()))),
+         format_rate_bytes(l->bytes_per_s()), l->direct ? "O_DIRECT" : "buffered + DONTNEED",
+         fmt::format("{} files in {}", count_text(double(l->files_read)), format_duration_ns(double(l->elapsed_ns)))});
+    out += line("latency",
+                {p50_p99("open", l->open_ns), p50_p99("first byte", l->first_byte_ns), p50_p99("file", l->file_ns)});
   }
   if (r.sweep.size() > 1) {
     std::string table = fmt::format("{:>7}  {:>10}  {:>12}  {:>10}  {:>10}  {:>6}\n", "workers", "samples/s", "bytes/s",
@@ -83,7 +85,8 @@ std::string render_dataset_human(const DatasetProbeResult& r, bool color) {
     out += words("", last ? fmt::format("still scaling at {} workers, the most tried", r.knee_workers)
                           : fmt::format("scaling stops at {} workers (no count tried gives 10% more)", r.knee_workers));
   }
-  for (const Recommendation& rec : r.recommendations) out += words("advice", fmt::format("[{}] {}", rec.id, rec.message));
+  for (const Recommendation& rec : r.recommendations)
+    out += words("advice", fmt::format("[{}] {}", rec.id, rec.message));
   for (const std::string& w : r.warnings) {
     std::string text = words("warning", w);
     out += color ? "\033[33m" + text + "\033[0m" : text;

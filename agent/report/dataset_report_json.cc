@@ -14,14 +14,9 @@ using nlohmann::json;
 double finite(double v) { return std::isfinite(v) ? v : 0.0; }
 
 json latency_json(const LatencyHistogram& h) {
-  return {{"min", h.min()},
-          {"mean", finite(h.mean())},
-          {"p50", h.percentile(50)},
-          {"p90", h.percentile(90)},
-          {"p99", h.percentile(99)},
-          {"p99_9", h.percentile(99.9)},
-          {"max", h.max()},
-          {"count", h.count()}};
+  return {{"min", h.min()},          {"mean", finite(h.mean())}, {"p50", h.percentile(50)},
+          {"p90", h.percentile(90)}, {"p99", h.percentile(99)},  {"p99_9", h.percentile(99.9)},
+          {"max", h.max()},          {"count", h.count()}};
 }
 
 json run_json(const LoaderRun& l) {

@@ -109,8 +109,8 @@ std::vector<std::string> target_fields(const ProbeTarget& t) {
   } else if (t.files.size() > 1) {
     uint64_t readable = 0;
     for (const TargetFile& f : t.files) readable += f.readable_bytes;
-    out.push_back(fmt::format("{} existing files, {} readable", t.files.size(),
-                              format_bytes(static_cast<double>(readable))));
+    out.push_back(
+        fmt::format("{} existing files, {} readable", t.files.size(), format_bytes(static_cast<double>(readable))));
   }
   return out;
 }
@@ -209,7 +209,8 @@ std::string render_probe_human(const ProbeResult& r, bool color) {
   if (!reads && !writes) o.fields("result", {"no I/O completed"});
   if (reads) o.fields("read", direction_fields(o, all.read, all.runtime_ns));
   if (writes) o.fields("write", direction_fields(o, all.write, all.runtime_ns));
-  if (!all.iops_per_second.empty()) o.fields(timeline_label(all.iops_per_second.size()), timeline_fields(all.iops_per_second));
+  if (!all.iops_per_second.empty())
+    o.fields(timeline_label(all.iops_per_second.size()), timeline_fields(all.iops_per_second));
   if (reads || writes) o.fields(interval_label(r.convergence.ci), interval_fields(r));
   if (reads) {
     o.block(writes ? "r lat" : "latency", render_latency_histogram(all.read.clat, kLatencyRows, kLatencyBarWidth));

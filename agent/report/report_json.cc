@@ -24,7 +24,8 @@ double per_second(uint64_t amount, uint64_t runtime_ns) {
 // Little's law: the I/Os inside the kernel on average over the window are the latency-time of
 // the window's completions over its length.
 double mean_in_flight(const JobResult& j) {
-  double latency_ns = j.read.clat.mean() * double(j.read.clat.count()) + j.write.clat.mean() * double(j.write.clat.count());
+  double latency_ns =
+      j.read.clat.mean() * double(j.read.clat.count()) + j.write.clat.mean() * double(j.write.clat.count());
   return j.runtime_ns ? latency_ns / double(j.runtime_ns) : 0.0;
 }
 
@@ -101,9 +102,8 @@ json job_json(const JobResult& j, const std::string& name) {
 json target_json(const ProbeTarget& t) {
   json files = json::array();
   for (const TargetFile& f : t.files) {
-    files.push_back({{"path", utf8_or_replacement(f.path)},
-                     {"size_bytes", f.size_bytes},
-                     {"readable_bytes", f.readable_bytes}});
+    files.push_back(
+        {{"path", utf8_or_replacement(f.path)}, {"size_bytes", f.size_bytes}, {"readable_bytes", f.readable_bytes}});
   }
   return {
       {"path", utf8_or_replacement(t.path)},
@@ -212,8 +212,6 @@ std::string utf8_or_replacement(std::string_view s) {
   }
   return out;
 }
-
-
 
 nlohmann::json probe_result_to_json(const ProbeResult& r) {
   json jobs = json::array();

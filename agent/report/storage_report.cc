@@ -38,7 +38,8 @@ void render_node(const StackNode& n, const std::string& prefix, bool last, bool 
   if (n.kind != StackNodeKind::kFile) detail += n.rotational ? "  rota" : "";
   if (!n.scheduler.empty() && n.children.empty()) detail += "  sched " + n.scheduler;
   if (!n.dm_name.empty()) detail += "  " + n.dm_name;
-  out += fmt::format("  {}{}{}  {}  [{}]{}\n", prefix, branch, n.name, stack_node_kind_text(n), device_class_name(n.device_class), detail);
+  out += fmt::format("  {}{}{}  {}  [{}]{}\n", prefix, branch, n.name, stack_node_kind_text(n),
+                     device_class_name(n.device_class), detail);
   std::string child_prefix = top ? prefix : prefix + (last ? "   " : "│  ");
   for (size_t i = 0; i < n.children.size(); ++i) {
     render_node(n.children[i], child_prefix, i + 1 == n.children.size(), false, out);
@@ -76,16 +77,20 @@ std::string render_storage_human(const StorageStack& s) {
   std::string out;
   IopsRange r = typical_randread_iops(s.device_class);
   out += fmt::format("{}\nclass    {}", s.path, device_class_name(s.device_class));
-  if (r.high) out += fmt::format("  (typically {}–{} 4k random-read IOPS)", format_count(double(r.low)), format_count(double(r.high)));
+  if (r.high)
+    out += fmt::format("  (typically {}–{} 4k random-read IOPS)", format_count(double(r.low)),
+                       format_count(double(r.high)));
   out += fmt::format("\nreason   {}\n", s.reason);
   if (!s.mount.mount_point.empty()) {
     out += fmt::format("mount    {} on {}  {}  ({}{})\n", s.mount.fs_type, s.mount.mount_point, s.mount.source,
                        s.mount.mount_options, s.mount.read_only() ? ", read-only" : "");
   }
   if (!s.overlay_lowerdirs.empty()) {
-    out += fmt::format("lower    {} overlay lowerdir{}\n", s.overlay_lowerdirs.size(), s.overlay_lowerdirs.size() == 1 ? "" : "s");
+    out += fmt::format("lower    {} overlay lowerdir{}\n", s.overlay_lowerdirs.size(),
+                       s.overlay_lowerdirs.size() == 1 ? "" : "s");
   }
-  if (!s.slowest_leaf.empty() && s.device_class == DeviceClass::kMixed) out += fmt::format("slowest  {}\n", s.slowest_leaf);
+  if (!s.slowest_leaf.empty() && s.device_class == DeviceClass::kMixed)
+    out += fmt::format("slowest  {}\n", s.slowest_leaf);
   if (!s.stack.empty()) {
     out += "stack\n";
     for (const StackNode& n : s.stack) render_node(n, "", true, true, out);

@@ -61,7 +61,8 @@ ReviewParse parse_admission_review(std::string_view body) {
   }
   if (body.empty()) return refuse(400, "empty request body: expected an AdmissionReview");
   if (!json_depth_within(body, kMaxAdmissionJsonDepth)) {
-    return refuse(400, fmt::format("JSON nested deeper than {} levels: not an AdmissionReview", kMaxAdmissionJsonDepth));
+    return refuse(400,
+                  fmt::format("JSON nested deeper than {} levels: not an AdmissionReview", kMaxAdmissionJsonDepth));
   }
   nlohmann::json review;
   try {
@@ -69,7 +70,8 @@ ReviewParse parse_admission_review(std::string_view body) {
   } catch (const nlohmann::json::exception& e) {
     return refuse(400, "request body is not JSON: " + log_safe(e.what()));
   }
-  if (!review.is_object()) return refuse(400, fmt::format("request body is a JSON {}, not an AdmissionReview object", review.type_name()));
+  if (!review.is_object())
+    return refuse(400, fmt::format("request body is a JSON {}, not an AdmissionReview object", review.type_name()));
 
   // From here on the body is answered with an AdmissionReview; `uid` is echoed as far as known.
   const nlohmann::json& request = object_at(review, "request");
@@ -83,7 +85,8 @@ ReviewParse parse_admission_review(std::string_view body) {
     return bad(fmt::format("apiVersion is \"{}\", expected \"{}\" (list only v1 in admissionReviewVersions)",
                            log_safe(api_version, 60), kReviewApiVersion));
   }
-  if (kind != "AdmissionReview") return bad(fmt::format("kind is \"{}\", expected \"AdmissionReview\"", log_safe(kind, 60)));
+  if (kind != "AdmissionReview")
+    return bad(fmt::format("kind is \"{}\", expected \"AdmissionReview\"", log_safe(kind, 60)));
   auto req = review.find("request");
   if (req == review.end() || !req->is_object()) return bad("the review has no request object");
   if (out.uid.empty()) return bad("request.uid is missing or not a non-empty string");

@@ -17,9 +17,9 @@ struct AdmissionRequest {
   std::string uid;
   std::string operation;  // CREATE, UPDATE, DELETE, CONNECT
   bool dry_run = false;
-  bool about_pods = false;  // resource pods in group "", no subresource
-  std::string resource;     // "pods", "pods/binding", "apps/deployments": for the log
-  std::string namespace_name, name;  // request.namespace, request.name ("" for generateName)
+  bool about_pods = false;            // resource pods in group "", no subresource
+  std::string resource;               // "pods", "pods/binding", "apps/deployments": for the log
+  std::string namespace_name, name;   // request.namespace, request.name ("" for generateName)
   nlohmann::json object, old_object;  // null when absent
 };
 
@@ -41,9 +41,9 @@ bool json_depth_within(std::string_view text, int max_depth);
 
 struct AdmissionResponse {
   bool allowed = true;
-  int code = 0;             // status.code when refused: 400 a bad request, 403 the policy
-  std::string message;      // status.message when refused
-  nlohmann::json patch;     // an array of JSON patch operations; null or empty: no patch
+  int code = 0;                       // status.code when refused: 400 a bad request, 403 the policy
+  std::string message;                // status.message when refused
+  nlohmann::json patch;               // an array of JSON patch operations; null or empty: no patch
   std::vector<std::string> warnings;  // each cut to 250 bytes, control characters escaped
 };
 

@@ -21,13 +21,19 @@ namespace iogate {
 
 void X509Deleter::operator()(X509* p) const { X509_free(p); }
 void EvpPkeyDeleter::operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-void X509StackDeleter::operator()(STACK_OF(X509)* p) const { sk_X509_pop_free(p, X509_free); }
+void X509StackDeleter::operator()(STACK_OF(X509) * p) const { sk_X509_pop_free(p, X509_free); }
 
 namespace {
 
-struct BioFree { void operator()(BIO* p) const { BIO_free(p); } };
-struct BignumFree { void operator()(BIGNUM* p) const { BN_free(p); } };
-struct OpensslStringFree { void operator()(char* p) const { OPENSSL_free(p); } };
+struct BioFree {
+  void operator()(BIO* p) const { BIO_free(p); }
+};
+struct BignumFree {
+  void operator()(BIGNUM* p) const { BN_free(p); }
+};
+struct OpensslStringFree {
+  void operator()(char* p) const { OPENSSL_free(p); }
+};
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 using X509Ptr = std::unique_ptr<X509, X509Deleter>;
 
@@ -74,8 +80,8 @@ std::string describe(const ServingCertificate& c) {
 
 void warn_if_expired(const ServingCertificate& c, const TlsFiles& files) {
   if (c.not_after <= std::chrono::system_clock::now()) {
-    spdlog::warn("webhook TLS: the certificate in --tls-cert {} expired at {}; clients will refuse it",
-                 files.cert_path, rfc3339_seconds(c.not_after));
+    spdlog::warn("webhook TLS: the certificate in --tls-cert {} expired at {}; clients will refuse it", files.cert_path,
+                 rfc3339_seconds(c.not_after));
   }
 }
 
@@ -233,8 +239,7 @@ bool CertificateReloader::check_locked() {
   read_failure_.clear();
   seen_ = *failed;  // not tried again until the files change
   ++rejections_;
-  spdlog::warn("webhook TLS: new certificate files rejected: {}; still serving {}", why.message,
-               describe(*snapshot()));
+  spdlog::warn("webhook TLS: new certificate files rejected: {}; still serving {}", why.message, describe(*snapshot()));
   return false;
 }
 

@@ -26,7 +26,8 @@ constexpr size_t kMaxPatchBytes = 1536 * 1024;
 std::string requirements_reason(const StorageDemand& d, const Policy& p, const std::string& requirements) {
   std::set<std::string> floors;
   for (const ClassDemand& c : d.classes) {
-    if (c.allowed && !c.floor_rule.empty() && d.iops_labelled) floors.insert("rule " + c.floor_rule + ": " + c.floor_text);
+    if (c.allowed && !c.floor_rule.empty() && d.iops_labelled)
+      floors.insert("rule " + c.floor_rule + ": " + c.floor_text);
   }
   std::string why;
   for (const std::string& f : floors) why += "; " + f;
@@ -90,7 +91,8 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
       std::string text = requirements_text(*alternatives);
       done.push_back(fmt::format("{}, {} affinity {}{}", demand.selected_by, enforce ? "required" : "preferred", text,
                                  response.patch.size() > before ? " added" : " already there"));
-      Status a = add_annotation(pod, kRequirementsAnnotation, requirements_reason(demand, policy, text), response.patch);
+      Status a =
+          add_annotation(pod, kRequirementsAnnotation, requirements_reason(demand, policy, text), response.patch);
       if (!a) return refusal(review, 400, "the pod's annotations cannot be extended: " + a.error().message);
     }
   }
@@ -109,10 +111,11 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
   std::string summary;
   for (const std::string& d : done) summary += "; " + d;
   size_t ops = response.patch.size();
-  return review_outcome(review.request.uid, response,
-                        fmt::format("{}: allowed, {}{}", review.subject,
-                                    ops == 0 ? std::string("no patch") : fmt::format("{} patch operation{}", ops, ops == 1 ? "" : "s"),
-                                    summary));
+  return review_outcome(
+      review.request.uid, response,
+      fmt::format("{}: allowed, {}{}", review.subject,
+                  ops == 0 ? std::string("no patch") : fmt::format("{} patch operation{}", ops, ops == 1 ? "" : "s"),
+                  summary));
 }
 
 }  // namespace

@@ -163,7 +163,8 @@ Status add_preferred_affinity(const nlohmann::json& pod, const std::vector<nlohm
                               nlohmann::json& ops) {
   if (alternatives.empty()) return ok_status();
   nlohmann::json ours = nlohmann::json::array();
-  for (const nlohmann::json& a : alternatives) ours.push_back({{"weight", weight}, {"preference", {{"matchExpressions", a}}}});
+  for (const nlohmann::json& a : alternatives)
+    ours.push_back({{"weight", weight}, {"preference", {{"matchExpressions", a}}}});
   const nlohmann::json* node = nullptr;
   if (Status s = node_affinity(pod, {{kPreferred, ours}}, ops, node); !s) return s;
   if (node == nullptr) return ok_status();

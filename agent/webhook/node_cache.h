@@ -33,8 +33,9 @@ class NodeCache {
   using Clock = std::chrono::steady_clock;
   using Fetch = std::function<ApiResult<nlohmann::json>(const std::string& name)>;
 
-  NodeCache(Fetch fetch, std::chrono::milliseconds ttl, std::chrono::milliseconds negative_ttl,
-            std::function<Clock::time_point()> now = [] { return Clock::now(); });
+  NodeCache(
+      Fetch fetch, std::chrono::milliseconds ttl, std::chrono::milliseconds negative_ttl,
+      std::function<Clock::time_point()> now = [] { return Clock::now(); });
 
   CachedNode get(const std::string& name);
 
@@ -48,8 +49,8 @@ class NodeCache {
   Fetch fetch_;
   std::chrono::milliseconds ttl_, negative_ttl_;
   std::function<Clock::time_point()> now_;
-  mutable std::mutex mu_;        // guards entries_ and fetches_
-  std::mutex fetch_mu_;          // one fetch at a time
+  mutable std::mutex mu_;  // guards entries_ and fetches_
+  std::mutex fetch_mu_;    // one fetch at a time
   std::map<std::string, Entry> entries_;
   int fetches_ = 0;
 };

@@ -46,10 +46,9 @@ NodeFindings check_node(const StorageDemand& d, const std::string& node_name, co
       if (c.allowed && (demand == nullptr || c.min_iops > demand->min_iops)) demand = &c;
     }
     if (d.allow_list) {
-      f.unchecked.push_back(class_label.empty()
-                                ? fmt::format("node {} has no {} label yet", node_name, kDiskClassLabel)
-                                : fmt::format("node {} has {}={}, a class iogate does not know", node_name,
-                                              kDiskClassLabel, class_label));
+      f.unchecked.push_back(class_label.empty() ? fmt::format("node {} has no {} label yet", node_name, kDiskClassLabel)
+                                                : fmt::format("node {} has {}={}, a class iogate does not know",
+                                                              node_name, kDiskClassLabel, class_label));
     }
   }
   if (demand == nullptr || !d.iops_labelled) return f;
@@ -58,8 +57,8 @@ NodeFindings check_node(const StorageDemand& d, const std::string& node_name, co
 
   auto it = labels.find(kRandreadIopsLabel);
   if (it == labels.end()) {
-    f.unchecked.push_back(fmt::format("node {} has no {} label yet (iogate node has not measured it)", node_name,
-                                      kRandreadIopsLabel));
+    f.unchecked.push_back(
+        fmt::format("node {} has no {} label yet (iogate node has not measured it)", node_name, kRandreadIopsLabel));
     return f;
   }
   std::optional<long long> measured = it->is_string() ? integer_label(it->get<std::string>()) : std::nullopt;

@@ -40,7 +40,8 @@ Result<std::vector<nlohmann::json>> node_requirements(const StorageDemand& d) {
     if (classes.size() != d.classes.size()) {
       std::vector<DeviceClass> others;
       for (const ClassDemand& c : d.classes) {
-        if (std::find(classes.begin(), classes.end(), c.device_class) == classes.end()) others.push_back(c.device_class);
+        if (std::find(classes.begin(), classes.end(), c.device_class) == classes.end())
+          others.push_back(c.device_class);
       }
       // Only a node without the label (or with a class newer than this binary) tells In from NotIn.
       // An IOPS floor admits measured nodes only, so then the shorter list reads best.
@@ -50,8 +51,9 @@ Result<std::vector<nlohmann::json>> node_requirements(const StorageDemand& d) {
                              {"values", class_names(in ? classes : others)}});
     }
     if (floor > 0) {
-      expressions.push_back(
-          {{"key", kRandreadIopsLabel}, {"operator", "Gt"}, {"values", nlohmann::json::array({std::to_string(floor - 1)})}});
+      expressions.push_back({{"key", kRandreadIopsLabel},
+                             {"operator", "Gt"},
+                             {"values", nlohmann::json::array({std::to_string(floor - 1)})}});
     }
     if (!expressions.empty()) alternatives.push_back(std::move(expressions));
   }

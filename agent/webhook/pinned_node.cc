@@ -19,8 +19,8 @@ std::string single_in(const nlohmann::json& requirements, const char* key) {
 }
 
 std::string affinity_node(const nlohmann::json& spec) {
-  const nlohmann::json& required = object_at(
-      object_at(object_at(spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution");
+  const nlohmann::json& required = object_at(object_at(object_at(spec, "affinity"), "nodeAffinity"),
+                                             "requiredDuringSchedulingIgnoredDuringExecution");
   const nlohmann::json& terms = array_at(required, "nodeSelectorTerms");
   std::string node;
   for (const nlohmann::json& term : terms) {

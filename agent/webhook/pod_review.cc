@@ -21,7 +21,8 @@ AdmissionOutcome refusal(const PodReview& review, int code, const std::string& m
   response.code = code;
   response.message = message;
   response.warnings = review.warnings;
-  return review_outcome(review.request.uid, response, fmt::format("{}: refused ({}): {}", review.subject, code, message));
+  return review_outcome(review.request.uid, response,
+                        fmt::format("{}: refused ({}): {}", review.subject, code, message));
 }
 
 PodReview review_pod(std::string_view endpoint, std::string_view body, const WebhookConfig& config,
@@ -60,8 +61,9 @@ PodReview review_pod(std::string_view endpoint, std::string_view body, const Web
     return out;
   }
   if (auto kind = r.object.find("kind"); kind != r.object.end() && *kind != "Pod") {
-    out.answer = refusal(out, 400, fmt::format("bad AdmissionReview: request.object is a {}, not a Pod",
-                                               kind->is_string() ? kind->get<std::string>() : kind->type_name()));
+    out.answer = refusal(out, 400,
+                         fmt::format("bad AdmissionReview: request.object is a {}, not a Pod",
+                                     kind->is_string() ? kind->get<std::string>() : kind->type_name()));
     return out;
   }
   if (pod_annotation(r, kSkipAnnotation) == "true") {

@@ -23,7 +23,8 @@ const nlohmann::json* first_mount(const nlohmann::json& pod, const std::string& 
 
 bool has_named(const nlohmann::json& list, const std::string& name) {
   if (!list.is_array()) return false;
-  return std::any_of(list.begin(), list.end(), [&](const nlohmann::json& item) { return string_at(item, "name") == name; });
+  return std::any_of(list.begin(), list.end(),
+                     [&](const nlohmann::json& item) { return string_at(item, "name") == name; });
 }
 
 nlohmann::json field_env(const char* name, const char* field_path) {
@@ -72,8 +73,10 @@ Status add_preflight_container(const nlohmann::json& pod, const std::string& vol
       {"image", config.preflight_image},
       {"args", {"preflight", path, "--policy", policy_dir + "/" + kPolicyFileName}},
       {"env",
-       {field_env("POD_NAME", "metadata.name"), field_env("POD_NAMESPACE", "metadata.namespace"),
-        field_env("NODE_NAME", "spec.nodeName"), {{"name", "CONTAINER_NAME"}, {"value", kPreflightContainerName}}}},
+       {field_env("POD_NAME", "metadata.name"),
+        field_env("POD_NAMESPACE", "metadata.namespace"),
+        field_env("NODE_NAME", "spec.nodeName"),
+        {{"name", "CONTAINER_NAME"}, {"value", kPreflightContainerName}}}},
       {"volumeMounts", {data_mount, {{"name", kPolicyVolumeName}, {"mountPath", policy_dir}, {"readOnly", true}}}},
       {"securityContext",
        {{"readOnlyRootFilesystem", true},
@@ -87,8 +90,9 @@ Status add_preflight_container(const nlohmann::json& pod, const std::string& vol
   }
   if (!has_named(array_at(spec, "volumes"), kPolicyVolumeName)) {
     nlohmann::json items = nlohmann::json::array({{{"key", config.policy_configmap_key}, {"path", kPolicyFileName}}});
-    ops.push_back(patch_add(pointer({"spec", "volumes", "-"}),
-                            {{"name", kPolicyVolumeName}, {"configMap", {{"name", config.policy_configmap}, {"items", items}}}}));
+    ops.push_back(
+        patch_add(pointer({"spec", "volumes", "-"}),
+                  {{"name", kPolicyVolumeName}, {"configMap", {{"name", config.policy_configmap}, {"items", items}}}}));
   }
   return ok_status();
 }

@@ -59,7 +59,8 @@ long long StorageDemand::required_iops(DeviceClass c) const {
   return static_cast<long long>(std::min(std::ceil(floor), kCap));
 }
 
-StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod, const std::vector<std::string>& extra_gpu_resources,
+StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
+                             const std::vector<std::string>& extra_gpu_resources,
                              const std::optional<std::string>& dataset_path) {
   StorageDemand d;
   d.gpus = pod_gpu_count(pod, extra_gpu_resources);

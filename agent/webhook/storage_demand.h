@@ -25,10 +25,10 @@ namespace iogate {
 struct ClassDemand {
   DeviceClass device_class = DeviceClass::kUnknown;
   bool allowed = true;
-  std::string refused_by;   // "rule gpu-feed forbids hdd", when not allowed
-  double min_iops = 0;      // the floor on iogate.io/randread-iops; 0: none
-  std::string floor_rule;   // the rule setting it
-  std::string floor_text;   // ">= 20,000 IOPS (max of min_iops 10,000 and 2,500/GPU x 4 GPUs)"
+  std::string refused_by;  // "rule gpu-feed forbids hdd", when not allowed
+  double min_iops = 0;     // the floor on iogate.io/randread-iops; 0: none
+  std::string floor_rule;  // the rule setting it
+  std::string floor_text;  // ">= 20,000 IOPS (max of min_iops 10,000 and 2,500/GPU x 4 GPUs)"
 };
 
 struct StorageDemand {
@@ -49,7 +49,8 @@ struct StorageDemand {
 };
 
 // `dataset_path`: the path preflight will probe, when known (the injected preflight's mountPath).
-StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod, const std::vector<std::string>& extra_gpu_resources,
+StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
+                             const std::vector<std::string>& extra_gpu_resources,
                              const std::optional<std::string>& dataset_path);
 
 }  // namespace iogate

@@ -54,8 +54,8 @@ HttpAnswer to_answer(const AdmissionOutcome& o) {
 int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
   auto policy = resolve_policy(options.policy);
   if (!policy.ok()) return usage("--policy: " + policy.error().message);
-  auto certificates = std::make_shared<CertificateReloader>(TlsFiles{options.tls_cert, options.tls_key},
-                                                            options.cert_check_interval);
+  auto certificates =
+      std::make_shared<CertificateReloader>(TlsFiles{options.tls_cert, options.tls_key}, options.cert_check_interval);
   if (Status loaded = certificates->load(); !loaded.ok()) return usage(loaded.error().message);
   auto api = connect(options);
   if (!api.ok()) {
@@ -102,9 +102,9 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
     return kExitRuntime;
   }
   auto pair = certificates->snapshot();
-  spdlog::info("iogate {} webhook: policy {} (mode {}), certificate {} serial {}; serving /mutate /validate /healthz on {}",
-               kVersion, policy->source, policy_mode_name(policy->mode), pair->subject, pair->serial,
-               (*server)->address());
+  spdlog::info(
+      "iogate {} webhook: policy {} (mode {}), certificate {} serial {}; serving /mutate /validate /healthz on {}",
+      kVersion, policy->source, policy_mode_name(policy->mode), pair->subject, pair->serial, (*server)->address());
   while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("stopped by a signal");
   return kExitOk;

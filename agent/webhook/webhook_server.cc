@@ -118,18 +118,17 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
       bool too_big = false;
       // Past the limit the rest of a chunked body is read and dropped, so that the connection goes
       // on in step (a declared length over the limit never gets here: request_framing_status).
-      bool read_ok =
-          req.is_multipart_form_data()
-              ? read([](const httplib::MultipartFormData&) { return true; }, [](const char*, size_t) { return true; })
-              : read([&](const char* data, size_t n) {
-                  if (too_big || body.size() + n > max_body) {
-                    too_big = true;
-                    std::string().swap(body);
-                  } else {
-                    body.append(data, n);
-                  }
-                  return true;
-                });
+      bool read_ok = req.is_multipart_form_data() ? read([](const httplib::MultipartFormData&) { return true; },
+                                                         [](const char*, size_t) { return true; })
+                                                  : read([&](const char* data, size_t n) {
+                                                      if (too_big || body.size() + n > max_body) {
+                                                        too_big = true;
+                                                        std::string().swap(body);
+                                                      } else {
+                                                        body.append(data, n);
+                                                      }
+                                                      return true;
+                                                    });
       if (!read_ok) {  // cpp-httplib has set 400 (a body cut short, a malformed chunk)
         if (res.status < 400) res.status = 400;
         return;

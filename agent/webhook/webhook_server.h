@@ -30,7 +30,7 @@ namespace iogate {
 
 struct WebhookHandlers {
   // Called on the server's worker threads, several at once; `body` is the request's JSON.
-  std::function<HttpAnswer(const std::string& body)> mutate, validate;
+  std::function<HttpAnswer(const std::string&body)> mutate, validate;
 };
 
 struct WebhookServerOptions {

@@ -11,8 +11,10 @@ namespace iogate::apiserver {
 using nlohmann::json;
 
 json to_json(const RequestRecord& r) {
-  return {{"method", r.method}, {"path", r.path},     {"query", r.query},   {"content_type", r.content_type},
-          {"accept", r.accept}, {"user_agent", r.user_agent}, {"auth", r.auth}, {"body", r.body},
+  return {{"method", r.method}, {"path", r.path},
+          {"query", r.query},   {"content_type", r.content_type},
+          {"accept", r.accept}, {"user_agent", r.user_agent},
+          {"auth", r.auth},     {"body", r.body},
           {"status", r.status}, {"fault", r.fault}};
 }
 
@@ -36,8 +38,11 @@ std::string joined_query(const ApiRequest& r) {
 
 ApiResponse too_many_requests(int retry_after_s) {
   // What API priority and fairness sends: plain text, not a Status.
-  return {429, "text/plain; charset=utf-8", "Too many requests, please try again later.\n",
-          {{"Retry-After", std::to_string(retry_after_s)}}, false};
+  return {429,
+          "text/plain; charset=utf-8",
+          "Too many requests, please try again later.\n",
+          {{"Retry-After", std::to_string(retry_after_s)}},
+          false};
 }
 
 ApiResponse not_found_path() {
@@ -77,8 +82,16 @@ ApiResponse ApiHandler::handle(const ApiRequest& r) {
     }
     return serve_control(r);
   }
-  RequestRecord record{r.method, r.path, joined_query(r), r.content_type, r.accept, r.user_agent,
-                       redacted_auth(r), r.body.substr(0, kLoggedBodyLimit), 0, ""};
+  RequestRecord record{r.method,
+                       r.path,
+                       joined_query(r),
+                       r.content_type,
+                       r.accept,
+                       r.user_agent,
+                       redacted_auth(r),
+                       r.body.substr(0, kLoggedBodyLimit),
+                       0,
+                       ""};
   std::optional<Fault> fault;
   {
     std::lock_guard lock(mu_);
@@ -142,7 +155,8 @@ ApiResult<json> ApiHandler::seed(json object) {
   const std::string kind = object.value("kind", "");
   const std::string api_version = object.value("apiVersion", "");
   auto type = find_kind(kind);
-  if (!type) return bad_request("seed: kind " + kind + " is not served (Pod, Node, PersistentVolumeClaim, Event, Namespace)");
+  if (!type)
+    return bad_request("seed: kind " + kind + " is not served (Pod, Node, PersistentVolumeClaim, Event, Namespace)");
   if (kind == "Event" && api_version == "events.k8s.io/v1") object = event_from_events_v1(object);
   object["apiVersion"] = type->api_version();
   if (!object.contains("metadata") || !object["metadata"].is_object() || object["metadata"].value("name", "").empty()) {
@@ -165,7 +179,8 @@ ApiResult<json> ApiHandler::seed(json object) {
   return store_.put(type->resource, std::move(object));
 }
 
-std::optional<json> ApiHandler::object(const std::string& resource, const std::string& ns, const std::string& name) const {
+std::optional<json> ApiHandler::object(const std::string& resource, const std::string& ns,
+                                       const std::string& name) const {
   std::lock_guard lock(mu_);
   return store_.get(resource, ns, name);
 }

@@ -35,10 +35,12 @@ struct Cluster {
   Cluster() {
     REQUIRE(api.seed(json::parse(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","labels":{"a":"1"}},
         "spec":{"taints":[{"key":"other.io/x","effect":"NoSchedule"}]},
-        "status":{"conditions":[{"type":"Ready","status":"True"}]}})")).ok());
+        "status":{"conditions":[{"type":"Ready","status":"True"}]}})"))
+                .ok());
     REQUIRE(api.seed(json::parse(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"ml",
         "ownerReferences":[{"uid":"job-uid","kind":"Job","name":"j","apiVersion":"batch/v1"}]},
-        "spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}})")).ok());
+        "spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}})"))
+                .ok());
   }
   std::string rv(const std::string& resource, const std::string& ns, const std::string& name) {
     return api.object(resource, ns, name).value()["metadata"]["resourceVersion"];
@@ -68,9 +70,11 @@ TEST_CASE("resourceVersion: every write advances the cluster-wide counter; a no-
 TEST_CASE("a patch or update carrying a stale resourceVersion is a 409 Conflict with the real message") {
   Cluster c;
   std::string rv = c.rv("nodes", "", "n1");
-  auto ok = c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"resourceVersion":")" + rv + R"(","labels":{"b":"2"}}})"));
+  auto ok =
+      c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"resourceVersion":")" + rv + R"(","labels":{"b":"2"}}})"));
   CHECK(ok.status == 200);
-  auto stale = c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"resourceVersion":")" + rv + R"(","labels":{"b":"3"}}})"));
+  auto stale =
+      c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"resourceVersion":")" + rv + R"(","labels":{"b":"3"}}})"));
   REQUIRE(stale.status == 409);
   json s = body_of(stale);
   CHECK(s["kind"] == "Status");
@@ -110,10 +114,13 @@ TEST_CASE("validation: label values and keys, annotation size, taint effects and
   json s = body_of(r);
   CHECK(s["reason"] == "Invalid");
   CHECK(s["details"]["causes"][0]["field"] == "metadata.labels");
-  CHECK(s["message"].get<std::string>().rfind("Node \"n1\" is invalid: metadata.labels: Invalid value: \"not valid!\"", 0) == 0);
+  CHECK(s["message"].get<std::string>().rfind("Node \"n1\" is invalid: metadata.labels: Invalid value: \"not valid!\"",
+                                              0) == 0);
   CHECK(c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"labels":{"bad/key/x":"v"}}})")).status == 422);
-  CHECK(c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"labels":{"k":")" + std::string(64, 'a') + R"("}}})")).status == 422);
-  CHECK(c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"labels":{"iogate.io/randread-iops":"47000"}}})")).status == 200);
+  CHECK(c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"labels":{"k":")" + std::string(64, 'a') + R"("}}})"))
+            .status == 422);
+  CHECK(c.api.handle(merge("/api/v1/nodes/n1", R"({"metadata":{"labels":{"iogate.io/randread-iops":"47000"}}})"))
+            .status == 200);
   // 256 KiB of annotations in total, keys included.
   json big = {{"metadata", {{"annotations", {{"iogate.io/report", std::string(256 * 1024, 'x')}}}}}};
   r = c.api.handle(merge("/api/v1/namespaces/ml/pods/p1", big.dump()));
@@ -122,10 +129,14 @@ TEST_CASE("validation: label values and keys, annotation size, taint effects and
   big["metadata"]["annotations"]["iogate.io/report"] = std::string(200 * 1024, 'x');
   CHECK(c.api.handle(merge("/api/v1/namespaces/ml/pods/p1", big.dump())).status == 200);
   // Taints.
-  CHECK(c.api.handle(merge("/api/v1/nodes/n1", R"({"spec":{"taints":[{"key":"k","effect":"Sometimes"}]}})")).status == 422);
-  CHECK(c.api.handle(merge("/api/v1/nodes/n1",
-                           R"({"spec":{"taints":[{"key":"k","effect":"NoSchedule"},{"key":"k","value":"2","effect":"NoSchedule"}]}})"))
-            .status == 422);
+  CHECK(c.api.handle(merge("/api/v1/nodes/n1", R"({"spec":{"taints":[{"key":"k","effect":"Sometimes"}]}})")).status ==
+        422);
+  CHECK(
+      c.api
+          .handle(merge(
+              "/api/v1/nodes/n1",
+              R"({"spec":{"taints":[{"key":"k","effect":"NoSchedule"},{"key":"k","value":"2","effect":"NoSchedule"}]}})"))
+          .status == 422);
 }
 
 TEST_CASE("status subresources: the main resource ignores status, /status ignores spec, pods keep ownerReferences") {
@@ -133,9 +144,10 @@ TEST_CASE("status subresources: the main resource ignores status, /status ignore
   auto smp = [&](const std::string& path, const std::string& body) {
     return c.api.handle(req("PATCH", path, body, "application/strategic-merge-patch+json"));
   };
-  REQUIRE(smp("/api/v1/nodes/n1/status",
-              R"({"status":{"conditions":[{"type":"StorageBelowPolicy","status":"True"}]},"spec":{"unschedulable":true}})")
-              .status == 200);
+  REQUIRE(
+      smp("/api/v1/nodes/n1/status",
+          R"({"status":{"conditions":[{"type":"StorageBelowPolicy","status":"True"}]},"spec":{"unschedulable":true}})")
+          .status == 200);
   json n1 = c.api.object("nodes", "", "n1").value();
   CHECK(n1["status"]["conditions"].size() == 2);
   CHECK_FALSE(n1["spec"].contains("unschedulable"));
@@ -144,7 +156,8 @@ TEST_CASE("status subresources: the main resource ignores status, /status ignore
   CHECK(n1["status"]["conditions"].size() == 2);
   CHECK(n1["spec"]["unschedulable"] == true);
   REQUIRE(smp("/api/v1/namespaces/ml/pods/p1/status",
-              R"({"status":{"phase":"Succeeded"},"metadata":{"ownerReferences":null}})").status == 200);
+              R"({"status":{"phase":"Succeeded"},"metadata":{"ownerReferences":null}})")
+              .status == 200);
   json p1 = c.api.object("pods", "ml", "p1").value();
   CHECK(p1["status"]["phase"] == "Succeeded");
   CHECK(p1["metadata"]["ownerReferences"].size() == 1);
@@ -165,8 +178,9 @@ TEST_CASE("dryRun=All validates and answers but does not persist") {
 
 TEST_CASE("events: core/v1 is lenient, events.k8s.io/v1 strict; one object seen through both") {
   Cluster c;
-  auto core = c.api.handle(req("POST", "/api/v1/namespaces/ml/events",
-                               R"({"metadata":{"name":"old"},"involvedObject":{"kind":"Pod","namespace":"ml","name":"p1"},
+  auto core =
+      c.api.handle(req("POST", "/api/v1/namespaces/ml/events",
+                       R"({"metadata":{"name":"old"},"involvedObject":{"kind":"Pod","namespace":"ml","name":"p1"},
                                    "reason":"Started","message":"m","type":"Normal"})"));
   CHECK(core.status == 201);
   auto v1 = c.api.handle(req("POST", "/apis/events.k8s.io/v1/namespaces/ml/events",
@@ -207,7 +221,10 @@ TEST_CASE("events: core/v1 is lenient, events.k8s.io/v1 strict; one object seen 
                               R"({"metadata":{"generateName":"p1."},"involvedObject":{"namespace":"ml"}})"));
   REQUIRE(gen.status == 201);
   CHECK(body_of(gen)["metadata"]["name"].get<std::string>().size() == 8);
-  CHECK(c.api.handle(req("POST", "/api/v1/namespaces/ml/events", R"({"metadata":{"name":"old"},"involvedObject":{"namespace":"ml"}})")).status == 409);
+  CHECK(c.api
+            .handle(req("POST", "/api/v1/namespaces/ml/events",
+                        R"({"metadata":{"name":"old"},"involvedObject":{"namespace":"ml"}})"))
+            .status == 409);
 }
 
 TEST_CASE("authentication: bearer token, client certificate, anonymous only for /version; rotation") {
@@ -222,7 +239,13 @@ TEST_CASE("authentication: bearer token, client certificate, anonymous only for 
   r.bearer_token.reset();
   r.authorization_present = false;
   CHECK(c.api.handle(r).status == 401);
-  CHECK(c.api.handle([&] { auto v = r; v.path = "/version"; return v; }()).status == 200);
+  CHECK(c.api
+            .handle([&] {
+              auto v = r;
+              v.path = "/version";
+              return v;
+            }())
+            .status == 200);
   r.client_cert_user = "iogate-test";
   CHECK(c.api.handle(r).status == 200);
   // Rotation: the old token stops working, the new one works, for the control API too.
@@ -234,7 +257,8 @@ TEST_CASE("authentication: bearer token, client certificate, anonymous only for 
   CHECK(c.api.handle(fresh).status == 200);
 }
 
-TEST_CASE("faults: 429 with Retry-After in plain text, 500 Status, drop, delay; by method and path; for count requests") {
+TEST_CASE(
+    "faults: 429 with Retry-After in plain text, 500 Status, drop, delay; by method and path; for count requests") {
   Cluster c;
   Fault too_many{"GET", "/api/v1/nodes/.*", FaultKind::kTooManyRequests, 0, 7, 1};
   c.api.add_fault(too_many);
@@ -268,10 +292,12 @@ TEST_CASE("faults: 429 with Retry-After in plain text, 500 Status, drop, delay; 
   CHECK(fault_from_json(json::parse(R"({"kind":"drop"})")).value().count == -1);
 }
 
-TEST_CASE("a write fault is a concurrent writer: a PATCH with the resourceVersion it read gets 409, a re-read succeeds") {
+TEST_CASE(
+    "a write fault is a concurrent writer: a PATCH with the resourceVersion it read gets 409, a re-read succeeds") {
   ApiHandler api{kToken};
   REQUIRE(api.seed(json::parse(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"gpu-1"},
-      "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]}})")).ok());
+      "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]}})"))
+              .ok());
   // As POSTed to /_test/faults. A merge patch replaces spec.taints whole: the other writer lists
   // the taint that was there and adds its own.
   auto fault = api.handle(req("POST", "/_test/faults", R"({"method":"PATCH","path_regex":"/api/v1/nodes/gpu-1",
@@ -319,9 +345,12 @@ TEST_CASE("a write fault is a concurrent writer: a PATCH with the resourceVersio
 TEST_CASE("body_regex: a fault fires only for the request whose body matches") {
   ApiHandler api{kToken};
   REQUIRE(api.seed(json::parse(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"gpu-1"}})")).ok());
-  REQUIRE(api.handle(req("POST", "/_test/faults",
-                         R"({"method":"PATCH","path_regex":"/api/v1/nodes/gpu-1","body_regex":"taints","kind":"500","count":1})"))
-              .status == 201);
+  REQUIRE(
+      api
+          .handle(req(
+              "POST", "/_test/faults",
+              R"({"method":"PATCH","path_regex":"/api/v1/nodes/gpu-1","body_regex":"taints","kind":"500","count":1})"))
+          .status == 201);
   CHECK(api.handle(merge("/api/v1/nodes/gpu-1", R"({"metadata":{"labels":{"a":"b"}}})")).status == 200);
   CHECK(api.handle(merge("/api/v1/nodes/gpu-1", R"({"spec":{"taints":[]}})")).status == 500);
   CHECK(api.handle(merge("/api/v1/nodes/gpu-1", R"({"spec":{"taints":[]}})")).status == 200);  // count spent
@@ -399,7 +428,11 @@ TEST_CASE("the request log: method, path, query, content type, status, redacted 
 
 TEST_CASE("lists: label and field selectors, all namespaces, and a Table when asked") {
   Cluster c;
-  REQUIRE(c.api.seed(json::parse(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p2","namespace":"other","labels":{"app":"x"}}})")).ok());
+  REQUIRE(
+      c.api
+          .seed(json::parse(
+              R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p2","namespace":"other","labels":{"app":"x"}}})"))
+          .ok());
   auto list = [&](const std::string& path, const std::string& key, const std::string& value) {
     auto r = req("GET", path);
     if (!key.empty()) r.query.emplace(key, value);
@@ -424,7 +457,8 @@ TEST_CASE("seeding: kinds, namespaces made on demand, bad input named") {
   ApiHandler api{kToken};
   CHECK_FALSE(api.seed(json::parse(R"({"kind":"Widget","metadata":{"name":"w"}})")).ok());
   CHECK_FALSE(api.seed(json::parse(R"({"kind":"Pod","metadata":{}})")).ok());
-  auto pvc = api.seed(json::parse(R"({"kind":"PersistentVolumeClaim","apiVersion":"v1","metadata":{"name":"data","namespace":"ml"}})"));
+  auto pvc = api.seed(
+      json::parse(R"({"kind":"PersistentVolumeClaim","apiVersion":"v1","metadata":{"name":"data","namespace":"ml"}})"));
   REQUIRE(pvc.ok());
   CHECK_FALSE(pvc.value()["metadata"]["uid"].get<std::string>().empty());
   CHECK(api.object("namespaces", "", "ml").has_value());

@@ -5,7 +5,7 @@ namespace iogate::apiserver {
 using nlohmann::json;
 
 json status_body(const ApiError& e) {
-  json body = {{"kind", "Status"},   {"apiVersion", "v1"},     {"metadata", json::object()},
+  json body = {{"kind", "Status"},    {"apiVersion", "v1"},   {"metadata", json::object()},
                {"status", "Failure"}, {"message", e.message}, {"reason", e.reason}};
   if (!e.details.is_null()) body["details"] = e.details;
   body["code"] = e.code;

@@ -18,7 +18,7 @@ struct FieldCause {
 
 struct ApiError {
   int code = 500;
-  std::string reason;   // NotFound, Conflict, Invalid, Unauthorized, ...
+  std::string reason;  // NotFound, Conflict, Invalid, Unauthorized, ...
   std::string message;
   nlohmann::json details;  // null when the real server sends none
 };

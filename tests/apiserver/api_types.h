@@ -44,7 +44,7 @@ struct RequestRecord {
   std::string user_agent;
   std::string auth;
   std::string body;
-  int status = 0;  // 0 when the connection was dropped
+  int status = 0;     // 0 when the connection was dropped
   std::string fault;  // the fault injected ("429", "drop", "write", ...), empty if none; a write
                       // fault that wrote nothing says why: "write: nodes \"x\" not found"
 };

@@ -18,9 +18,7 @@ std::string singular(const ResourceType& t) {
   return s;
 }
 
-json group_version_entry(const std::string& group) {
-  return {{"groupVersion", group + "/v1"}, {"version", "v1"}};
-}
+json group_version_entry(const std::string& group) { return {{"groupVersion", group + "/v1"}, {"version", "v1"}}; }
 
 }  // namespace
 
@@ -38,16 +36,15 @@ json version_document() {
 }
 
 json api_versions_document(const std::string& server_address) {
-  return {{"kind", "APIVersions"},
-          {"versions", json::array({"v1"})},
-          {"serverAddressByClientCIDRs",
-           json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}})}};
+  return {
+      {"kind", "APIVersions"},
+      {"versions", json::array({"v1"})},
+      {"serverAddressByClientCIDRs", json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}})}};
 }
 
 json api_group_list_document() {
-  return {{"kind", "APIGroupList"},
-          {"apiVersion", "v1"},
-          {"groups", json::array({*api_group_document("events.k8s.io")})}};
+  return {
+      {"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array({*api_group_document("events.k8s.io")})}};
 }
 
 std::optional<json> api_group_document(const std::string& group) {
@@ -64,8 +61,11 @@ std::optional<json> api_resource_list(const std::string& group, const std::strin
   json resources = json::array();
   for (const auto& t : served_resources()) {
     if (t.group != group) continue;
-    json r = {{"name", t.resource},     {"singularName", singular(t)}, {"namespaced", t.namespaced},
-              {"kind", t.kind},         {"verbs", kObjectVerbs}};
+    json r = {{"name", t.resource},
+              {"singularName", singular(t)},
+              {"namespaced", t.namespaced},
+              {"kind", t.kind},
+              {"verbs", kObjectVerbs}};
     if (!t.short_names.empty()) r["shortNames"] = t.short_names;
     if (t.kind == "Pod") r["categories"] = json::array({"all"});
     resources.push_back(r);

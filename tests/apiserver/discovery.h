@@ -12,7 +12,7 @@ namespace iogate::apiserver {
 
 nlohmann::json version_document();
 nlohmann::json api_versions_document(const std::string& server_address);  // /api
-nlohmann::json api_group_list_document();                                  // /apis
+nlohmann::json api_group_list_document();                                 // /apis
 // /api/v1 (group "") or /apis/events.k8s.io/v1; nullopt for a group version not served.
 std::optional<nlohmann::json> api_resource_list(const std::string& group, const std::string& version);
 // /apis/events.k8s.io: the APIGroup document.

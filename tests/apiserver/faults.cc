@@ -48,8 +48,13 @@ std::string fault_kind_name(FaultKind kind) {
 }
 
 json fault_to_json(const Fault& f) {
-  json j = {{"method", f.method},     {"path_regex", f.path_regex}, {"body_regex", f.body_regex},       {"kind", fault_kind_name(f.kind)},
-            {"delay_ms", f.delay_ms}, {"retry_after_s", f.retry_after_s}, {"count", f.count}};
+  json j = {{"method", f.method},
+            {"path_regex", f.path_regex},
+            {"body_regex", f.body_regex},
+            {"kind", fault_kind_name(f.kind)},
+            {"delay_ms", f.delay_ms},
+            {"retry_after_s", f.retry_after_s},
+            {"count", f.count}};
   if (f.kind == FaultKind::kWrite) j["patch"] = f.patch;
   return j;
 }

@@ -22,9 +22,9 @@ struct Fault {
   std::string method;      // "PATCH"; empty matches any method
   std::string path_regex;  // matched against the whole path (no query)
   FaultKind kind = FaultKind::kInternalError;
-  int delay_ms = 0;        // kDelay: then the request proceeds
-  int retry_after_s = 1;   // kTooManyRequests: the Retry-After header
-  int count = -1;          // how many matching requests it fires for; < 0: always
+  int delay_ms = 0;       // kDelay: then the request proceeds
+  int retry_after_s = 1;  // kTooManyRequests: the Retry-After header
+  int count = -1;         // how many matching requests it fires for; < 0: always
   // kWrite: a JSON merge patch (an object) applied to the object the request's path names (for a
   // /status path, the main object) just before the request is served; then the request proceeds.
   nlohmann::json patch;

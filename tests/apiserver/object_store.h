@@ -16,8 +16,7 @@ namespace iogate::apiserver {
 
 class ObjectStore {
  public:
-  std::optional<nlohmann::json> get(const std::string& resource, const std::string& ns,
-                                    const std::string& name) const;
+  std::optional<nlohmann::json> get(const std::string& resource, const std::string& ns, const std::string& name) const;
   // ns empty: every namespace (and the cluster-scoped objects of `resource`). Sorted by ns, name.
   std::vector<nlohmann::json> list(const std::string& resource, const std::string& ns) const;
 

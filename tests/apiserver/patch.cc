@@ -174,7 +174,8 @@ class StrategicMerge {
     const std::string& mk = strategy.merge_key;
     for (const auto& item : patch) {
       if (!item.is_object()) {
-        fail(bad_request("json: cannot unmarshal " + std::string(item.type_name()) + " into a list of maps at " + path));
+        fail(
+            bad_request("json: cannot unmarshal " + std::string(item.type_name()) + " into a list of maps at " + path));
         return current;
       }
       if (auto p = item.find("$patch"); p != item.end()) {
@@ -248,8 +249,9 @@ ApiError rejected_patch(const std::string& why) {
 }  // namespace
 
 ApiResult<json> strategic_merge_patch(const std::string& kind, const json& original, const json& patch) {
-  if (!patch.is_object()) return bad_request("json: cannot unmarshal " + std::string(patch.type_name()) +
-                                             " into Go value of type map[string]interface {}");
+  if (!patch.is_object())
+    return bad_request("json: cannot unmarshal " + std::string(patch.type_name()) +
+                       " into Go value of type map[string]interface {}");
   StrategicMerge merge(kind);
   auto merged = merge.merge_map(original, patch, "");
   if (merge.error) return *merge.error;
@@ -264,8 +266,7 @@ ApiResult<json> apply_patch(PatchType type, const std::string& kind, const json&
     case PatchType::kMerge:
       if (!patch.is_object()) return bad_request("error decoding patch: a merge patch must be a JSON object");
       return merge_patch(object, patch);
-    case PatchType::kStrategicMerge:
-      return strategic_merge_patch(kind, object, patch);
+    case PatchType::kStrategicMerge: return strategic_merge_patch(kind, object, patch);
     case PatchType::kJson:
       if (!patch.is_array()) {
         return bad_request("json: cannot unmarshal " + std::string(patch.type_name()) +

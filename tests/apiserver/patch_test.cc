@@ -62,7 +62,10 @@ TEST_CASE("strategic merge: node status.conditions merge by type") {
 
 TEST_CASE("strategic merge: node spec.taints is atomic, the patch's list replaces the whole list") {
   json node = json::parse(R"({"spec":{"taints":[{"key":"other.io/x","effect":"NoSchedule"}]}})");
-  json out = smp("Node", node, json::parse(R"({"spec":{"taints":[{"key":"iogate.io/storage-below-policy","value":"true","effect":"NoSchedule"}]}})"));
+  json out = smp(
+      "Node", node,
+      json::parse(
+          R"({"spec":{"taints":[{"key":"iogate.io/storage-below-policy","value":"true","effect":"NoSchedule"}]}})"));
   REQUIRE(out["spec"]["taints"].size() == 1);
   CHECK(out["spec"]["taints"][0]["key"] == "iogate.io/storage-below-policy");
   out = smp("Node", node, json::parse(R"({"spec":{"taints":null}})"));
@@ -97,7 +100,8 @@ TEST_CASE("strategic merge: initContainers by name, ownerReferences by uid, fina
 }
 
 TEST_CASE("strategic merge directives: $patch delete in a keyed list, $setElementOrder, $deleteFromPrimitiveList") {
-  json node = json::parse(R"({"metadata":{"finalizers":["a","b"]},"status":{"conditions":[{"type":"A"},{"type":"B"}]}})");
+  json node =
+      json::parse(R"({"metadata":{"finalizers":["a","b"]},"status":{"conditions":[{"type":"A"},{"type":"B"}]}})");
   json out = smp("Node", node, json::parse(R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]},
       "status":{"$setElementOrder/conditions":[{"type":"B"},{"type":"A"}],
                 "conditions":[{"type":"A","$patch":"delete"}]}})"));
@@ -108,7 +112,8 @@ TEST_CASE("strategic merge directives: $patch delete in a keyed list, $setElemen
 }
 
 TEST_CASE("strategic merge: a keyed list item without its merge key is a 500, as in Go") {
-  auto out = strategic_merge_patch("Node", json::object(), json::parse(R"({"status":{"conditions":[{"status":"True"}]}})"));
+  auto out =
+      strategic_merge_patch("Node", json::object(), json::parse(R"({"status":{"conditions":[{"status":"True"}]}})"));
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().code == 500);
   CHECK(out.error().message.find("does not contain declared merge key: type") != std::string::npos);
@@ -121,7 +126,8 @@ TEST_CASE("json patch: RFC 6902 operations, and a failed test op is 422") {
                              {"op":"remove","path":"/metadata/labels/a"}])");
   REQUIRE(out.ok());
   CHECK(out.value()["metadata"]["labels"] == json::parse(R"({"iogate.io/tier":"fast"})"));
-  auto failed = apply_patch(PatchType::kJson, "Node", node, R"([{"op":"test","path":"/metadata/labels/a","value":"2"}])");
+  auto failed =
+      apply_patch(PatchType::kJson, "Node", node, R"([{"op":"test","path":"/metadata/labels/a","value":"2"}])");
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error().code == 422);
   auto not_array = apply_patch(PatchType::kJson, "Node", node, R"({"op":"add"})");

@@ -11,10 +11,10 @@
 namespace iogate::apiserver {
 
 struct ResourceType {
-  std::string resource;     // plural, as in URLs: "pods"
-  std::string kind;         // "Pod"
-  std::string group;        // "" for the core group
-  std::string version;      // "v1"
+  std::string resource;  // plural, as in URLs: "pods"
+  std::string kind;      // "Pod"
+  std::string group;     // "" for the core group
+  std::string version;   // "v1"
   bool namespaced = true;
   std::vector<std::string> short_names;
   bool has_status = false;  // has a status subresource; writes to the main resource keep status

@@ -103,8 +103,8 @@ bool fields_match(const json& object, const std::string& selector) {
 ApiResponse object_response(int status, const RestTarget& t, const json& stored, const ApiRequest& r,
                             const ObjectStore& store) {
   if (wants_table(r.accept)) {
-    return json_response(status, make_table(t.type.kind, {stored}, std::to_string(store.resource_version()),
-                                            std::time(nullptr)));
+    return json_response(
+        status, make_table(t.type.kind, {stored}, std::to_string(store.resource_version()), std::time(nullptr)));
   }
   return json_response(status, view(t.type, stored));
 }
@@ -185,7 +185,8 @@ ApiResponse create(ObjectStore& store, const RestTarget& t, const ApiRequest& r)
   auto errs = validate(t.type, stored, /*creating=*/true, is_events_v1(t.type));
   if (!errs.empty()) return error_response(invalid(t.type.kind, t.type.group, meta.value("name", ""), errs));
   const std::string name = stored["metadata"]["name"];
-  if (store.get(t.type.resource, t.ns, name)) return error_response(already_exists(t.type.resource, t.type.group, name));
+  if (store.get(t.type.resource, t.ns, name))
+    return error_response(already_exists(t.type.resource, t.type.group, name));
   if (dry_run(r)) {
     ObjectStore::fill_create_metadata(stored);
     return object_response(201, t, stored, r, store);
@@ -212,14 +213,15 @@ ApiResponse write_update(ObjectStore& store, const RestTarget& t, const ApiReque
   const std::string current_uid = meta_string(current, "uid");
   const std::string uid = meta_string(proposed, "uid");
   if (!uid.empty() && uid != current_uid) {
-    return error_response(conflict(t.type.resource, t.type.group, t.name,
-                                   "Precondition failed: UID in precondition: " + uid +
-                                       ", UID in object meta: " + current_uid));
+    return error_response(
+        conflict(t.type.resource, t.type.group, t.name,
+                 "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + current_uid));
   }
   const std::string rv = meta_string(proposed, "resourceVersion");
   if (rv.empty() && require_resource_version) {
-    return error_response(invalid(t.type.kind, t.type.group, t.name,
-                                  {invalid_value("metadata.resourceVersion", "0x0", "must be specified for an update")}));
+    return error_response(
+        invalid(t.type.kind, t.type.group, t.name,
+                {invalid_value("metadata.resourceVersion", "0x0", "must be specified for an update")}));
   }
   if (!rv.empty() && rv != meta_string(current, "resourceVersion")) {
     return error_response(stale_conflict(t.type.resource, t.type.group, t.name));

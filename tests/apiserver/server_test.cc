@@ -25,7 +25,8 @@ const std::string& cert_dir() {
                              : (fs::path(__FILE__).parent_path() / "make_certs.sh").string();
     fs::path out = fs::temp_directory_path() / ("iogate-apiserver-test-" + std::to_string(::getpid()));
     REQUIRE(std::system(("bash '" + script + "' '" + out.string() + "'").c_str()) == 0);
-    std::atexit([] { fs::remove_all(fs::temp_directory_path() / ("iogate-apiserver-test-" + std::to_string(::getpid()))); });
+    std::atexit(
+        [] { fs::remove_all(fs::temp_directory_path() / ("iogate-apiserver-test-" + std::to_string(::getpid()))); });
     return out.string();
   }();
   return dir;
@@ -84,8 +85,9 @@ TEST_CASE("https: a client certificate signed by the CA authenticates; the log n
   CHECK(s->requests().back().auth == "x509 CN=iogate-test");
   // A well-formed client certificate from another CA is no credential: 401, not a TLS failure.
   fs::path other = fs::path(cert_dir()) / "other";
-  REQUIRE(std::system(("bash '" + (fs::path(__FILE__).parent_path() / "make_certs.sh").string() + "' '" +
-                       other.string() + "'").c_str()) == 0);
+  REQUIRE(std::system(
+              ("bash '" + (fs::path(__FILE__).parent_path() / "make_certs.sh").string() + "' '" + other.string() + "'")
+                  .c_str()) == 0);
   httplib::SSLClient stranger("127.0.0.1", s->port(), (other / "client.crt").string(), (other / "client.key").string());
   stranger.set_ca_cert_path((cert_dir() + "/ca.crt").c_str());
   res = stranger.Get("/api/v1/namespaces/default");
@@ -96,9 +98,10 @@ TEST_CASE("https: a client certificate signed by the CA authenticates; the log n
 TEST_CASE("https: /_test/ control: seed, read back, faults, token rotation, the request log") {
   auto s = start_server();
   auto c = client(*s);
-  auto res = c->Post("/_test/objects",
-                     R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"ml"},"spec":{"containers":[{"name":"c"}]}})",
-                     "application/json");
+  auto res = c->Post(
+      "/_test/objects",
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"ml"},"spec":{"containers":[{"name":"c"}]}})",
+      "application/json");
   REQUIRE(res);
   CHECK(res->status == 201);
   res = c->Patch("/api/v1/namespaces/ml/pods/p1", R"({"metadata":{"annotations":{"iogate.io/verdict":"pass"}}})",
@@ -118,15 +121,20 @@ TEST_CASE("https: /_test/ control: seed, read back, faults, token rotation, the 
   CHECK(res->body.find(kToken) == std::string::npos);
 
   // A 429 as the wire shows it, then a dropped connection.
-  REQUIRE(c->Post("/_test/faults", R"({"method":"GET","path_regex":"/api/v1/namespaces/ml/pods/p1","kind":"429","retry_after_s":3,"count":1})",
-                  "application/json")->status == 201);
+  REQUIRE(
+      c->Post(
+           "/_test/faults",
+           R"({"method":"GET","path_regex":"/api/v1/namespaces/ml/pods/p1","kind":"429","retry_after_s":3,"count":1})",
+           "application/json")
+          ->status == 201);
   res = c->Get("/api/v1/namespaces/ml/pods/p1");
   REQUIRE(res);
   CHECK(res->status == 429);
   CHECK(res->get_header_value("Retry-After") == "3");
   CHECK(res->body == "Too many requests, please try again later.\n");
   REQUIRE(c->Post("/_test/faults", R"({"path_regex":"/api/v1/namespaces/ml/pods/p1","kind":"drop","count":1})",
-                  "application/json")->status == 201);
+                  "application/json")
+              ->status == 201);
   auto dropped = client(*s)->Get("/api/v1/namespaces/ml/pods/p1");
   CHECK_FALSE(dropped);  // no response at all
   res = client(*s)->Get("/api/v1/namespaces/ml/pods/p1");

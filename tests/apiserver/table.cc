@@ -68,7 +68,8 @@ json node_row(const json& n, std::time_t now) {
   const json labels = n.value("/metadata/labels"_json_pointer, json::object());
   for (const auto& [key, value] : labels.items()) {
     const std::string prefix = "node-role.kubernetes.io/";
-    if (key.rfind(prefix, 0) == 0 && key.size() > prefix.size()) roles += (roles.empty() ? "" : ",") + key.substr(prefix.size());
+    if (key.rfind(prefix, 0) == 0 && key.size() > prefix.size())
+      roles += (roles.empty() ? "" : ",") + key.substr(prefix.size());
   }
   std::string internal_ip = "<none>", external_ip = "<none>";
   for (const auto& a : n.value("/status/addresses"_json_pointer, json::array())) {
@@ -94,18 +95,20 @@ json pod_row(const json& p, std::time_t now) {
     if (!waiting.empty()) status = waiting;
   }
   if (p.contains("/metadata/deletionTimestamp"_json_pointer)) status = "Terminating";
-  return json::array({str(p, "/metadata/name"), std::to_string(ready) + "/" + std::to_string(total), status,
-                      restarts, age(p, "/metadata/creationTimestamp", now), str(p, "/status/podIP", "<none>"),
-                      str(p, "/spec/nodeName", "<none>"), str(p, "/status/nominatedNodeName", "<none>"),
-                      "<none>"});
+  return json::array({str(p, "/metadata/name"), std::to_string(ready) + "/" + std::to_string(total), status, restarts,
+                      age(p, "/metadata/creationTimestamp", now), str(p, "/status/podIP", "<none>"),
+                      str(p, "/spec/nodeName", "<none>"), str(p, "/status/nominatedNodeName", "<none>"), "<none>"});
 }
 
 json pvc_row(const json& c, std::time_t now) {
   std::string modes;
   for (const auto& m : c.value("/status/accessModes"_json_pointer, json::array())) {
     std::string s = m.get<std::string>();
-    std::string shortm = s == "ReadWriteOnce" ? "RWO" : s == "ReadOnlyMany" ? "ROX" : s == "ReadWriteMany" ? "RWX"
-                         : s == "ReadWriteOncePod" ? "RWOP" : s;
+    std::string shortm = s == "ReadWriteOnce"      ? "RWO"
+                         : s == "ReadOnlyMany"     ? "ROX"
+                         : s == "ReadWriteMany"    ? "RWX"
+                         : s == "ReadWriteOncePod" ? "RWOP"
+                                                   : s;
     modes += (modes.empty() ? "" : ",") + shortm;
   }
   return json::array({str(c, "/metadata/name"), str(c, "/status/phase", "Pending"), str(c, "/spec/volumeName"),
@@ -131,8 +134,8 @@ json event_row(const json& e, std::time_t now) {
 }
 
 json namespace_row(const json& n, std::time_t now) {
-  return json::array({str(n, "/metadata/name"), str(n, "/status/phase", "Active"),
-                      age(n, "/metadata/creationTimestamp", now)});
+  return json::array(
+      {str(n, "/metadata/name"), str(n, "/status/phase", "Active"), age(n, "/metadata/creationTimestamp", now)});
 }
 
 }  // namespace
@@ -142,27 +145,43 @@ json make_table(const std::string& kind, const std::vector<json>& objects, const
   json columns;
   json (*row)(const json&, std::time_t) = nullptr;
   if (kind == "Node") {
-    columns = {column("Name", "string", 0, "name"), column("Status", "string"), column("Roles", "string"),
-               column("Age", "string"), column("Version", "string"), column("Internal-IP", "string", 1),
-               column("External-IP", "string", 1), column("OS-Image", "string", 1),
-               column("Kernel-Version", "string", 1), column("Container-Runtime", "string", 1)};
+    columns = {column("Name", "string", 0, "name"),
+               column("Status", "string"),
+               column("Roles", "string"),
+               column("Age", "string"),
+               column("Version", "string"),
+               column("Internal-IP", "string", 1),
+               column("External-IP", "string", 1),
+               column("OS-Image", "string", 1),
+               column("Kernel-Version", "string", 1),
+               column("Container-Runtime", "string", 1)};
     row = node_row;
   } else if (kind == "Pod") {
-    columns = {column("Name", "string", 0, "name"), column("Ready", "string"), column("Status", "string"),
-               column("Restarts", "string"), column("Age", "string"), column("IP", "string", 1),
-               column("Node", "string", 1), column("Nominated Node", "string", 1),
+    columns = {column("Name", "string", 0, "name"),
+               column("Ready", "string"),
+               column("Status", "string"),
+               column("Restarts", "string"),
+               column("Age", "string"),
+               column("IP", "string", 1),
+               column("Node", "string", 1),
+               column("Nominated Node", "string", 1),
                column("Readiness Gates", "string", 1)};
     row = pod_row;
   } else if (kind == "PersistentVolumeClaim") {
-    columns = {column("Name", "string", 0, "name"), column("Status", "string"), column("Volume", "string"),
-               column("Capacity", "string"), column("Access Modes", "string"), column("StorageClass", "string"),
-               column("VolumeAttributesClass", "string"), column("Age", "string"),
+    columns = {column("Name", "string", 0, "name"),
+               column("Status", "string"),
+               column("Volume", "string"),
+               column("Capacity", "string"),
+               column("Access Modes", "string"),
+               column("StorageClass", "string"),
+               column("VolumeAttributesClass", "string"),
+               column("Age", "string"),
                column("VolumeMode", "string", 1)};
     row = pvc_row;
   } else if (kind == "Event") {
-    columns = {column("Last Seen", "string"), column("Type", "string"), column("Reason", "string"),
-               column("Object", "string"), column("Subobject", "string", 1), column("Source", "string", 1),
-               column("Message", "string"), column("First Seen", "string", 1), column("Count", "string", 1),
+    columns = {column("Last Seen", "string"),      column("Type", "string"),          column("Reason", "string"),
+               column("Object", "string"),         column("Subobject", "string", 1),  column("Source", "string", 1),
+               column("Message", "string"),        column("First Seen", "string", 1), column("Count", "string", 1),
                column("Name", "string", 1, "name")};
     row = event_row;
   } else {
@@ -173,8 +192,9 @@ json make_table(const std::string& kind, const std::vector<json>& objects, const
   for (const auto& o : objects) {
     json meta = o.value("metadata", json::object());
     meta.erase("managedFields");
-    rows.push_back({{"cells", row(o, now)},
-                    {"object", {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta}}}});
+    rows.push_back(
+        {{"cells", row(o, now)},
+         {"object", {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta}}}});
   }
   return {{"kind", "Table"},
           {"apiVersion", "meta.k8s.io/v1"},

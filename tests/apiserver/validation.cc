@@ -13,20 +13,22 @@ const char* kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const char* kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const char* kDns1123SubdomainFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 
-bool full_match(const std::string& value, const char* pattern) {
-  return std::regex_match(value, std::regex(pattern));
-}
+bool full_match(const std::string& value, const char* pattern) { return std::regex_match(value, std::regex(pattern)); }
 
 std::string qualified_name_rule() {
-  return std::string("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                     "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                     "validation is '") + kQualifiedNameFmt + "')";
+  return std::string(
+             "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+             "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+             "validation is '") +
+         kQualifiedNameFmt + "')";
 }
 
 std::string dns_subdomain_rule() {
-  return std::string("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
-                     "used for validation is '") + kDns1123SubdomainFmt + "')";
+  return std::string(
+             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+             "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+             "used for validation is '") +
+         kDns1123SubdomainFmt + "')";
 }
 
 std::string string_at(const json& object, const json::json_pointer& ptr) {
@@ -52,9 +54,10 @@ std::vector<FieldCause> validate_qualified_name(const std::string& value, const 
   auto slash = value.find('/');
   if (slash != std::string::npos) {
     if (value.find('/', slash + 1) != std::string::npos) {
-      errs.push_back(invalid_value(field, value, "a qualified name " + qualified_name_rule() +
-                                                     " with an optional DNS subdomain prefix and '/' (e.g. "
-                                                     "'example.com/MyName')"));
+      errs.push_back(invalid_value(field, value,
+                                   "a qualified name " + qualified_name_rule() +
+                                       " with an optional DNS subdomain prefix and '/' (e.g. "
+                                       "'example.com/MyName')"));
       return errs;
     }
     std::string prefix = value.substr(0, slash);
@@ -86,7 +89,8 @@ std::vector<FieldCause> validate_label_value(const std::string& value, const std
         field, value,
         std::string("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
                     "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-                    "'my_value',  or '12345', regex used for validation is '") + kLabelValueFmt + "')"));
+                    "'my_value',  or '12345', regex used for validation is '") +
+            kLabelValueFmt + "')"));
   }
   return errs;
 }
@@ -199,7 +203,8 @@ std::vector<FieldCause> validate_event_create(const json& e, bool events_v1) {
     else append(errs, validate_qualified_name(controller, controller_field));
     const std::string instance = string_at(e, P("/reportingInstance"));
     if (instance.empty()) errs.push_back(required_value("reportingInstance"));
-    else if (instance.size() > 128) errs.push_back(invalid_value("reportingInstance", "", "can have at most 128 characters"));
+    else if (instance.size() > 128)
+      errs.push_back(invalid_value("reportingInstance", "", "can have at most 128 characters"));
     const std::string action = string_at(e, P("/action"));
     if (action.empty()) errs.push_back(required_value("action"));
     else if (action.size() > 128) errs.push_back(invalid_value("action", "", "can have at most 128 characters"));

@@ -40,9 +40,7 @@ struct ScratchDir {
   }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
-  size_t entries() const {
-    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(path), {}));
-  }
+  size_t entries() const { return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(path), {})); }
 };
 
 }  // namespace iogate::testing

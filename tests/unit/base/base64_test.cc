@@ -37,7 +37,8 @@ TEST_CASE("base64: encoding, RFC 4648 test vectors and a round trip of every byt
   CHECK(encode_base64(std::string("\xff\xef")) == "/+8=");
   std::string all;
   for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
-  for (size_t n = 0; n <= all.size(); n += 37) CHECK(decode_base64(encode_base64(all.substr(0, n))) == all.substr(0, n));
+  for (size_t n = 0; n <= all.size(); n += 37)
+    CHECK(decode_base64(encode_base64(all.substr(0, n))) == all.substr(0, n));
 }
 
 }  // namespace

@@ -47,8 +47,7 @@ TEST_CASE("parse_integer enforces its range") {
   CHECK_FALSE(parse_integer("5000", "--iodepth", 1, 4096).ok());
   CHECK_FALSE(parse_integer("3.5", "--iodepth", 1, 4096).ok());
   CHECK_FALSE(parse_integer("", "--iodepth", 1, 4096).ok());
-  CHECK(parse_integer("x", "--iodepth", 1, 4096).error().message ==
-        "--iodepth: expected a whole number, got \"x\"");
+  CHECK(parse_integer("x", "--iodepth", 1, 4096).error().message == "--iodepth: expected a whole number, got \"x\"");
 }
 
 TEST_CASE("formatting for humans") {
@@ -77,8 +76,7 @@ TEST_CASE("bandwidths: decimal SI units, binary IEC units, bare bytes a second")
   };
   for (Row row : {Row{"500MB/s", 500'000'000}, Row{"500 MB/s", 500'000'000}, Row{"1.5GB/s", 1'500'000'000},
                   Row{"200MiB/s", 200ull << 20}, Row{"1GiB/s", 1ull << 30}, Row{"800kB/s", 800'000},
-                  Row{"800KB/s", 800'000}, Row{"64KiB/s", 65536}, Row{"524288000", 524'288'000},
-                  Row{"100B/s", 100}}) {
+                  Row{"800KB/s", 800'000}, Row{"64KiB/s", 65536}, Row{"524288000", 524'288'000}, Row{"100B/s", 100}}) {
     CAPTURE(row.text);
     auto b = parse_bandwidth(row.text, "bw");
     REQUIRE_MESSAGE(b.ok(), b.error().message);

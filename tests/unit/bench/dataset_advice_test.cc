@@ -41,7 +41,7 @@ double evidence(const Recommendation& r, const std::string& key) {
 TEST_CASE("Little's law: reads in flight = rate x latency, rounded up") {
   CHECK(workers_for_rate(10000, 1'000'000) == 10);  // 10k/s x 1 ms
   CHECK(workers_for_rate(10000, 1'050'000) == 11);
-  CHECK(workers_for_rate(100, 1'000) == 1);          // at least one
+  CHECK(workers_for_rate(100, 1'000) == 1);  // at least one
   CHECK(workers_for_rate(0, 0) == 1);
 }
 
@@ -60,7 +60,7 @@ TEST_CASE("without a sweep, a target needing more reads in flight than CPUs says
   CHECK(evidence(*r, "mean_file_ns") == 400'000);
   CHECK(r->message.find("more than the 16 CPUs") != std::string::npos);
   CHECK(evidence(*r, "from_sweep") == 0);  // the knee is a sweep's: see the sweep cases below
-  f.target_samples_per_s = 20000;  // 8 in flight: fits
+  f.target_samples_per_s = 20000;          // 8 in flight: fits
   r = find(recs = recommend_for_dataset(f), "workers-for-target");
   REQUIRE(r);
   CHECK(r->message.find("at least 8") != std::string::npos);

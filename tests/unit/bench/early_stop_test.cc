@@ -54,9 +54,7 @@ std::function<double()> ar1_stream(uint64_t seed, double mu, double cv, double p
   };
 }
 
-bool covers(const ConfidenceInterval& ci, double truth) {
-  return std::abs(ci.mean - truth) <= ci.half_width;
-}
+bool covers(const ConfidenceInterval& ci, double truth) { return std::abs(ci.mean - truth) <= ci.half_width; }
 
 }  // namespace
 
@@ -67,11 +65,11 @@ TEST_CASE("t quantiles match the printed table") {
     double t;
   };
   // Two-sided 95%, 90% and 99% values from any statistics table (3 decimals).
-  for (Row r : {Row{0.975, 1, 12.706}, Row{0.975, 2, 4.303}, Row{0.975, 3, 3.182}, Row{0.975, 4, 2.776},
-                Row{0.975, 5, 2.571}, Row{0.975, 9, 2.262}, Row{0.975, 10, 2.228}, Row{0.975, 19, 2.093},
-                Row{0.975, 30, 2.042}, Row{0.975, 39, 2.023}, Row{0.975, 120, 1.980}, Row{0.95, 10, 1.812},
-                Row{0.95, 1, 6.314}, Row{0.995, 3, 5.841}, Row{0.995, 10, 3.169}, Row{0.9, 4, 1.533},
-                Row{0.995, 2, 9.925}}) {
+  for (Row r :
+       {Row{0.975, 1, 12.706}, Row{0.975, 2, 4.303}, Row{0.975, 3, 3.182}, Row{0.975, 4, 2.776}, Row{0.975, 5, 2.571},
+        Row{0.975, 9, 2.262}, Row{0.975, 10, 2.228}, Row{0.975, 19, 2.093}, Row{0.975, 30, 2.042},
+        Row{0.975, 39, 2.023}, Row{0.975, 120, 1.980}, Row{0.95, 10, 1.812}, Row{0.95, 1, 6.314}, Row{0.995, 3, 5.841},
+        Row{0.995, 10, 3.169}, Row{0.9, 4, 1.533}, Row{0.995, 2, 9.925}}) {
     CAPTURE(r.p);
     CAPTURE(r.df);
     CHECK(student_t_quantile(r.p, r.df) == doctest::Approx(r.t).epsilon(0.0005));
@@ -175,10 +173,10 @@ TEST_CASE("an autocorrelated stream is not stopped on the naive interval") {
   CAPTURE(early_stops_at_20);
   CAPTURE(stops);
   CAPTURE(misses);
-  CHECK(naive_stops >= streams * 95 / 100);   // the naive rule stops nearly every stream
+  CHECK(naive_stops >= streams * 95 / 100);     // the naive rule stops nearly every stream
   CHECK(naive_misses >= naive_stops * 4 / 10);  // and its "95%" interval misses the mean often
   CHECK(early_stops_at_20 <= streams / 10);     // the lag-1 test refuses most of them
-  CHECK(misses <= streams / 10);               // whatever stops does so with an honest interval
+  CHECK(misses <= streams / 10);                // whatever stops does so with an honest interval
 }
 
 TEST_CASE("far from the threshold the run stops early with the side it is on") {

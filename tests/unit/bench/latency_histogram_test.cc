@@ -22,8 +22,8 @@ TEST_CASE("bucket boundaries tile the value range without gaps") {
   for (size_t i = 0; i + 1 < LatencyHistogram::kBucketCount; ++i) {
     REQUIRE(LatencyHistogram::bucket_high(i) + 1 == LatencyHistogram::bucket_low(i + 1));
   }
-  for (uint64_t v : std::initializer_list<uint64_t>{0, 1, 127, 128, 129, 4095, 4096, 1000000, 123456789, uint64_t{1} << 40,
-                     UINT64_MAX}) {
+  for (uint64_t v : std::initializer_list<uint64_t>{0, 1, 127, 128, 129, 4095, 4096, 1000000, 123456789,
+                                                    uint64_t{1} << 40, UINT64_MAX}) {
     size_t i = LatencyHistogram::bucket_index(v);
     REQUIRE(i < LatencyHistogram::kBucketCount);
     CHECK(LatencyHistogram::bucket_low(i) <= v);

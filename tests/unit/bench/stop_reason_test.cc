@@ -8,10 +8,10 @@
 using namespace iogate;
 
 TEST_CASE("stop reasons: the reports' strings, distinct, and read back") {
-  const StopReason all[] = {StopReason::kNone,     StopReason::kRuntime,        StopReason::kSignal,
-                            StopReason::kError,    StopReason::kSettled,        StopReason::kAboveThreshold,
+  const StopReason all[] = {StopReason::kNone,           StopReason::kRuntime,  StopReason::kSignal,
+                            StopReason::kError,          StopReason::kSettled,  StopReason::kAboveThreshold,
                             StopReason::kBelowThreshold, StopReason::kComplete, StopReason::kFiles,
-                            StopReason::kEntries,  StopReason::kTime};
+                            StopReason::kEntries,        StopReason::kTime};
   std::set<std::string> names;
   for (StopReason r : all) {
     names.insert(std::string(stop_reason_name(r)));

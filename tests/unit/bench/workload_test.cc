@@ -81,8 +81,7 @@ TEST_CASE("each caller spells the fields its own way; the message is the same") 
   w.size = 4096;
   w.numjobs = 2;
   CHECK(validate_workload(w).error().message == "--size: 4k is smaller than --bs × --numjobs (4k × 2)");
-  auto policy = [](WorkloadField f) { return "workload." + std::string(workload_field_name(f)); };
-  CHECK(validate_workload(w, policy).error().message ==
+  CHECK(validate_workload(w, policy_spelling).error().message ==
         "workload.size: 4k is smaller than workload.bs × workload.numjobs (4k × 2)");
   w = {};
   w.iodepth_batch = 64;

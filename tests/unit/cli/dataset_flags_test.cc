@@ -57,7 +57,9 @@ TEST_CASE("--mode dataset builds a dataset request from its flags") {
 }
 
 TEST_CASE("the flags of one mode are refused in the other, by name") {
-  CHECK(parse({"--mode", "dataset", "/data", "--iodepth", "4"}).error().message.rfind("--iodepth: not used by --mode dataset", 0) == 0);
+  CHECK(parse({"--mode", "dataset", "/data", "--iodepth", "4"})
+            .error()
+            .message.rfind("--iodepth: not used by --mode dataset", 0) == 0);
   CHECK(parse({"/data", "--sample", "10"}).error().message == "--sample: only with --mode dataset");
   CHECK(parse({"--mode", "blocks", "/data"}).error().message == "--mode: expected io or dataset, got \"blocks\"");
   CHECK(parse({"--mode", "dataset", "/data", "--scan-entries", "0"}).error().kind == ErrorKind::kUsage);
@@ -65,7 +67,8 @@ TEST_CASE("the flags of one mode are refused in the other, by name") {
 
 TEST_CASE("--direct: 1/0/true/false in both modes, one parser, one message") {
   for (const char* mode : {"io", "dataset"}) {
-    for (auto [text, want] : {std::pair{"1", true}, std::pair{"true", true}, std::pair{"0", false}, std::pair{"false", false}}) {
+    for (auto [text, want] :
+         {std::pair{"1", true}, std::pair{"true", true}, std::pair{"0", false}, std::pair{"false", false}}) {
       auto o = parse({"--mode", mode, "/data", "--direct", text});
       REQUIRE_MESSAGE(o.ok(), o.error().message);
       CHECK((o->dataset ? o->dataset->loader.direct : o->workload.direct) == want);

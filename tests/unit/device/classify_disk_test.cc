@@ -73,11 +73,11 @@ TEST_CASE("virtio, cloud SCSI, usb, iscsi and RAM") {
   CHECK(scsi("Msft", "Virtual Disk", "/sys/devices/LNXSYSTM:00/VMBUS:00/x/host0/target0:0:0/0:0:0:0/block/sda", true)
             .device_class == DeviceClass::kCloudBlock);
   CHECK(scsi("QEMU", "QEMU HARDDISK", vscsi, true).device_class == DeviceClass::kVirtio);
-  CHECK(scsi("SanDisk", "Ultra", "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sda",
-             false)
+  CHECK(scsi("SanDisk", "Ultra",
+             "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sda", false)
             .device_class == DeviceClass::kUsb);
-  CHECK(scsi("LIO-ORG", "disk", "/sys/devices/platform/host3/session1/target3:0:0/3:0:0:0/block/sda", false).device_class ==
-        DeviceClass::kCloudBlock);
+  CHECK(scsi("LIO-ORG", "disk", "/sys/devices/platform/host3/session1/target3:0:0/3:0:0:0/block/sda", false)
+            .device_class == DeviceClass::kCloudBlock);
   DiskFacts z;
   z.name = "zram0";
   CHECK(classify_disk(z).device_class == DeviceClass::kRam);

@@ -61,7 +61,9 @@ TEST_CASE("devices_to_watch: a partition, then the disk under it") {
 }
 
 TEST_CASE("devices_to_watch: a dm device over two disks, each once") {
-  auto s = stack_on(253, 0, "xfs", {node("dm-0", StackNodeKind::kLvm, {node("vdb", StackNodeKind::kDisk), node("vdc", StackNodeKind::kDisk)})});
+  auto s = stack_on(
+      253, 0, "xfs",
+      {node("dm-0", StackNodeKind::kLvm, {node("vdb", StackNodeKind::kDisk), node("vdc", StackNodeKind::kDisk)})});
   std::vector<DiskStats> stats = {line(254, 16, "vdb"), line(254, 32, "vdc"), line(253, 0, "dm-0")};
   CHECK(devices_to_watch(s, stats) == std::vector<std::string>{"dm-0", "vdb", "vdc"});
 }
@@ -76,7 +78,8 @@ TEST_CASE("devices_to_watch: the mount's device comes first even when the stack 
 TEST_CASE("devices_to_watch: a loop device skips its backing file but not the disk that holds it") {
   auto s = stack_on(7, 0, "ext4",
                     {node("loop0", StackNodeKind::kLoop,
-                          {node("/var/lib/images/x.img", StackNodeKind::kFile, {node("vda1", StackNodeKind::kPartition, {node("vda", StackNodeKind::kDisk)})})})});
+                          {node("/var/lib/images/x.img", StackNodeKind::kFile,
+                                {node("vda1", StackNodeKind::kPartition, {node("vda", StackNodeKind::kDisk)})})})});
   std::vector<DiskStats> stats = {line(254, 0, "vda"), line(254, 1, "vda1"), line(7, 0, "loop0")};
   CHECK(devices_to_watch(s, stats) == std::vector<std::string>{"loop0", "vda1", "vda"});
 }
@@ -101,7 +104,9 @@ TEST_CASE("sample_device_busy: util from io_ticks over the real window; the busi
   iogate::testing::TempTree proc;
   proc.write("diskstats", diskstats_line(253, 0, "dm-0", 5000) + diskstats_line(254, 16, "vdb", 7000) +
                               diskstats_line(254, 32, "vdc", 9000));
-  auto s = stack_on(253, 0, "xfs", {node("dm-0", StackNodeKind::kLvm, {node("vdb", StackNodeKind::kDisk), node("vdc", StackNodeKind::kDisk)})});
+  auto s = stack_on(
+      253, 0, "xfs",
+      {node("dm-0", StackNodeKind::kLvm, {node("vdb", StackNodeKind::kDisk), node("vdc", StackNodeKind::kDisk)})});
   // dm-0 +300 ms, vdb +100 ms, vdc +800 ms of busy time during a ~1 s window.
   std::thread writer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -175,9 +180,9 @@ TEST_CASE("sample_device_busy on this machine: the device under /var/tmp is meas
   std::atomic<bool> stop{false};
   auto sample = sample_device_busy(*s, std::chrono::milliseconds(200), "/proc", stop);
   REQUIRE_MESSAGE(sample.ok(), (sample.ok() ? "" : sample.error().message));
-  MESSAGE("/var/tmp on ", s->mount.fs_type, " ", s->mount.major, ":", s->mount.minor, ": measurable=",
-          sample->measurable, " busiest=", sample->busiest_device, " util=", sample->util_percent, "% ",
-          sample->why_not);
+  MESSAGE("/var/tmp on ", s->mount.fs_type, " ", s->mount.major, ":", s->mount.minor,
+          ": measurable=", sample->measurable, " busiest=", sample->busiest_device, " util=", sample->util_percent,
+          "% ", sample->why_not);
   if (sample->measurable) {
     CHECK_FALSE(sample->devices.empty());
     CHECK_FALSE(sample->busiest_device.empty());

@@ -20,7 +20,6 @@ namespace {
 
 bool power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-
 }  // namespace
 
 TEST_CASE("statfs magics map to the names mountinfo uses") {

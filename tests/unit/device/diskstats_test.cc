@@ -16,7 +16,8 @@ constexpr const char* kFields14 =
     "   8       0 sda 2389445 98354 153474354 1726144 1392583 1480573 84936016 5143972 0 1518268 6874184\n"
     "   8       1 sda1 2389168 98354 153466106 1726044 1392576 1480573 84936016 5143968 0 1518228 6874080\n";
 constexpr const char* kFields18 =
-    " 259       0 nvme0n1 7204021 4193 651733738 1354712 9132264 3925418 438237632 8213260 3 3276548 9578372 61082 0 1164853928 10400\n";
+    " 259       0 nvme0n1 7204021 4193 651733738 1354712 9132264 3925418 438237632 8213260 3 3276548 9578372 61082 0 "
+    "1164853928 10400\n";
 constexpr const char* kFields20 =
     "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
     " 254       0 vda 33462 7907 2393578 10918 21338 8151 942960 4997 0 9144 17210 4682 9 151720 820 1021 474\n"
@@ -104,11 +105,11 @@ TEST_CASE("diskstats with 20 fields adds flushes") {
 TEST_CASE("diskstats: short, non-numeric and blank lines are skipped; extra fields ignored") {
   auto d = parse_diskstats(
       "\n"
-      "   8       0 sda 1 2 3 4 5 6 7 8 0 9\n"                       // 13 fields
-      "   8      x1 sdb 1 2 3 4 5 6 7 8 0 9 10\n"                    // bad minor
-      "   8      32 sdc 1 2 3 4 5 6 7 8 0 9 -10\n"                   // negative counter
+      "   8       0 sda 1 2 3 4 5 6 7 8 0 9\n"                                // 13 fields
+      "   8      x1 sdb 1 2 3 4 5 6 7 8 0 9 10\n"                             // bad minor
+      "   8      32 sdc 1 2 3 4 5 6 7 8 0 9 -10\n"                            // negative counter
       "   8      48 sdd 1 2 3 4 5 6 7 8 0 9 10 11 12 13 14 15 16 17 18 19\n"  // a future kernel's 23 fields
-      "\t8\t64\tsde 1 2 3 4 5 6 7 8 0 9 10");                        // tabs, no final newline
+      "\t8\t64\tsde 1 2 3 4 5 6 7 8 0 9 10");                                 // tabs, no final newline
   REQUIRE(d.size() == 2);
   CHECK(d[0].name == "sdd");
   CHECK(d[0].flushes_completed == 15);

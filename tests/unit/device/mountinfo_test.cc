@@ -15,21 +15,30 @@ namespace {
 // Lines as real systems print them: a systemd host with btrfs subvolumes, a Docker/containerd
 // container's overlay root, kubelet CSI volume mounts, a desktop's removable disk with a space.
 constexpr const char* kHost =
-    "22 1 0:26 /@ / rw,relatime shared:1 - btrfs /dev/nvme0n1p2 rw,ssd,discard=async,space_cache=v2,subvolid=256,subvol=/@\n"
+    "22 1 0:26 /@ / rw,relatime shared:1 - btrfs /dev/nvme0n1p2 "
+    "rw,ssd,discard=async,space_cache=v2,subvolid=256,subvol=/@\n"
     "23 22 0:5 / /dev rw,nosuid shared:2 - devtmpfs devtmpfs rw,size=4096k,nr_inodes=2032465,mode=755,inode64\n"
     "24 22 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
-    "25 22 0:26 /@home /home rw,relatime shared:28 - btrfs /dev/nvme0n1p2 rw,ssd,discard=async,space_cache=v2,subvolid=257,subvol=/@home\n"
-    "26 22 259:1 / /boot/efi rw,relatime shared:30 - vfat /dev/nvme0n1p1 rw,fmask=0077,dmask=0077,codepage=437,iocharset=ascii,shortname=mixed,utf8,errors=remount-ro\n"
-    "483 29 0:47 / /run/user/1000 rw,nosuid,nodev,relatime shared:263 master:5 - tmpfs tmpfs rw,size=1627284k,nr_inodes=406821,mode=700,uid=1000,gid=1000,inode64\n"
-    "512 22 8:17 / /media/alice/My\\040Disk rw,nosuid,nodev,relatime shared:281 - exfat /dev/sdb1 rw,fmask=0022,dmask=0022,iocharset=utf8,errors=remount-ro\n"
+    "25 22 0:26 /@home /home rw,relatime shared:28 - btrfs /dev/nvme0n1p2 "
+    "rw,ssd,discard=async,space_cache=v2,subvolid=257,subvol=/@home\n"
+    "26 22 259:1 / /boot/efi rw,relatime shared:30 - vfat /dev/nvme0n1p1 "
+    "rw,fmask=0077,dmask=0077,codepage=437,iocharset=ascii,shortname=mixed,utf8,errors=remount-ro\n"
+    "483 29 0:47 / /run/user/1000 rw,nosuid,nodev,relatime shared:263 master:5 - tmpfs tmpfs "
+    "rw,size=1627284k,nr_inodes=406821,mode=700,uid=1000,gid=1000,inode64\n"
+    "512 22 8:17 / /media/alice/My\\040Disk rw,nosuid,nodev,relatime shared:281 - exfat /dev/sdb1 "
+    "rw,fmask=0022,dmask=0022,iocharset=utf8,errors=remount-ro\n"
     "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n"
-    "600 22 7:3 / /snap/core22/1380 ro,nodev,relatime shared:300 - squashfs /dev/loop3 ro,errors=continue,threads=single\n"
+    "600 22 7:3 / /snap/core22/1380 ro,nodev,relatime shared:300 - squashfs /dev/loop3 "
+    "ro,errors=continue,threads=single\n"
     "700 22 0:60 / /mnt/s3 rw,nosuid,nodev,relatime shared:400 - fuse.s3fs s3fs rw,user_id=0,group_id=0\n";
 
 constexpr const char* kContainer =
-    "1234 1100 0:52 / / rw,relatime master:300 - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/ABCD:/var/lib/docker/overlay2/l/EFGH,upperdir=/var/lib/docker/overlay2/9f1c/diff,workdir=/var/lib/docker/overlay2/9f1c/work,nouserxattr\n"
+    "1234 1100 0:52 / / rw,relatime master:300 - overlay overlay "
+    "rw,lowerdir=/var/lib/docker/overlay2/l/ABCD:/var/lib/docker/overlay2/l/EFGH,upperdir=/var/lib/docker/overlay2/"
+    "9f1c/diff,workdir=/var/lib/docker/overlay2/9f1c/work,nouserxattr\n"
     "1235 1234 0:55 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
-    "1240 1234 259:3 /var/lib/kubelet/pods/5c0e/volumes/kubernetes.io~csi/pvc-1f2e/mount /data rw,relatime - ext4 /dev/nvme1n1 rw\n"
+    "1240 1234 259:3 /var/lib/kubelet/pods/5c0e/volumes/kubernetes.io~csi/pvc-1f2e/mount /data rw,relatime - ext4 "
+    "/dev/nvme1n1 rw\n"
     "1241 1234 259:3 /var/lib/kubelet/pods/5c0e/etc-hosts /etc/hosts rw,relatime - ext4 /dev/nvme1n1 rw\n"
     "1242 1240 0:70 / /data/cache rw,relatime - tmpfs  rw,size=65536k\n"
     "1243 1234 259:4 / /database ro,relatime - xfs /dev/nvme2n1 rw,attr2,inode64,logbufs=8,logbsize=32k,noquota\n";
@@ -117,12 +126,12 @@ TEST_CASE("mountinfo malformed lines are skipped and the rest kept") {
   auto m = parse_mountinfo(
       "\n"
       "garbage\n"
-      "24 22 0:22 / /proc rw,nosuid shared:12 proc proc rw\n"          // no separator
-      "x 22 0:22 / /proc rw - proc proc rw\n"                            // non-numeric id
-      "25 22 0x22 / /proc rw - proc proc rw\n"                           // no MAJ:MIN
-      "26 22 8:1 / /mnt rw shared:1 - ext4 /dev/sda\n"                  // too few fields after "-"
+      "24 22 0:22 / /proc rw,nosuid shared:12 proc proc rw\n"                         // no separator
+      "x 22 0:22 / /proc rw - proc proc rw\n"                                         // non-numeric id
+      "25 22 0x22 / /proc rw - proc proc rw\n"                                        // no MAJ:MIN
+      "26 22 8:1 / /mnt rw shared:1 - ext4 /dev/sda\n"                                // too few fields after "-"
       "27 22 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,errors=remount-ro\r\n"  // kept
-      "28 27 0:30 / /tmp rw,nosuid,nodev shared:5 - tmpfs tmpfs rw");   // kept, no final newline
+      "28 27 0:30 / /tmp rw,nosuid,nodev shared:5 - tmpfs tmpfs rw");                 // kept, no final newline
   REQUIRE(m.size() == 2);
   CHECK(m[0].mount_id == 27);
   CHECK(m[0].super_options == "rw,errors=remount-ro");  // "\r" stripped

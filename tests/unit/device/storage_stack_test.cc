@@ -43,9 +43,11 @@ namespace fs = std::filesystem;
 
 // Every fixture a test case below uses, in the order they run: the order the trees are built in.
 const std::vector<std::string> kFixtures = {
-    "nvme_local", "sata_ssd", "sata_hdd", "sas_hdd", "virtio_blk", "usb_stick", "mmc_sdcard", "zram",
-    "aws_ebs", "ec2_instance_store", "gcp_pd_scsi", "gcp_pd_nvme", "gcp_local_ssd", "azure_scsi", "azure_nvme",
-    "nvme_tcp", "lvm_nvme", "lvm_mixed", "md_raid1", "dm_crypt", "loop_tmpfs", "nfs4", "overlay", "btrfs"};
+    "nvme_local",  "sata_ssd",    "sata_hdd",      "sas_hdd",    "virtio_blk",
+    "usb_stick",   "mmc_sdcard",  "zram",          "aws_ebs",    "ec2_instance_store",
+    "gcp_pd_scsi", "gcp_pd_nvme", "gcp_local_ssd", "azure_scsi", "azure_nvme",
+    "nvme_tcp",    "lvm_nvme",    "lvm_mixed",     "md_raid1",   "dm_crypt",
+    "loop_tmpfs",  "nfs4",        "overlay",       "btrfs"};
 
 std::string cases_dir() { return std::string(IOGATE_TESTS_DIR) + "/fixtures/sysfs/cases"; }
 
@@ -232,31 +234,30 @@ struct Detection {
 
 // EXPECT(D, GOT, WANT, WHAT): the value GOT equals the JSON WANT (jq ==). Each check's message
 // names the case (D's "FIXTURE PATH"), the check (WHAT) and what GOT was.
-#define EXPECT(d, got, want, what)                                                                 \
-  do {                                                                                             \
-    const Got got_ = (got);                                                                        \
-    const json want_ = (want);                                                                     \
-    CHECK_MESSAGE((got_ && *got_ == want_), (d).name << ": " << (what) << ": " << #got << " is "   \
-                                                     << show(got_) << ", want " << want_.dump());  \
+#define EXPECT(d, got, want, what)                                                                                  \
+  do {                                                                                                              \
+    const Got got_ = (got);                                                                                         \
+    const json want_ = (want);                                                                                      \
+    CHECK_MESSAGE((got_ && *got_ == want_),                                                                         \
+                  (d).name << ": " << (what) << ": " << #got << " is " << show(got_) << ", want " << want_.dump()); \
   } while (0)
 
 // EXPECT_MATCH(D, GOT, REGEX, WHAT): GOT is a string that REGEX matches, case-insensitively
 // (jq: type == "string" and test(REGEX; "i")).
-#define EXPECT_MATCH(d, got, re, what)                                                             \
-  do {                                                                                             \
-    const Got got_ = (got);                                                                        \
-    CHECK_MESSAGE(matches(got_, re), (d).name << ": " << (what) << ": " << #got << " is "          \
-                                              << show(got_) << ", which does not match /" << (re)  \
-                                              << "/i");                                            \
+#define EXPECT_MATCH(d, got, re, what)                                                                  \
+  do {                                                                                                  \
+    const Got got_ = (got);                                                                             \
+    CHECK_MESSAGE(matches(got_, re), (d).name << ": " << (what) << ": " << #got << " is " << show(got_) \
+                                              << ", which does not match /" << (re) << "/i");           \
   } while (0)
 
 // EXPECT_ONE_OF(D, GOT, CHOICES, WHAT): GOT is one of the JSON array CHOICES (jq IN(...)).
-#define EXPECT_ONE_OF(d, got, choices, what)                                                       \
-  do {                                                                                             \
-    const Got got_ = (got);                                                                        \
-    const json choices_ = (choices);                                                               \
-    CHECK_MESSAGE(one_of(got_, choices_), (d).name << ": " << (what) << ": " << #got << " is "     \
-                                                   << show(got_) << ", not one of " << choices_.dump()); \
+#define EXPECT_ONE_OF(d, got, choices, what)                                                                 \
+  do {                                                                                                       \
+    const Got got_ = (got);                                                                                  \
+    const json choices_ = (choices);                                                                         \
+    CHECK_MESSAGE(one_of(got_, choices_), (d).name << ": " << (what) << ": " << #got << " is " << show(got_) \
+                                                   << ", not one of " << choices_.dump());                   \
   } while (0)
 
 // The detection of PATH in the fixture's tree, with the checks every detection gets: it succeeds
@@ -295,7 +296,8 @@ TEST_CASE("every fixture under tests/fixtures/sysfs/cases has a test case here")
   std::sort(on_disk.begin(), on_disk.end());
   std::vector<std::string> here = kFixtures;
   std::sort(here.begin(), here.end());
-  CHECK_MESSAGE(on_disk == here, "cases/*.sh and kFixtures differ: " << json(on_disk).dump() << " vs " << json(here).dump());
+  CHECK_MESSAGE(on_disk == here,
+                "cases/*.sh and kFixtures differ: " << json(on_disk).dump() << " vs " << json(here).dump());
 }
 
 // ---- local disks --------------------------------------------------------------------------------
@@ -346,7 +348,8 @@ TEST_CASE("detect: sata_ssd (mount table in proc/self only)") {
     EXPECT(d, d.stack_shape(), "sda2(partition)[sda(disk)]", "stack");
     EXPECT(d, d.at("/slowest_leaf"), "sda", "slowest leaf");
     EXPECT(d, fields(d.node("sda"), {"transport", "vendor", "model", "rotational"}),
-           R"(["sata","ATA","Samsung SSD 870",false])"_json, "disk: transport sata, vendor/model trimmed, non-rotational");
+           R"(["sata","ATA","Samsung SSD 870",false])"_json,
+           "disk: transport sata, vendor/model trimmed, non-rotational");
     EXPECT(d, fields(d.node("sda"), {"scheduler", "nr_requests"}), R"(["mq-deadline",64])"_json,
            "scheduler is the bracketed one");
   }
@@ -396,13 +399,13 @@ TEST_CASE("detect: virtio_blk") {
 TEST_CASE("detect: usb_stick (a mount point with a space)") {
   Fixture fx = fixture("usb_stick");
   if (auto d = detect(fx, "/media/alice/My Stick/DCIM")) {
-    EXPECT(d, fields(d.at("/mount"), {"point", "fstype", "source"}), R"(["/media/alice/My Stick","vfat","/dev/sdd1"])"_json,
-           "mount point unescaped from \\040");
+    EXPECT(d, fields(d.at("/mount"), {"point", "fstype", "source"}),
+           R"(["/media/alice/My Stick","vfat","/dev/sdd1"])"_json, "mount point unescaped from \\040");
     EXPECT(d, d.at("/class"), "usb", "class usb");
     EXPECT_MATCH(d, d.at("/reason"), "usb", "reason names USB");
     EXPECT(d, d.stack_shape(), "sdd1(partition)[sdd(disk)]", "stack");
-    EXPECT(d, fields(d.node("sdd"), {"transport", "removable", "vendor", "model"}), R"(["usb",true,"SanDisk","Ultra"])"_json,
-           "removable USB disk");
+    EXPECT(d, fields(d.node("sdd"), {"transport", "removable", "vendor", "model"}),
+           R"(["usb",true,"SanDisk","Ultra"])"_json, "removable USB disk");
     EXPECT(d, d.at("/slowest_leaf"), "sdd", "slowest leaf");
   }
 }
@@ -482,7 +485,8 @@ TEST_CASE("detect: gcp_local_ssd") {
     EXPECT(d, d.at("/class"), "nvme", "nvme_card0 (local SSD) is nvme");
     EXPECT_MATCH(d, d.at("/reason"), "nvme_card0", "reason names the model");
     EXPECT(d, d.stack_shape(), "nvme1n1(disk)", "stack");
-    EXPECT(d, fields(d.node("nvme1n1"), {"logical_block_size", "physical_block_size"}), R"([4096,4096])"_json, "4K blocks");
+    EXPECT(d, fields(d.node("nvme1n1"), {"logical_block_size", "physical_block_size"}), R"([4096,4096])"_json,
+           "4K blocks");
   }
   if (auto d = detect(fx, "/")) {
     EXPECT(d, d.at("/class"), "cloud-block", "the boot PD (nvme_card-pd) is cloud-block");
@@ -587,7 +591,8 @@ TEST_CASE("detect: loop_tmpfs (loop devices over files)") {
   if (auto d = detect(fx, "/snap/core22/1380/usr")) {
     EXPECT(d, fields(d.at("/mount"), {"fstype", "read_only"}), R"(["squashfs",true])"_json, "read-only squashfs");
     EXPECT(d, d.at("/class"), "virtio", "loop over a file on the virtio root");
-    EXPECT(d, d.stack_shape(), "loop1(loop)[(file)[vda1(partition)[vda(disk)]]]", "the file's children are its fs's stack");
+    EXPECT(d, d.stack_shape(), "loop1(loop)[(file)[vda1(partition)[vda(disk)]]]",
+           "the file's children are its fs's stack");
     EXPECT(d, d.at("/slowest_leaf"), "vda", "slowest leaf");
   }
 }
@@ -617,7 +622,8 @@ TEST_CASE("detect: overlay (a Docker overlay2 container root)") {
     EXPECT_MATCH(d, d.at("/reason"), "vdb|virtio", "reason");
     EXPECT(d, d.stack_shape(), "vdb(disk)", "the upperdir's mount's stack (not /)");
     EXPECT(d, d.at("/overlay_lowerdirs"),
-           json::array({ovl + "/l/AB7KQ2ZJ3XWPVYF4N5D6E7R8T9", ovl + "/l/CD2LM3NP4QR5ST6UV7WX8YZ9A0"}), "lowerdirs in order");
+           json::array({ovl + "/l/AB7KQ2ZJ3XWPVYF4N5D6E7R8T9", ovl + "/l/CD2LM3NP4QR5ST6UV7WX8YZ9A0"}),
+           "lowerdirs in order");
     EXPECT(d, d.at("/slowest_leaf"), "vdb", "slowest leaf");
   }
 }

@@ -169,12 +169,14 @@ TEST_CASE("kubeconfig with a client certificate authenticates over mutual TLS") 
   dir.write("pki/ca.crt", testing::pki_file(pki, "ca.crt"));
   dir.write("pki/client.crt", testing::pki_file(pki, "client.crt"));
   dir.write("pki/client.key", testing::pki_file(pki, "client.key"));
-  std::string path = dir.write("kubeconfig", "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-                                             "clusters:\n- name: test\n  cluster:\n    server: " + c.server->url() +
-                                             "\n    certificate-authority: pki/ca.crt\n"
-                                             "contexts:\n- name: test\n  context: {cluster: test, user: admin}\n"
-                                             "users:\n- name: admin\n  user:\n"
-                                             "    client-certificate: pki/client.crt\n    client-key: pki/client.key\n");
+  std::string path = dir.write("kubeconfig",
+                               "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+                               "clusters:\n- name: test\n  cluster:\n    server: " +
+                                   c.server->url() +
+                                   "\n    certificate-authority: pki/ca.crt\n"
+                                   "contexts:\n- name: test\n  context: {cluster: test, user: admin}\n"
+                                   "users:\n- name: admin\n  user:\n"
+                                   "    client-certificate: pki/client.crt\n    client-key: pki/client.key\n");
   auto config = load_kubeconfig(path);
   REQUIRE(config.ok());
   ApiClient api(*config, testing::fast_retry());

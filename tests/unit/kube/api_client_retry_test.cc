@@ -49,7 +49,8 @@ HttpResponse answer(int status, std::string body, std::string retry_after = "") 
   return HttpResponse{status, std::move(body), std::move(retry_after)};
 }
 
-const char* kStatus500 = R"({"kind":"Status","status":"Failure","reason":"InternalError","message":"etcd hiccup","code":500})";
+const char* kStatus500 =
+    R"({"kind":"Status","status":"Failure","reason":"InternalError","message":"etcd hiccup","code":500})";
 
 struct Harness {
   FakeTime time;
@@ -58,12 +59,13 @@ struct Harness {
 
   Harness(std::deque<TransportResult> script, RetryPolicy policy = {}, KubeConfig config = {}) {
     if (config.token.empty() && config.token_file.empty()) config.token = "t0";
-    ClientClock clock{[this] { return time.now; }, [this](milliseconds d) {
+    ClientClock clock{[this] { return time.now; },
+                      [this](milliseconds d) {
                         time.sleeps.push_back(d);
                         time.now += d;
                       }};
-    client = std::make_unique<ApiClient>(config, policy,
-                                         std::make_unique<ScriptedTransport>(&time, std::move(script), &sent), clock, 1);
+    client = std::make_unique<ApiClient>(
+        config, policy, std::make_unique<ScriptedTransport>(&time, std::move(script), &sent), clock, 1);
   }
 };
 
@@ -151,8 +153,8 @@ TEST_CASE("retry: a 409 on a patch declared repeatable is retried with backoff, 
   RetryPolicy p;
   p.max_attempts = 3;
   Harness always({answer(409, conflict), answer(409, conflict), answer(409, conflict)}, p);
-  auto gave_up = always.client->patch("/api/v1/namespaces/ns/pods/p", PatchType::kMerge, {{"metadata", 1}},
-                                      OnConflict::kRetry);
+  auto gave_up =
+      always.client->patch("/api/v1/namespaces/ns/pods/p", PatchType::kMerge, {{"metadata", 1}}, OnConflict::kRetry);
   REQUIRE_FALSE(gave_up.ok());
   CHECK(gave_up.error().conflict());
   CHECK(gave_up.error().message.find("gave up after 3 attempts") != std::string::npos);
@@ -209,8 +211,10 @@ TEST_CASE("401: the token file is re-read and the request retried once, without 
   sa.publish("old-token", "ca", "ns");
   KubeConfig config;
   config.token_file = dir.path("token");
-  const char* k401 = R"({"kind":"Status","status":"Failure","reason":"Unauthorized","message":"Unauthorized","code":401})";
-  Harness h({answer(200, "{}"), answer(401, k401), answer(200, "{}"), answer(401, k401), answer(401, k401)}, {}, config);
+  const char* k401 =
+      R"({"kind":"Status","status":"Failure","reason":"Unauthorized","message":"Unauthorized","code":401})";
+  Harness h({answer(200, "{}"), answer(401, k401), answer(200, "{}"), answer(401, k401), answer(401, k401)}, {},
+            config);
   REQUIRE(h.client->get("/api/v1/nodes/n1").ok());
   sa.publish("new-token", "ca", "ns");  // the kubelet rotates; our cached copy is seconds old
   REQUIRE(h.client->get("/api/v1/nodes/n1").ok());

@@ -6,14 +6,16 @@ namespace iogate {
 namespace {
 
 TEST_CASE("api error: a kind: Status body gives reason and message") {
-  ApiError e = api_error_from_response("PATCH /api/v1/nodes/n1", 409,
-                                       R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
-                                       R"("message":"Operation cannot be fulfilled on nodes \"n1\": the object has been modified",)"
-                                       R"("reason":"Conflict","code":409})");
+  ApiError e = api_error_from_response(
+      "PATCH /api/v1/nodes/n1", 409,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+      R"("message":"Operation cannot be fulfilled on nodes \"n1\": the object has been modified",)"
+      R"("reason":"Conflict","code":409})");
   CHECK(e.conflict());
   CHECK(e.reason == "Conflict");
   CHECK(e.summary() ==
-        "PATCH /api/v1/nodes/n1: 409 Conflict: Operation cannot be fulfilled on nodes \"n1\": the object has been modified");
+        "PATCH /api/v1/nodes/n1: 409 Conflict: Operation cannot be fulfilled on nodes \"n1\": the object has been "
+        "modified");
 }
 
 TEST_CASE("api error: a plain-text 429 from priority-and-fairness") {

@@ -6,23 +6,24 @@
 namespace iogate {
 namespace {
 
-using testing::TempTree;
 using testing::ServiceAccountDir;
+using testing::TempTree;
 
 const char* kCa = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
 // base64 of kCa, as kubectl writes certificate-authority-data.
-std::string ca_data() {
-  return "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
-}
+std::string ca_data() { return "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"; }
 
 std::string kubeconfig(const std::string& cluster_body, const std::string& user_body,
                        const std::string& current = "ctx", const std::string& ns_line = "") {
   return "apiVersion: v1\nkind: Config\n"
-         "clusters:\n- name: c1\n  cluster:\n" + cluster_body +
-         "contexts:\n- name: ctx\n  context:\n    cluster: c1\n    user: u1\n" + ns_line +
+         "clusters:\n- name: c1\n  cluster:\n" +
+         cluster_body + "contexts:\n- name: ctx\n  context:\n    cluster: c1\n    user: u1\n" + ns_line +
          "- name: other\n  context:\n    cluster: c1\n    user: u1\n    namespace: other-ns\n"
-         "current-context: " + current + "\n"
-         "users:\n- name: u1\n  user:\n" + user_body;
+         "current-context: " +
+         current +
+         "\n"
+         "users:\n- name: u1\n  user:\n" +
+         user_body;
 }
 
 const std::string kServer = "    server: https://10.0.0.1:6443\n";
@@ -51,7 +52,8 @@ TEST_CASE("kubeconfig: file fields resolve against the kubeconfig's directory") 
   dir.write("kube/pki/client.key", "KEY PEM");
   std::string path = dir.write("kube/config", kubeconfig(kServer + "    certificate-authority: pki/ca.crt\n",
                                                          "    client-certificate: pki/client.crt\n"
-                                                         "    client-key: " + dir.path("kube/pki/client.key") + "\n"));
+                                                         "    client-key: " +
+                                                             dir.path("kube/pki/client.key") + "\n"));
   auto c = load_kubeconfig(path);
   REQUIRE(c.ok());
   CHECK(c->ca_pem == kCa);
@@ -63,8 +65,10 @@ TEST_CASE("kubeconfig: file fields resolve against the kubeconfig's directory") 
 
 TEST_CASE("kubeconfig: -data wins over the file field, as in client-go") {
   TempTree dir;
-  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority: /nonexistent/ca.crt\n"
-                                                    "    certificate-authority-data: " + ca_data() + "\n",
+  std::string path = dir.write("config", kubeconfig(kServer +
+                                                        "    certificate-authority: /nonexistent/ca.crt\n"
+                                                        "    certificate-authority-data: " +
+                                                        ca_data() + "\n",
                                                     "    token: t\n"));
   auto c = load_kubeconfig(path);
   REQUIRE(c.ok());
@@ -74,8 +78,8 @@ TEST_CASE("kubeconfig: -data wins over the file field, as in client-go") {
 TEST_CASE("kubeconfig: tokenFile is kept as a path, relative to the kubeconfig") {
   TempTree dir;
   dir.write("token", "abc\n");
-  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
-                                                    "    tokenFile: token\n"));
+  std::string path = dir.write(
+      "config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n", "    tokenFile: token\n"));
   auto c = load_kubeconfig(path);
   REQUIRE(c.ok());
   CHECK(c->token_file == dir.path("token"));
@@ -84,8 +88,8 @@ TEST_CASE("kubeconfig: tokenFile is kept as a path, relative to the kubeconfig")
 
 TEST_CASE("kubeconfig: an explicit context overrides current-context") {
   TempTree dir;
-  std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n",
-                                                    "    token: t\n"));
+  std::string path = dir.write(
+      "config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() + "\n", "    token: t\n"));
   auto c = load_kubeconfig(path, "other");
   REQUIRE(c.ok());
   CHECK(c->namespace_name == "other-ns");
@@ -133,7 +137,8 @@ TEST_CASE("kubeconfig: errors name the file and the field") {
 TEST_CASE("kubeconfig: insecure-skip-tls-verify false is harmless") {
   TempTree dir;
   std::string path = dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + ca_data() +
-                                                    "\n    insecure-skip-tls-verify: false\n", "    token: t\n"));
+                                                        "\n    insecure-skip-tls-verify: false\n",
+                                                    "    token: t\n"));
   CHECK(load_kubeconfig(path).ok());
 }
 

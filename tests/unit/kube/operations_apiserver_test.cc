@@ -40,11 +40,13 @@ TEST_CASE("pods: get, annotate by merge patch (set and remove), 404 as a value")
   CHECK(pod_gpu_count(*pod) == 2);
   CHECK(pvc_for_path(*pod, "/data/train") == "imagenet");
 
-  REQUIRE(patch_pod_annotations(api, "ml", "trainer-0",
-                                {{"iogate.io/verdict", "pass"}, {"iogate.io/randread-iops", "47000"}, {"drop", std::nullopt}})
+  REQUIRE(patch_pod_annotations(
+              api, "ml", "trainer-0",
+              {{"iogate.io/verdict", "pass"}, {"iogate.io/randread-iops", "47000"}, {"drop", std::nullopt}})
               .ok());
   json stored = c.stored("pods", "ml", "trainer-0");
-  CHECK(stored["metadata"]["annotations"] == json{{"keep", "me"}, {"iogate.io/verdict", "pass"}, {"iogate.io/randread-iops", "47000"}});
+  CHECK(stored["metadata"]["annotations"] ==
+        json{{"keep", "me"}, {"iogate.io/verdict", "pass"}, {"iogate.io/randread-iops", "47000"}});
   auto log = c.server->requests();
   REQUIRE(log.size() == 2);
   CHECK(log[1].method == "PATCH");
@@ -79,7 +81,9 @@ TEST_CASE("nodes: a label merge patch keeps the other labels") {
   REQUIRE(patch_node_labels(api, "n1", {{"iogate.io/disk-class", "nvme"}, {"iogate.io/randread-iops", "512000"}}).ok());
   REQUIRE(patch_node_annotations(api, "n1", {{"iogate.io/report", "{}"}}).ok());
   json labels = c.stored("nodes", "", "n1")["metadata"]["labels"];
-  CHECK(labels == json{{"kubernetes.io/hostname", "n1"}, {"iogate.io/disk-class", "nvme"}, {"iogate.io/randread-iops", "512000"}});
+  CHECK(labels == json{{"kubernetes.io/hostname", "n1"},
+                       {"iogate.io/disk-class", "nvme"},
+                       {"iogate.io/randread-iops", "512000"}});
   REQUIRE(patch_node_labels(api, "n1", {{"iogate.io/disk-class", std::nullopt}}).ok());
   labels = c.stored("nodes", "", "n1")["metadata"]["labels"];
   CHECK_FALSE(labels.contains("iogate.io/disk-class"));
@@ -112,8 +116,8 @@ TEST_CASE("taints: ours added and removed, another owner's kept, no PATCH when n
   REQUIRE(remove_node_taint(api, "n1", ours.key, ours.effect).ok());
   CHECK(c.stored("nodes", "", "n1")["spec"]["taints"] == json::array({foreign}));
   REQUIRE(remove_node_taint(api, "n1", ours.key, ours.effect).ok());
-  CHECK(c.exchanges() == std::vector<std::string>{"GET /api/v1/nodes/n1 200", "PATCH /api/v1/nodes/n1 200",
-                                                  "GET /api/v1/nodes/n1 200"});
+  CHECK(c.exchanges() ==
+        std::vector<std::string>{"GET /api/v1/nodes/n1 200", "PATCH /api/v1/nodes/n1 200", "GET /api/v1/nodes/n1 200"});
   CHECK(c.stored("nodes", "", "n1")["spec"]["taints"] == json::array({foreign}));
 
   // Removing the last taint leaves none.
@@ -171,7 +175,8 @@ TEST_CASE("conditions: strategic merge on nodes/status keeps the kubelet's; last
   TestCluster c;
   c.seed(node_object());
   ApiClient api(c.config, testing::fast_retry());
-  REQUIRE(set_node_condition(api, "n1", {"StorageBelowPolicy", "False", "StorageMeetsPolicy", "47000 IOPS >= 10000"}).ok());
+  REQUIRE(
+      set_node_condition(api, "n1", {"StorageBelowPolicy", "False", "StorageMeetsPolicy", "47000 IOPS >= 10000"}).ok());
   auto log = c.server->requests();
   REQUIRE(log.size() == 2);
   CHECK(log[1].path == "/api/v1/nodes/n1/status");
@@ -199,7 +204,8 @@ TEST_CASE("conditions: strategic merge on nodes/status keeps the kubelet's; last
   }
   node["metadata"].erase("resourceVersion");
   c.seed(node);
-  REQUIRE(set_node_condition(api, "n1", {"StorageBelowPolicy", "False", "StorageMeetsPolicy", "46000 IOPS >= 10000"}).ok());
+  REQUIRE(
+      set_node_condition(api, "n1", {"StorageBelowPolicy", "False", "StorageMeetsPolicy", "46000 IOPS >= 10000"}).ok());
   auto same = conditions();
   CHECK(same["StorageBelowPolicy"]["lastTransitionTime"] == "2025-07-01T00:00:00Z");
   CHECK(same["StorageBelowPolicy"]["message"] == "46000 IOPS >= 10000");
@@ -296,7 +302,10 @@ TEST_CASE("events: an API server without events.k8s.io gets a core/v1 Event") {
   c.seed(pod_object());
   auto api = testing::hooked_client(c.config, [](const HttpRequest& r) -> std::optional<TransportResult> {
     if (r.path.rfind("/apis/events.k8s.io/", 0) == 0) {
-      return HttpResponse{404, R"({"kind":"Status","status":"Failure","reason":"NotFound","message":"the server could not find the requested resource","code":404})", ""};
+      return HttpResponse{
+          404,
+          R"({"kind":"Status","status":"Failure","reason":"NotFound","message":"the server could not find the requested resource","code":404})",
+          ""};
     }
     return std::nullopt;
   });

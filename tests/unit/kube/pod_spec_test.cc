@@ -26,11 +26,13 @@ TEST_CASE("pod_gpu_count: the scheduler's effective count") {
       {"one container, string quantity", pod({container("a", {{"nvidia.com/gpu", "2"}})}), 2},
       {"integer quantity", pod({container("a", {{"nvidia.com/gpu", 4}})}), 4},
       {"nvidia and amd summed over containers",
-       pod({container("a", {{"nvidia.com/gpu", "2"}}), container("b", {{"amd.com/gpu", "1"}, {"nvidia.com/gpu", "1"}})}),
+       pod({container("a", {{"nvidia.com/gpu", "2"}}),
+            container("b", {{"amd.com/gpu", "1"}, {"nvidia.com/gpu", "1"}})}),
        4},
       {"requests when no limit", pod({container("a", json::object(), {{"nvidia.com/gpu", "3"}})}), 3},
       {"the limit wins over requests", pod({container("a", {{"nvidia.com/gpu", "2"}}, {{"nvidia.com/gpu", "9"}})}), 2},
-      {"other resources ignored", pod({container("a", {{"cpu", "4"}, {"memory", "1Gi"}, {"example.com/fpga", "1"}})}), 0},
+      {"other resources ignored", pod({container("a", {{"cpu", "4"}, {"memory", "1Gi"}, {"example.com/fpga", "1"}})}),
+       0},
       {"garbage quantity counts as none", pod({container("a", {{"nvidia.com/gpu", "lots"}})}), 0},
       {"an init container larger than the main ones sets the count",
        pod({container("a", {{"nvidia.com/gpu", "1"}})}, {container("warm", {{"nvidia.com/gpu", "4"}})}), 4},
@@ -38,16 +40,20 @@ TEST_CASE("pod_gpu_count: the scheduler's effective count") {
        pod({container("a", {{"nvidia.com/gpu", "1"}})},
            {container("i1", {{"nvidia.com/gpu", "2"}}), container("i2", {{"nvidia.com/gpu", "3"}})}),
        3},
-      {"sidecars (restartPolicy Always) add to the main containers", [] {
+      {"sidecars (restartPolicy Always) add to the main containers",
+       [] {
          json side = container("side", {{"nvidia.com/gpu", "1"}});
          side["restartPolicy"] = "Always";
          return pod({container("a", {{"nvidia.com/gpu", "2"}})}, {side});
-       }(), 3},
-      {"a sidecar adds to the init containers after it", [] {
+       }(),
+       3},
+      {"a sidecar adds to the init containers after it",
+       [] {
          json side = container("side", {{"nvidia.com/gpu", "1"}});
          side["restartPolicy"] = "Always";
          return pod({container("a", {{"nvidia.com/gpu", "1"}})}, {side, container("after", {{"nvidia.com/gpu", "4"}})});
-       }(), 5},
+       }(),
+       5},
       {"no spec at all", json::object(), 0},
   };
   for (const Case& c : cases) {
@@ -96,14 +102,14 @@ TEST_CASE("pvc_for_path: the longest mountPath prefix, resolved through the volu
       {"/data/train/0001.jpg", "", "imagenet"},
       {"/data/cache", "", "cache-pvc"},
       {"/data/cache/x", "", "cache-pvc"},
-      {"/data/cachex", "", "imagenet"},   // a path-component prefix, not a string prefix
+      {"/data/cachex", "", "imagenet"},  // a path-component prefix, not a string prefix
       {"/database", "", std::nullopt},
-      {"/scratch/x", "", std::nullopt},   // emptyDir
-      {"/host/x", "", std::nullopt},      // hostPath, trailing slash in mountPath
+      {"/scratch/x", "", std::nullopt},  // emptyDir
+      {"/host/x", "", std::nullopt},     // hostPath, trailing slash in mountPath
       {"/host", "", std::nullopt},
-      {"/eph/x", "", std::nullopt},       // generic ephemeral: lives and dies with the pod
+      {"/eph/x", "", std::nullopt},  // generic ephemeral: lives and dies with the pod
       {"/elsewhere", "", std::nullopt},
-      {"/probe/d", "", "cache-pvc"},      // found in an init container
+      {"/probe/d", "", "cache-pvc"},  // found in an init container
       {"/probe/d", "preflight", "cache-pvc"},
       {"/data/x", "preflight", std::nullopt},  // the hinted container does not mount /data
       {"/data/x", "no-such-container", "imagenet"},
@@ -134,7 +140,8 @@ TEST_CASE("node_gpu_count: the device plugins' capacity, else GPU Feature Discov
   NodeGpus gfd = count(R"({"metadata":{"labels":{"nvidia.com/gpu.count":"8"}},"status":{"capacity":{"cpu":"64"}}})");
   CHECK(gfd.count == 8);
   CHECK(gfd.from == "label nvidia.com/gpu.count");
-  NodeGpus zero = count(R"({"status":{"capacity":{"nvidia.com/gpu":"0"}},"metadata":{"labels":{"nvidia.com/gpu.count":"8"}}})");
+  NodeGpus zero =
+      count(R"({"status":{"capacity":{"nvidia.com/gpu":"0"}},"metadata":{"labels":{"nvidia.com/gpu.count":"8"}}})");
   CHECK(zero.count == 0);  // the device plugin's word wins: no GPU is schedulable
   NodeGpus none = count(R"({"metadata":{"name":"cpu-1"}})");
   CHECK(none.count == 0);

@@ -18,8 +18,8 @@ nlohmann::json pvc_with(const std::map<std::string, std::string>& annotations) {
 }  // namespace
 
 TEST_CASE("a recorded result reads back from the PVC's annotation") {
-  RecordedResult r{"randread/4k/qd32x1", "node-1", "ml/train-0", system_clock::from_time_t(1780000000),
-                   {{"iops", 5000}}};
+  RecordedResult r{
+      "randread/4k/qd32x1", "node-1", "ml/train-0", system_clock::from_time_t(1780000000), {{"iops", 5000}}};
   auto pvc = pvc_with({{kPvcResultAnnotation, recorded_result_to_json(r).dump()}});
   auto back = recorded_result_on(pvc);
   REQUIRE(back);
@@ -34,14 +34,18 @@ TEST_CASE("a missing or malformed record reads as absent, so the pod probes") {
   CHECK_FALSE(recorded_result_on(nlohmann::json::object()));
   CHECK_FALSE(recorded_result_on(pvc_with({})));
   CHECK_FALSE(recorded_result_on(pvc_with({{kPvcResultAnnotation, "not json"}})));
-  CHECK_FALSE(recorded_result_on(pvc_with({{kPvcResultAnnotation, R"({"workload":"w","time":"yesterday","result":{}})"}})));
-  CHECK_FALSE(recorded_result_on(pvc_with({{kPvcResultAnnotation, R"({"workload":"w","time":"2026-12-02T10:00:00Z"})"}})));
+  CHECK_FALSE(
+      recorded_result_on(pvc_with({{kPvcResultAnnotation, R"({"workload":"w","time":"yesterday","result":{}})"}})));
+  CHECK_FALSE(
+      recorded_result_on(pvc_with({{kPvcResultAnnotation, R"({"workload":"w","time":"2026-12-02T10:00:00Z"})"}})));
   CHECK_FALSE(recorded_result_on(pvc_with({{kPvcResultAnnotation, R"({"time":"2026-12-02T10:00:00Z","result":{}})"}})));
-  CHECK(recorded_result_on(pvc_with({{kPvcResultAnnotation, R"({"workload":"w","time":"2026-12-02T10:00:00.123456Z","result":{}})"}})));
+  CHECK(recorded_result_on(
+      pvc_with({{kPvcResultAnnotation, R"({"workload":"w","time":"2026-12-02T10:00:00.123456Z","result":{}})"}})));
 }
 
 TEST_CASE("a lock reads back with its holder and expiry") {
-  auto lock = probe_lock_on(pvc_with({{kPvcLockAnnotation, R"({"pod":"ml/p","node":"n","expires":"2026-12-02T10:00:00Z"})"}}));
+  auto lock =
+      probe_lock_on(pvc_with({{kPvcLockAnnotation, R"({"pod":"ml/p","node":"n","expires":"2026-12-02T10:00:00Z"})"}}));
   REQUIRE(lock);
   CHECK(lock->pod == "ml/p");
   CHECK(lock->node == "n");

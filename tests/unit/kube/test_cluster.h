@@ -35,8 +35,8 @@ inline const std::string& cert_dir() {
     std::string d = make_pki("pki");
     std::atexit([] {
       std::error_code ec;
-      std::filesystem::remove_all(std::filesystem::temp_directory_path() /
-                                      ("iogate-kube-test-" + std::to_string(getpid())), ec);
+      std::filesystem::remove_all(
+          std::filesystem::temp_directory_path() / ("iogate-kube-test-" + std::to_string(getpid())), ec);
     });
     return d;
   }();
@@ -111,9 +111,8 @@ inline std::unique_ptr<ApiClient> hooked_client(const KubeConfig& config, Hooked
                                                 RetryPolicy retry = fast_retry()) {
   auto transport = make_https_transport(config);
   REQUIRE(transport.ok());
-  return std::make_unique<ApiClient>(config, retry,
-                                     std::make_unique<HookedTransport>(std::move(*transport), std::move(hook)),
-                                     ClientClock::real(), 1);
+  return std::make_unique<ApiClient>(
+      config, retry, std::make_unique<HookedTransport>(std::move(*transport), std::move(hook)), ClientClock::real(), 1);
 }
 
 }  // namespace iogate::testing

@@ -6,8 +6,8 @@
 namespace iogate {
 namespace {
 
-using testing::TempTree;
 using testing::ServiceAccountDir;
+using testing::TempTree;
 using Clock = std::chrono::steady_clock;
 
 TEST_CASE("token source: a static token") {
@@ -32,7 +32,7 @@ TEST_CASE("token source: the kubelet's ..data swap is seen after a minute or aft
 
   sa.publish("token-3", "ca", "ns");
   CHECK(s.token(t0 + std::chrono::seconds(61)) == "token-2");
-  CHECK(s.invalidate());                                       // after a 401
+  CHECK(s.invalidate());  // after a 401
   CHECK(s.token(t0 + std::chrono::seconds(62)) == "token-3");
 }
 

@@ -143,8 +143,7 @@ TEST_CASE("node metrics: a measured and an unmeasured path, rendered line by lin
       "# TYPE iogate_device_info gauge",
       "iogate_device_info{" + p +
           R"(,device="nvme0n1",device_class="nvme",model="Samsung SSD 980 PRO 1TB",transport="nvme",fstype="ext4"} 1)",
-      "iogate_device_info{" + d +
-          R"(,device="sda",device_class="hdd",model="",transport="sata",fstype="xfs"} 1)",
+      "iogate_device_info{" + d + R"(,device="sda",device_class="hdd",model="",transport="sata",fstype="xfs"} 1)",
       "# HELP iogate_api_sync_errors_total",
       "# TYPE iogate_api_sync_errors_total counter",
       R"(iogate_api_sync_errors_total{node="gpu-node-1"} 4)",
@@ -166,13 +165,22 @@ TEST_CASE("node metrics: a measured and an unmeasured path, rendered line by lin
 }
 
 TEST_CASE("node metrics: the families of the header's table, in its order, each with a useful HELP") {
-  const std::vector<std::string> names = {
-      "iogate_build_info", "iogate_probe_iops", "iogate_probe_bandwidth_bytes_per_second",
-      "iogate_probe_latency_seconds", "iogate_probe_duration_seconds",
-      "iogate_probe_last_success_timestamp_seconds", "iogate_probes_total", "iogate_probe_errors_total",
-      "iogate_probe_skips_total", "iogate_policy_min_iops", "iogate_policy_verdict",
-      "iogate_node_below_policy", "iogate_device_info", "iogate_api_sync_errors_total",
-      "iogate_api_sync_pending", "iogate_api_last_sync_timestamp_seconds"};
+  const std::vector<std::string> names = {"iogate_build_info",
+                                          "iogate_probe_iops",
+                                          "iogate_probe_bandwidth_bytes_per_second",
+                                          "iogate_probe_latency_seconds",
+                                          "iogate_probe_duration_seconds",
+                                          "iogate_probe_last_success_timestamp_seconds",
+                                          "iogate_probes_total",
+                                          "iogate_probe_errors_total",
+                                          "iogate_probe_skips_total",
+                                          "iogate_policy_min_iops",
+                                          "iogate_policy_verdict",
+                                          "iogate_node_below_policy",
+                                          "iogate_device_info",
+                                          "iogate_api_sync_errors_total",
+                                          "iogate_api_sync_pending",
+                                          "iogate_api_last_sync_timestamp_seconds"};
   // An empty node too: the set of families does not depend on what was measured.
   for (const NodeMetrics& m : {two_paths(), NodeMetrics{}}) {
     std::vector<MetricFamily> fs = node_metric_families(m);
@@ -214,10 +222,8 @@ TEST_CASE("node metrics: label order as in the header's table") {
     INFO(name);
     CHECK(keys(family(fs, name).samples.at(0).labels) == path);
   }
-  CHECK(keys(family(fs, "iogate_probe_skips_total").samples.at(0).labels) ==
-        Keys{"node", "path", "name", "reason"});
-  CHECK(keys(family(fs, "iogate_policy_verdict").samples.at(0).labels) ==
-        Keys{"node", "path", "name", "verdict"});
+  CHECK(keys(family(fs, "iogate_probe_skips_total").samples.at(0).labels) == Keys{"node", "path", "name", "reason"});
+  CHECK(keys(family(fs, "iogate_policy_verdict").samples.at(0).labels) == Keys{"node", "path", "name", "verdict"});
   CHECK(keys(family(fs, "iogate_device_info").samples.at(0).labels) ==
         Keys{"node", "path", "name", "device", "device_class", "model", "transport", "fstype"});
   for (const char* name : {"iogate_node_below_policy", "iogate_api_sync_errors_total", "iogate_api_sync_pending",
@@ -240,15 +246,14 @@ TEST_CASE("node metrics: before anything is known, measured series are absent, n
 
   for (const char* name :
        {"iogate_probe_iops", "iogate_probe_bandwidth_bytes_per_second", "iogate_probe_latency_seconds",
-        "iogate_probe_duration_seconds", "iogate_probe_last_success_timestamp_seconds",
-        "iogate_policy_min_iops", "iogate_policy_verdict", "iogate_node_below_policy",
-        "iogate_api_last_sync_timestamp_seconds"}) {
+        "iogate_probe_duration_seconds", "iogate_probe_last_success_timestamp_seconds", "iogate_policy_min_iops",
+        "iogate_policy_verdict", "iogate_node_below_policy", "iogate_api_last_sync_timestamp_seconds"}) {
     INFO(name);
     CHECK(family(fs, name).samples.empty());
   }
-  for (const char* name : {"iogate_build_info", "iogate_probes_total", "iogate_probe_errors_total",
-                           "iogate_probe_skips_total", "iogate_device_info", "iogate_api_sync_errors_total",
-                           "iogate_api_sync_pending"}) {
+  for (const char* name :
+       {"iogate_build_info", "iogate_probes_total", "iogate_probe_errors_total", "iogate_probe_skips_total",
+        "iogate_device_info", "iogate_api_sync_errors_total", "iogate_api_sync_pending"}) {
     INFO(name);
     CHECK(family(fs, name).samples.size() == 1);
   }

@@ -14,7 +14,8 @@ namespace {
 Policy policy(const std::string& mode = "enforce", const std::string& node_section = "") {
   auto p = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nmode: " + mode +
                             "\nrules:\n  - name: gpu-feed\n    min_iops: 10000\n    min_iops_per_gpu: 5000\n"
-                            "    forbidden_classes: [hdd]\n" + node_section,
+                            "    forbidden_classes: [hdd]\n" +
+                            node_section,
                         "policy.yaml");
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   return *p;
@@ -94,7 +95,7 @@ TEST_CASE("below policy: taint in enforce mode, condition True naming the rule, 
   CHECK(c->reason == "StorageBelowPolicy");
   CHECK(c->message.find("gpu-feed") != std::string::npos);
   CHECK(c->message.find("8,120") != std::string::npos);
-  NodeEventText e = node_event_text(j, p, paths);
+  EventText e = node_event_text(j, p, paths);
   CHECK(e.type == "Warning");
   CHECK(e.reason == "StorageBelowPolicy");
 }
@@ -143,7 +144,8 @@ TEST_CASE("labels: only our own keys are removed, and nothing is written before 
 
 TEST_CASE("annotations: a compact report and the last probe time; the full report has every path") {
   Policy p = policy();
-  std::vector<PathOutcome> paths = {measured("/mnt/nvme", "scratch", 400000, DeviceClass::kNvme), unmeasured("/data", PathState::kBusy)};
+  std::vector<PathOutcome> paths = {measured("/mnt/nvme", "scratch", 400000, DeviceClass::kNvme),
+                                    unmeasured("/data", PathState::kBusy)};
   NodeJudgement j = judge_node(p, paths, 2, "status.capacity");
   auto a = node_annotations(j, p, paths);
   CHECK(a.at("iogate.io/last-probe") == "2027-01-15T08:00:00Z");
@@ -191,9 +193,10 @@ TEST_CASE("jittered waits stay within interval × (1 ± jitter)") {
 }
 
 TEST_CASE("a dataset measurement writes no randread-iops label, and its samples/s floor sets the tier") {
-  auto parsed = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {mode: dataset}\n"
-                             "rules:\n  - name: feed\n    min_samples_per_s: 1000\n",
-                             "policy.yaml");
+  auto parsed = parse_policy(
+      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {mode: dataset}\n"
+      "rules:\n  - name: feed\n    min_samples_per_s: 1000\n",
+      "policy.yaml");
   REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
   PathOutcome o = measured("/data", "train", 5000, DeviceClass::kNvme);
   o.measurement->dataset = true;
@@ -204,7 +207,7 @@ TEST_CASE("a dataset measurement writes no randread-iops label, and its samples/
   CHECK(j.outcome == VerdictOutcome::kPass);
   auto labels = node_labels(j, paths, nlohmann::json{{"iogate.io/randread-iops", "123"}});
   CHECK(labels.at("iogate.io/disk-class") == "nvme");
-  CHECK(labels.at("iogate.io/tier") == "fast");  // 5,000 >= 4 x 1,000
+  CHECK(labels.at("iogate.io/tier") == "fast");       // 5,000 >= 4 x 1,000
   CHECK_FALSE(labels.at("iogate.io/randread-iops"));  // a stale value is removed
   CHECK(labels.count("iogate.io/randread-iops.train") == 0);
 }
@@ -214,9 +217,10 @@ TEST_CASE("a dataset measurement writes no randread-iops label, and its samples/
 // floor, converted at the workload's block size, counts for all of them (the node agent used to
 // count min_iops checks only: it reported 10,000 here while the webhook required 97,657).
 TEST_CASE("a bandwidth floor is the node's IOPS floor as it is the webhook's") {
-  auto parsed = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {rw: randread, bs: 4k}\n"
-                             "rules:\n  - name: feed\n    min_iops: 10000\n    min_bandwidth_per_gpu: 100MB/s\n",
-                             "policy.yaml");
+  auto parsed = parse_policy(
+      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {rw: randread, bs: 4k}\n"
+      "rules:\n  - name: feed\n    min_iops: 10000\n    min_bandwidth_per_gpu: 100MB/s\n",
+      "policy.yaml");
   REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
   const Policy& p = *parsed;
   std::vector<PathOutcome> paths = {measured("/data", "", 150000, DeviceClass::kNvme)};
@@ -224,7 +228,8 @@ TEST_CASE("a bandwidth floor is the node's IOPS floor as it is the webhook's") {
   REQUIRE(j.best);
   const PathJudgement& pj = j.paths[*j.best];
 
-  nlohmann::json pod = {{"spec", {{"containers", {{{"name", "train"}, {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}}}}}}}}};
+  nlohmann::json pod = {
+      {"spec", {{"containers", {{{"name", "train"}, {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}}}}}}}}};
   long long webhook_floor = storage_demand(p, pod, {}, std::nullopt).required_iops(DeviceClass::kNvme);
   CHECK(webhook_floor == 97657);  // 4 x 100 MB/s in 4 KiB reads, rounded up
   CHECK(std::ceil(pj.min_iops) == webhook_floor);

@@ -47,7 +47,7 @@ TEST_CASE("workload.mode dataset and its keys parse") {
   CHECK(*p->rules[0].min_samples_per_s == 2000);
   CHECK(*p->rules[0].samples_per_s_per_gpu == 800);
   CHECK_FALSE(iops_floor(*p, {4, "/data", {}}, DeviceClass::kNvme));  // no early stop in a dataset run
-  CHECK(rule_iops_floor(*p, p->rules[0], 4).iops == 0);                // samples/s are not IOPS
+  CHECK(rule_iops_floor(*p, p->rules[0], 4).iops == 0);               // samples/s are not IOPS
 }
 
 TEST_CASE("each workload mode refuses the other's keys and checks, naming the field") {
@@ -69,8 +69,9 @@ TEST_CASE("each workload mode refuses the other's keys and checks, naming the fi
   auto bad = parse("workload:\n  mode: dataset\nrules:\n  - name: r\n    min_samples_per_s: fast\n");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.rfind("rules[0].min_samples_per_s:", 0) == 0);
-  auto deadline = parse("deadline: 10s\nworkload:\n  mode: dataset\n  scan_time: 8s\n  runtime: 5s\n"
-                        "rules:\n  - name: r\n    min_samples_per_s: 1\n");
+  auto deadline = parse(
+      "deadline: 10s\nworkload:\n  mode: dataset\n  scan_time: 8s\n  runtime: 5s\n"
+      "rules:\n  - name: r\n    min_samples_per_s: 1\n");
   REQUIRE_FALSE(deadline.ok());
   CHECK(deadline.error().message.find("workload.scan_time + workload.runtime") != std::string::npos);
 }

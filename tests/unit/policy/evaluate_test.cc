@@ -345,8 +345,9 @@ TEST_CASE("the confidence interval: unsettled at the limit, and a floor inside i
   m.ci_half_width_relative = 0.082;
   v = evaluate_policy(p, m, {1, "/data", {}});
   CHECK_FALSE(has_caveat(v, "confidence interval (±"));
-  CHECK(has_caveat(v, "had not settled when the 10s runtime limit ended: the 95% confidence interval was ±8.2% "
-                      "(tolerance ±3%)"));
+  CHECK(has_caveat(v,
+                   "had not settled when the 10s runtime limit ended: the 95% confidence interval was ±8.2% "
+                   "(tolerance ±3%)"));
 }
 
 TEST_CASE("iops_floor: the highest rate floor among applicable rules, bandwidth in blocks") {

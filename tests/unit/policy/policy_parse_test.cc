@@ -211,16 +211,19 @@ TEST_CASE("invalid values name the field path") {
                "deadline: unknown duration unit \"x\" in \"5x\" (use ms, s, m or h)");
   expect_error("rules: [{name: a, max_p99_latency: 5ks}]\n",
                "rules[0].max_p99_latency: unknown duration unit \"ks\" in \"5ks\" (use ms, s, m or h)");
-  expect_error("rules: [{name: a, max_p99_latency: 0ms}]\n", "rules[0].max_p99_latency: must be more than 0, got \"0ms\"");
+  expect_error("rules: [{name: a, max_p99_latency: 0ms}]\n",
+               "rules[0].max_p99_latency: must be more than 0, got \"0ms\"");
   expect_error("rules: [{name: a, min_bandwidth: 500Mb/s}]\n",
                "rules[0].min_bandwidth: expected a bandwidth like 500MB/s, 1.5GB/s, 200MiB/s or bytes a second, got "
                "\"500Mb/s\"");
   expect_error("rules: [{name: a, forbidden_classes: [hdd, ssd]}]\n",
-               "rules[0].forbidden_classes[1]: unknown device class \"ssd\", did you mean \"sas-ssd\" or \"sata-ssd\"? (classes: ram, nvme, nvme-of, sas-ssd, "
+               "rules[0].forbidden_classes[1]: unknown device class \"ssd\", did you mean \"sas-ssd\" or \"sata-ssd\"? "
+               "(classes: ram, nvme, nvme-of, sas-ssd, "
                "sata-ssd, virtio, cloud-block, mmc, usb, hdd, network-fs, mixed, unknown)");
-  expect_error("rules: [{name: a, selector: {device_classes: [nmve]}}]\n",
-               "rules[0].selector.device_classes[0]: unknown device class \"nmve\", did you mean \"nvme\"? (classes: "
-               "ram, nvme, nvme-of, sas-ssd, sata-ssd, virtio, cloud-block, mmc, usb, hdd, network-fs, mixed, unknown)");
+  expect_error(
+      "rules: [{name: a, selector: {device_classes: [nmve]}}]\n",
+      "rules[0].selector.device_classes[0]: unknown device class \"nmve\", did you mean \"nvme\"? (classes: "
+      "ram, nvme, nvme-of, sas-ssd, sata-ssd, virtio, cloud-block, mmc, usb, hdd, network-fs, mixed, unknown)");
   expect_error("rules: [{name: a, allowed_classes: []}]\n",
                "rules[0].allowed_classes: expected a non-empty list of device classes, got a list");
   expect_error("rules: [{name: a, min_iops: 1, selector: {paths: [data]}}]\n",
@@ -229,7 +232,8 @@ TEST_CASE("invalid values name the field path") {
                "rules[0].selector.pod_labels.team: expected a label value (a string), got a list");
   expect_error("rules: [{name: a, allowed_classes: [nvme], forbidden_classes: [nvme]}]\n",
                "rules[0].forbidden_classes: \"nvme\" is also in allowed_classes");
-  expect_error("mode: strict\nrules: [{name: a, min_iops: 1}]\n", "mode: expected enforce, warn or off, got \"strict\"");
+  expect_error("mode: strict\nrules: [{name: a, min_iops: 1}]\n",
+               "mode: expected enforce, warn or off, got \"strict\"");
   expect_error("on_error: ignore\nrules: [{name: a, min_iops: 1}]\n",
                "on_error: expected fail-closed or fail-open, got \"ignore\"");
   expect_error("early_stop: {tolerance: 3}\nrules: [{name: a, min_iops: 1}]\n",
@@ -245,11 +249,14 @@ TEST_CASE("the workload is validated like probe's flags, naming workload fields"
                "workload.rw: unknown workload \"randomread\" (expected randread, randwrite, read, write or randrw)");
   expect_error("workload: {bs: 4q}\nrules: [{name: a, min_iops: 1}]\n",
                "workload.bs: unknown size suffix \"q\" in \"4q\" (use k, m, g or t)");
-  expect_error("workload: {bs: 256}\nrules: [{name: a, min_iops: 1}]\n", "workload.bs: must be at least 512 bytes, got 256");
-  expect_error("workload: {iodepth: 0}\nrules: [{name: a, min_iops: 1}]\n", "workload.iodepth: 0 is out of range [1, 4096]");
+  expect_error("workload: {bs: 256}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.bs: must be at least 512 bytes, got 256");
+  expect_error("workload: {iodepth: 0}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.iodepth: 0 is out of range [1, 4096]");
   expect_error("workload: {numjobs: many}\nrules: [{name: a, min_iops: 1}]\n",
                "workload.numjobs: expected a whole number, got \"many\"");
-  expect_error("workload: {runtime: 10ms}\nrules: [{name: a, min_iops: 1}]\n", "workload.runtime: must be at least 100ms");
+  expect_error("workload: {runtime: 10ms}\nrules: [{name: a, min_iops: 1}]\n",
+               "workload.runtime: must be at least 100ms");
   expect_error("workload: {size: 4k, numjobs: 2}\nrules: [{name: a, min_iops: 1}]\n",
                "workload.size: 4k is smaller than workload.bs × workload.numjobs (4k × 2)");
   expect_error("deadline: 5s\nrules: [{name: a, min_iops: 1}]\n",
@@ -269,7 +276,8 @@ TEST_CASE("structure errors: unknown keys, missing and duplicate fields") {
   expect_error("", "rules: missing; a policy needs at least one rule (or a profile to take them from)");
   expect_error("rules: []\n", "rules: empty; a policy needs at least one rule");
   expect_error("rules: {name: a}\n", "rules: expected a list of rules, got a map");
-  expect_error("rules: [{min_iops: 1}]\n", "rules[0].name: missing; every rule needs a name (it appears in verdicts and Events)");
+  expect_error("rules: [{min_iops: 1}]\n",
+               "rules[0].name: missing; every rule needs a name (it appears in verdicts and Events)");
   expect_error("rules: [{name: 'has space', min_iops: 1}]\n",
                "rules[0].name: expected a name of letters, digits, '-', '_' or '.' (at most 63), got \"has space\"");
   expect_error("rules: [{name: a, min_iops: 1}, {name: b, min_iops: 2}, {name: a, min_iops: 3}]\n",
@@ -331,7 +339,8 @@ TEST_CASE("files: errors start with the path, an unreadable file is a configurat
   auto missing = load_policy_file(dir.path.string() + "/nope.yaml");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().kind == ErrorKind::kUsage);
-  CHECK(missing.error().message == dir.path.string() + "/nope.yaml: cannot read the policy file: No such file or directory");
+  CHECK(missing.error().message ==
+        dir.path.string() + "/nope.yaml: cannot read the policy file: No such file or directory");
 
   // A directory (a ConfigMap volume's mount path) once read as an empty file: "policy: empty".
   auto directory = load_policy_file(dir.path.string());
@@ -399,7 +408,8 @@ node:
 
 TEST_CASE("the node section's errors name the field") {
   auto err = [](const std::string& node) {
-    auto p = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nnode:\n" + node, "p.yaml");
+    auto p =
+        parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nnode:\n" + node, "p.yaml");
     REQUIRE_FALSE(p.ok());
     return p.error().message;
   };
@@ -417,10 +427,12 @@ TEST_CASE("webhook.allow_opt_out: off unless the policy says so") {
   auto off = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\n", "p.yaml");
   REQUIRE(off.ok());
   CHECK_FALSE(off->webhook.allow_opt_out);
-  auto on = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nwebhook: {allow_opt_out: true}\n", "p.yaml");
+  auto on = parse_policy(
+      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nwebhook: {allow_opt_out: true}\n", "p.yaml");
   REQUIRE_MESSAGE(on.ok(), on.error().message);
   CHECK(on->webhook.allow_opt_out);
-  auto bad = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nwebhook: {allow_opt_out: maybe}\n", "p.yaml");
+  auto bad = parse_policy(
+      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: streaming\nwebhook: {allow_opt_out: maybe}\n", "p.yaml");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.rfind("webhook.allow_opt_out: expected true or false", 0) == 0);
 }
@@ -431,12 +443,13 @@ TEST_CASE("a huge field value is cut in the error, which still names the field")
     std::string body;
     std::string field;
   };
-  for (const Row& row : {Row{"deadline: " + big + "\nrules: [{name: r, min_iops: 1}]\n", "deadline: "},
-                         Row{"rules: [{name: r, allowed_classes: [nvme, x" + big + "]}]\n", "rules[0].allowed_classes[1]: "},
-                         Row{"rules:\n  - name: r\n    min_bandwidth: " + big + "x\n", "rules[0].min_bandwidth: "},
-                         // A key: YAML's implicit keys stop at 1024 characters, an explicit one (?) does not.
-                         Row{"? x" + big + "\n: 1\n", "[a value of 10,000,001 bytes starting \"x777"},
-                         Row{"mode: " + big + "\n", "mode: "}}) {
+  for (const Row& row :
+       {Row{"deadline: " + big + "\nrules: [{name: r, min_iops: 1}]\n", "deadline: "},
+        Row{"rules: [{name: r, allowed_classes: [nvme, x" + big + "]}]\n", "rules[0].allowed_classes[1]: "},
+        Row{"rules:\n  - name: r\n    min_bandwidth: " + big + "x\n", "rules[0].min_bandwidth: "},
+        // A key: YAML's implicit keys stop at 1024 characters, an explicit one (?) does not.
+        Row{"? x" + big + "\n: 1\n", "[a value of 10,000,001 bytes starting \"x777"},
+        Row{"mode: " + big + "\n", "mode: "}}) {
     auto p = parse_policy(kHeader + row.body, "huge.yaml");
     REQUIRE_FALSE(p.ok());
     CAPTURE(p.error().message.substr(0, 300));

@@ -64,7 +64,7 @@ TEST_CASE("a pass: integer annotations, a compact report and a Normal Event with
   CHECK(report["paths"][0]["iops"] == 52300);
   CHECK(report["paths"][0]["checks"].size() == s.results[0].verdict.checks.size());
   CHECK_FALSE(report["caveats"].empty());  // cloud-block: burst credits, snapshots
-  PodEventText e = pod_event_text(s);
+  EventText e = pod_event_text(s);
   CHECK(e.type == "Normal");
   CHECK(e.reason == "StoragePolicyMet");
   CHECK(e.note.find("52,300 IOPS") != std::string::npos);
@@ -80,7 +80,7 @@ TEST_CASE("a fail: the failing path decides, and the Warning names rule, check a
   MetadataChanges a = pod_annotations(s);
   CHECK(a.at("iogate.io/verdict") == "fail");
   CHECK(a.at("iogate.io/randread-iops") == "8120");
-  PodEventText e = pod_event_text(s);
+  EventText e = pod_event_text(s);
   CHECK(e.type == "Warning");
   CHECK(e.reason == "StorageBelowPolicy");
   CHECK(e.note.find("/slow") != std::string::npos);
@@ -96,7 +96,7 @@ TEST_CASE("without a failure the slowest path decides; an error has its own Even
   err.error = "deadline 60s reached while probing /data";
   CHECK(pod_annotations(err).at("iogate.io/verdict") == "error");
   CHECK_FALSE(pod_annotations(err).count("iogate.io/randread-iops"));
-  PodEventText e = pod_event_text(err);
+  EventText e = pod_event_text(err);
   CHECK(e.type == "Warning");
   CHECK(e.reason == "StoragePreflightFailed");
   CHECK(e.note.find("deadline 60s") != std::string::npos);

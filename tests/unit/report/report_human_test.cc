@@ -130,8 +130,8 @@ TEST_CASE("latency chart: few rows, round boundaries, bars scaled to the fullest
 
 TEST_CASE("latency chart: a wide spread is coarsened to fit, gaps between modes are kept") {
   LatencyHistogram h;
-  for (int i = 0; i < 1000; ++i) h.record(100'000);      // 100 µs
-  for (int i = 0; i < 10; ++i) h.record(800'000'000);    // 800 ms, a rare stall
+  for (int i = 0; i < 1000; ++i) h.record(100'000);    // 100 µs
+  for (int i = 0; i < 10; ++i) h.record(800'000'000);  // 800 ms, a rare stall
   std::vector<std::string> rows = lines_of(render_latency_histogram(h, 10, 20));
   REQUIRE(rows.size() >= 3);
   CHECK(rows.size() <= 10);
@@ -165,8 +165,10 @@ TEST_CASE("human report: headline numbers and the run's description") {
   double iops = 70000 / 10.0;
   CHECK(read->find(format_count(iops) + " IOPS") != std::string::npos);
   CHECK(read->find(format_rate_bytes(iops * 4096)) != std::string::npos);
-  CHECK(read->find("p99 " + format_duration_ns(static_cast<double>(all.read.clat.percentile(99)))) != std::string::npos);
-  CHECK(read->find("p50 " + format_duration_ns(static_cast<double>(all.read.clat.percentile(50)))) != std::string::npos);
+  CHECK(read->find("p99 " + format_duration_ns(static_cast<double>(all.read.clat.percentile(99)))) !=
+        std::string::npos);
+  CHECK(read->find("p50 " + format_duration_ns(static_cast<double>(all.read.clat.percentile(50)))) !=
+        std::string::npos);
   CHECK(read->find("max " + format_duration_ns(static_cast<double>(all.read.clat.max()))) != std::string::npos);
   CHECK(line_starting(lines, "write") == nullptr);  // a randread did no writes
 

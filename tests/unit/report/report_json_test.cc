@@ -45,27 +45,38 @@ void check_object(const json& j, const Spec& spec, const std::string& where) {
   CHECK(actual == expected);  // nothing undocumented either
 }
 
-const Spec kDirectionSpec = {{"total_ios", Type::kInteger}, {"io_bytes", Type::kInteger},
-                             {"iops", Type::kNumber},       {"bw_bytes", Type::kInteger},
-                             {"runtime_ns", Type::kInteger}, {"clat_ns", Type::kObject},
+const Spec kDirectionSpec = {{"total_ios", Type::kInteger},  {"io_bytes", Type::kInteger},   {"iops", Type::kNumber},
+                             {"bw_bytes", Type::kInteger},   {"runtime_ns", Type::kInteger}, {"clat_ns", Type::kObject},
                              {"lat_histogram", Type::kArray}};
-const Spec kClatSpec = {{"min", Type::kInteger},    {"max", Type::kInteger}, {"mean", Type::kNumber},
-                        {"stddev", Type::kNumber},  {"N", Type::kInteger},   {"percentile", Type::kObject}};
-const Spec kJobSpec = {{"jobname", Type::kString},     {"job_id", Type::kInteger},    {"job_runtime_ns", Type::kInteger},
-                       {"read", Type::kObject},        {"write", Type::kObject},      {"iops_timeline", Type::kArray},
-                       {"submit_calls", Type::kInteger}, {"reap_calls", Type::kInteger},
-                       {"refill_wait_ns", Type::kInteger}, {"mean_in_flight", Type::kNumber},
+const Spec kClatSpec = {{"min", Type::kInteger},   {"max", Type::kInteger}, {"mean", Type::kNumber},
+                        {"stddev", Type::kNumber}, {"N", Type::kInteger},   {"percentile", Type::kObject}};
+const Spec kJobSpec = {{"jobname", Type::kString},
+                       {"job_id", Type::kInteger},
+                       {"job_runtime_ns", Type::kInteger},
+                       {"read", Type::kObject},
+                       {"write", Type::kObject},
+                       {"iops_timeline", Type::kArray},
+                       {"submit_calls", Type::kInteger},
+                       {"reap_calls", Type::kInteger},
+                       {"refill_wait_ns", Type::kInteger},
+                       {"mean_in_flight", Type::kNumber},
                        {"mean_awaiting_refill", Type::kNumber}};
 
-const Spec kConvergenceSpec = {
-    {"early_stop", Type::kBool},           {"tolerance", Type::kNumber},
-    {"confidence", Type::kNumber},         {"sample_interval_ns", Type::kInteger},
-    {"min_window_ns", Type::kInteger},     {"threshold_iops", Type::kNumber},
-    {"threshold_margin", Type::kNumber},   {"samples", Type::kInteger},
-    {"batches", Type::kInteger},           {"batch_samples", Type::kInteger},
-    {"batch_lag1_correlation", Type::kNumber}, {"trusted", Type::kBool},
-    {"mean_iops", Type::kNumber},          {"ci_half_width_iops", Type::kNumber},
-    {"ci_relative_half_width", Type::kNumber}};
+const Spec kConvergenceSpec = {{"early_stop", Type::kBool},
+                               {"tolerance", Type::kNumber},
+                               {"confidence", Type::kNumber},
+                               {"sample_interval_ns", Type::kInteger},
+                               {"min_window_ns", Type::kInteger},
+                               {"threshold_iops", Type::kNumber},
+                               {"threshold_margin", Type::kNumber},
+                               {"samples", Type::kInteger},
+                               {"batches", Type::kInteger},
+                               {"batch_samples", Type::kInteger},
+                               {"batch_lag1_correlation", Type::kNumber},
+                               {"trusted", Type::kBool},
+                               {"mean_iops", Type::kNumber},
+                               {"ci_half_width_iops", Type::kNumber},
+                               {"ci_relative_half_width", Type::kNumber}};
 
 void check_job(const json& j, const std::string& where) {
   check_object(j, kJobSpec, where);
@@ -101,11 +112,22 @@ TEST_CASE("every documented key is present with its type, and no other") {
     Sample s = make_sample(mixed);
     json j = probe_result_to_json(s.result);
     check_object(j,
-                 {{"schema", Type::kString},     {"iogate_version", Type::kString}, {"time", Type::kString},
-                  {"mode", Type::kString},       {"target", Type::kObject}, {"storage", Type::kObject},       {"workload", Type::kObject},
-                  {"ioengine", Type::kString},   {"direct", Type::kBool},           {"jobs", Type::kArray},
-                  {"aggregate", Type::kObject},  {"diskstats", Type::kObject},      {"cpu", Type::kObject},
-                  {"measured_ns", Type::kInteger}, {"stop_reason", Type::kString},  {"warnings", Type::kArray},
+                 {{"schema", Type::kString},
+                  {"iogate_version", Type::kString},
+                  {"time", Type::kString},
+                  {"mode", Type::kString},
+                  {"target", Type::kObject},
+                  {"storage", Type::kObject},
+                  {"workload", Type::kObject},
+                  {"ioengine", Type::kString},
+                  {"direct", Type::kBool},
+                  {"jobs", Type::kArray},
+                  {"aggregate", Type::kObject},
+                  {"diskstats", Type::kObject},
+                  {"cpu", Type::kObject},
+                  {"measured_ns", Type::kInteger},
+                  {"stop_reason", Type::kString},
+                  {"warnings", Type::kArray},
                   {"convergence", Type::kObject}},
                  "report");
     check_object(j["convergence"], kConvergenceSpec, "convergence");
@@ -274,8 +296,8 @@ TEST_CASE("aggregate sums the jobs, over the longest job's runtime") {
   CHECK(all["read"]["total_ios"] == 70000);
   REQUIRE(all["iops_timeline"].size() == 10);
   for (size_t sec = 0; sec < 10; ++sec) {
-    CHECK(all["iops_timeline"][sec] == j["jobs"][0]["iops_timeline"][sec].get<uint64_t>() +
-                                           j["jobs"][1]["iops_timeline"][sec].get<uint64_t>());
+    CHECK(all["iops_timeline"][sec] ==
+          j["jobs"][0]["iops_timeline"][sec].get<uint64_t>() + j["jobs"][1]["iops_timeline"][sec].get<uint64_t>());
   }
   CHECK(all["submit_calls"] == 2001);
   CHECK(all["reap_calls"] == 4001);

@@ -24,8 +24,8 @@ inline uint64_t exact_percentile(std::vector<uint64_t> v, double p) {
 }
 
 // Log-normal latencies around `median_ns` with a slow tail: what a disk looks like.
-inline void record_latencies(DirectionStats& d, std::vector<uint64_t>& all, uint64_t n, double median_ns,
-                             uint64_t seed, uint64_t block_size) {
+inline void record_latencies(DirectionStats& d, std::vector<uint64_t>& all, uint64_t n, double median_ns, uint64_t seed,
+                             uint64_t block_size) {
   std::mt19937_64 gen(seed);
   std::lognormal_distribution<double> lat(std::log(median_ns), 0.5);
   for (uint64_t i = 0; i < n; ++i) {
@@ -98,8 +98,15 @@ inline Sample make_sample(bool mixed = false) {
   r.cpu.sys_ns = 1'200'000'000;
   r.measured_ns = 10'000'000'000ULL;
   r.stop_reason = StopReason::kRuntime;
-  r.convergence.ci = {.mean = 7012.5, .half_width = 140.25, .relative_half_width = 0.02, .samples = 100,
-                      .batches = 33, .batch_size = 3, .batch_lag1 = 0.04, .trusted = true, .confidence = 0.95};
+  r.convergence.ci = {.mean = 7012.5,
+                      .half_width = 140.25,
+                      .relative_half_width = 0.02,
+                      .samples = 100,
+                      .batches = 33,
+                      .batch_size = 3,
+                      .batch_lag1 = 0.04,
+                      .trusted = true,
+                      .confidence = 0.95};
   r.started_at = "2026-12-02T14:11:50Z";
   r.warnings = {"the test file was written with zeros; a compressing or deduplicating device may look faster"};
   return s;

@@ -64,7 +64,9 @@ inline json pod(const std::string& gpus, const std::string& name = "train-0") {
               {"schedulerName", "default-scheduler"},
               {"serviceAccountName", "default"},
               {"tolerations",
-               {{{"key", "node.kubernetes.io/not-ready"}, {"operator", "Exists"}, {"effect", "NoExecute"},
+               {{{"key", "node.kubernetes.io/not-ready"},
+                 {"operator", "Exists"},
+                 {"effect", "NoExecute"},
                  {"tolerationSeconds", 300}}}}}}};
   return p;
 }
@@ -93,7 +95,8 @@ inline json review_json(const json& object, const std::string& operation = "CREA
       {"object", object},
       {"oldObject", old_object},
       {"dryRun", dry_run},
-      {"options", {{"apiVersion", "meta.k8s.io/v1"}, {"kind", operation == "UPDATE" ? "UpdateOptions" : "CreateOptions"}}},
+      {"options",
+       {{"apiVersion", "meta.k8s.io/v1"}, {"kind", operation == "UPDATE" ? "UpdateOptions" : "CreateOptions"}}},
   };
   return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
 }
@@ -133,9 +136,7 @@ inline json patch_of(const AdmissionOutcome& o) {
 // The pod with the answer's patch applied, as the API server applies it.
 inline json patched(const json& pod, const AdmissionOutcome& o) { return pod.patch(patch_of(o)); }
 
-inline json node_affinity(const json& pod) {
-  return pod.value("/spec/affinity/nodeAffinity"_json_pointer, json());
-}
+inline json node_affinity(const json& pod) { return pod.value("/spec/affinity/nodeAffinity"_json_pointer, json()); }
 
 inline json expr(const std::string& key, const std::string& op, json values) {
   return {{"key", key}, {"operator", op}, {"values", values}};

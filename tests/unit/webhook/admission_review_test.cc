@@ -89,7 +89,8 @@ TEST_CASE("bad reviews: wrong apiVersion or kind, missing request, uid or object
   no_kind.erase("kind");
   check_bad_review(no_kind, uid, "kind is \"\"", policy);
 
-  check_bad_review({{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}}, "", "no request object", policy);
+  check_bad_review({{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}}, "", "no request object",
+                   policy);
   json request_string = r;
   request_string["request"] = "CREATE";
   check_bad_review(request_string, "", "no request object", policy);
@@ -176,7 +177,6 @@ TEST_CASE("a configuration without a policy is a 500, not a crash") {
   AdmissionOutcome v = handle_validate(review(pod("1")), config, fixed_node);
   CHECK(v.http_status == 500);
 }
-
 
 TEST_CASE("JSON Pointer tokens escape ~ before /") {
   CHECK(pointer_token("iogate.io/skip") == "iogate.io~1skip");

@@ -78,7 +78,8 @@ TEST_CASE("certificate reloader: startup errors name the flag, the path and why"
   CHECK(m.find("--tls-cert") == 0);
   CHECK(m.find("no PEM certificate") != std::string::npos);
 
-  m = load_error(a + "/server.crt", dir.write("garbage.key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"));
+  m = load_error(a + "/server.crt",
+                 dir.write("garbage.key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"));
   CHECK(m.find("--tls-key") == 0);
   CHECK(m.find("not an unencrypted PEM private key") != std::string::npos);
 
@@ -88,7 +89,8 @@ TEST_CASE("certificate reloader: startup errors name the flag, the path and why"
                  "/server.crt") == 0);
   }
   SUBCASE("an encrypted key: refused, not a passphrase prompt") {
-    run_shell("openssl pkey -in '" + a + "/server.key' -aes256 -passout pass:secret -out '" + dir.path("enc.key") + "'");
+    run_shell("openssl pkey -in '" + a + "/server.key' -aes256 -passout pass:secret -out '" + dir.path("enc.key") +
+              "'");
     m = load_error(a + "/server.crt", dir.path("enc.key"));
     CHECK(m.find("not an unencrypted PEM private key") != std::string::npos);
   }

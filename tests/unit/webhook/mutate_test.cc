@@ -15,8 +15,9 @@ const json kUid = "705ab4f5-6393-11e8-b7cc-42010a800002";
 // The required terms after the patch, checked to be the only change to the node affinity's
 // required part.
 json required_terms(const json& p) {
-  return p.value("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms"_json_pointer,
-                 json());
+  return p.value(
+      "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms"_json_pointer,
+      json());
 }
 
 TEST_CASE("mutate: a GPU pod without affinity gets one required term on the node agent's labels") {
@@ -63,9 +64,11 @@ TEST_CASE("mutate: existing required and preferred affinity: ours join the term,
   Policy policy = gpu_feed();
   json p = pod("2");
   json zone = expr("topology.kubernetes.io/zone", "In", {"us-east-1a", "us-east-1b"});
-  json preferred = json::array({{{"weight", 50}, {"preference", {{"matchExpressions", {expr("gpu", "In", {"a100"})}}}}}});
-  json anti = {{"requiredDuringSchedulingIgnoredDuringExecution",
-                {{{"labelSelector", {{"matchLabels", {{"app", "resnet"}}}}}, {"topologyKey", "kubernetes.io/hostname"}}}}};
+  json preferred =
+      json::array({{{"weight", 50}, {"preference", {{"matchExpressions", {expr("gpu", "In", {"a100"})}}}}}});
+  json anti = {
+      {"requiredDuringSchedulingIgnoredDuringExecution",
+       {{{"labelSelector", {{"matchLabels", {{"app", "resnet"}}}}}, {"topologyKey", "kubernetes.io/hostname"}}}}};
   p["spec"]["affinity"] = {
       {"nodeAffinity",
        {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", {{{"matchExpressions", {zone}}}}}}},
@@ -85,7 +88,9 @@ TEST_CASE("mutate: several nodeSelectorTerms (ORed) each get the expressions; an
   json a = expr("pool", "In", {"a"});
   json fields = json::array({expr("metadata.name", "NotIn", {"bad-node"})});
   p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
-      json::array({{{"matchExpressions", {a}}}, {{"matchFields", fields}}, json::object(),
+      json::array({{{"matchExpressions", {a}}},
+                   {{"matchFields", fields}},
+                   json::object(),
                    {{"matchExpressions", json::array()}, {"matchFields", json::array()}}});
   json after = patched(p, handle_mutate(review(p), config_for(policy)));
   CHECK(required_terms(after) ==
@@ -140,7 +145,8 @@ TEST_CASE("mutate: GPUs counted as the scheduler does, extra resource names incl
 }
 
 TEST_CASE("mutate: a CPU pod a rule selects by labels gets that rule's floor") {
-  Policy policy = load_policy("rules:\n  - name: vision\n    selector: {pod_labels: {team: vision}}\n    min_iops: 3000\n");
+  Policy policy =
+      load_policy("rules:\n  - name: vision\n    selector: {pod_labels: {team: vision}}\n    min_iops: 3000\n");
   json p = pod("");
   CHECK(required_terms(patched(p, handle_mutate(review(p), config_for(policy)))) ==
         json::array({{{"matchExpressions", {iops_gt("2999")}}}}));
@@ -212,8 +218,9 @@ TEST_CASE("mutate: inject-preflight adds the initContainer first, the volume rea
   json volumes = after["spec"]["volumes"];
   REQUIRE(volumes.size() == 3);
   CHECK(volumes[2] == json{{"name", "iogate-policy"},
-                           {"configMap", {{"name", "storage-policy"},
-                                          {"items", json::array({{{"key", "policy.yaml"}, {"path", "policy.yaml"}}})}}}});
+                           {"configMap",
+                            {{"name", "storage-policy"},
+                             {"items", json::array({{{"key", "policy.yaml"}, {"path", "policy.yaml"}}})}}}});
   // The affinity is there as well; the preflight container holds no GPU, so the count is unchanged.
   CHECK(required_terms(after) == json::array({{{"matchExpressions", {not_hdd(), iops_gt("19999")}}}}));
 }
@@ -272,7 +279,8 @@ TEST_CASE("mutate: the opt-out annotation, honoured only where the configuration
 TEST_CASE("mutate: warn mode prefers fast nodes, off leaves the pod alone") {
   Policy warn = gpu_feed("warn");
   json p = pod("8");
-  json preferred = json::array({{{"weight", 5}, {"preference", {{"matchExpressions", {expr("gpu", "In", {"h100"})}}}}}});
+  json preferred =
+      json::array({{{"weight", 5}, {"preference", {{"matchExpressions", {expr("gpu", "In", {"h100"})}}}}}});
   p["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = preferred;
   json after = patched(p, handle_mutate(review(p), config_for(warn)));
   json want = preferred;
@@ -316,7 +324,8 @@ TEST_CASE("mutate: allowed_classes is a closed list: In") {
 
 TEST_CASE("mutate: a policy that allows no class refuses GPU pods in enforce mode") {
   Policy policy = load_policy(
-      "rules:\n  - {name: a, min_iops: 10, allowed_classes: [nvme]}\n  - {name: b, min_iops: 10, forbidden_classes: [nvme, mixed]}\n");
+      "rules:\n  - {name: a, min_iops: 10, allowed_classes: [nvme]}\n  - {name: b, min_iops: 10, forbidden_classes: "
+      "[nvme, mixed]}\n");
   json r = response_of(handle_mutate(review(pod("1")), config_for(policy)));
   CHECK(r["allowed"] == false);
   CHECK(r["status"]["code"] == 403);
@@ -355,10 +364,12 @@ TEST_CASE("mutate: path selectors: strict without a known dataset path, exact wi
 
 TEST_CASE("mutate: a mistyped affinity is refused as a bad request, not patched blindly") {
   Policy policy = gpu_feed();
-  for (json affinity : {json("fast"), json{{"nodeAffinity", 3}},
-                        json{{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", "x"}}}}}},
-                        json{{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution",
-                                                {{"nodeSelectorTerms", {{{"matchExpressions", 1}}}}}}}}}}) {
+  for (json affinity :
+       {json("fast"), json{{"nodeAffinity", 3}},
+        json{{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", "x"}}}}}},
+        json{{"nodeAffinity",
+              {{"requiredDuringSchedulingIgnoredDuringExecution",
+                {{"nodeSelectorTerms", {{{"matchExpressions", 1}}}}}}}}}}) {
     CAPTURE(affinity.dump());
     json p = pod("1");
     p["spec"]["affinity"] = affinity;
@@ -382,7 +393,8 @@ using namespace iogate::test;
 
 TEST_CASE("mutate: crossing terms with alternatives is bounded: too many terms, too large a patch") {
   Policy policy = load_policy(
-      "rules:\n  - {name: local, selector: {device_classes: [nvme]}, min_iops: 50000}\n  - {name: any, min_iops: 1000}\n");
+      "rules:\n  - {name: local, selector: {device_classes: [nvme]}, min_iops: 50000}\n  - {name: any, min_iops: "
+      "1000}\n");
   json p = pod("1");
   json terms = json::array();
   for (int i = 0; i < 129; ++i) terms.push_back({{"matchExpressions", {expr("pool", "In", {std::to_string(i)})}}});

@@ -52,11 +52,12 @@ inline std::string pki(const std::string& name) {
 // made once per process.
 inline void issue(const std::string& dir, const std::string& cn) {
   if (std::filesystem::exists(dir + "/" + cn + ".crt")) return;
-  run_shell("cd '" + dir + "' && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + cn +
-            ".key 2>/dev/null && openssl req -new -key " + cn + ".key -subj /CN=" + cn + " -out " + cn +
-            ".csr 2>/dev/null && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth\\n' >" +
-            cn + ".ext && openssl x509 -req -in " + cn + ".csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile " +
-            cn + ".ext -out " + cn + ".crt 2>/dev/null && rm -f " + cn + ".csr " + cn + ".ext");
+  run_shell(
+      "cd '" + dir + "' && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + cn +
+      ".key 2>/dev/null && openssl req -new -key " + cn + ".key -subj /CN=" + cn + " -out " + cn +
+      ".csr 2>/dev/null && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth\\n' >" + cn +
+      ".ext && openssl x509 -req -in " + cn + ".csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile " + cn +
+      ".ext -out " + cn + ".crt 2>/dev/null && rm -f " + cn + ".csr " + cn + ".ext");
 }
 
 inline std::string slurp(const std::string& path) {

@@ -12,14 +12,19 @@ namespace {
 using namespace iogate::test;
 
 // A Node as iogate node labels it.
-json node(const std::string& name, const std::string& iops, const std::string& disk_class = "nvme", bool tainted = false) {
+json node(const std::string& name, const std::string& iops, const std::string& disk_class = "nvme",
+          bool tainted = false) {
   json labels = {{"kubernetes.io/hostname", name}, {"nvidia.com/gpu.count", "8"}, {"iogate.io/tier", "ok"}};
   if (!iops.empty()) labels["iogate.io/randread-iops"] = iops;
   if (!disk_class.empty()) labels["iogate.io/disk-class"] = disk_class;
-  json n = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"labels", labels}}}, {"spec", json::object()}};
+  json n = {{"apiVersion", "v1"},
+            {"kind", "Node"},
+            {"metadata", {{"name", name}, {"labels", labels}}},
+            {"spec", json::object()}};
   if (tainted) {
-    n["spec"]["taints"] = json::array({{{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}},
-                                       {{"key", "iogate.io/storage-below-policy"}, {"value", "true"}, {"effect", "NoSchedule"}}});
+    n["spec"]["taints"] =
+        json::array({{{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}},
+                     {{"key", "iogate.io/storage-below-policy"}, {"value", "true"}, {"effect", "NoSchedule"}}});
   }
   return n;
 }
@@ -94,8 +99,8 @@ TEST_CASE("validate: pinned by nodeSelector kubernetes.io/hostname, or a DaemonS
   CHECK(message(rd).find("rule gpu-feed forbids hdd") != std::string::npos);
 
   // Two terms naming different nodes: not pinned, the scheduler chooses.
-  d["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].push_back(
-      {{"matchFields", {expr("metadata.name", "In", {"fast-1"})}}});
+  d["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+      .push_back({{"matchFields", {expr("metadata.name", "In", {"fast-1"})}}});
   CHECK(response_of(handle_validate(review(d), config_for(policy), nodes.lookup()))["allowed"] == true);
 }
 
@@ -166,7 +171,8 @@ TEST_CASE("validate: pods it has no business with are allowed without a lookup")
   Policy policy = gpu_feed();
   Nodes nodes = cluster();
   // A CPU pod on a slow node, a GPU pod left to the scheduler.
-  CHECK(response_of(handle_validate(review(on_node(pod(""), "slow-1")), config_for(policy), nodes.lookup()))["allowed"] == true);
+  CHECK(response_of(handle_validate(review(on_node(pod(""), "slow-1")), config_for(policy),
+                                    nodes.lookup()))["allowed"] == true);
   CHECK(response_of(handle_validate(review(pod("8")), config_for(policy), nodes.lookup()))["allowed"] == true);
   // Opted out, where allowed.
   json p = on_node(pod("8"), "slow-1");
@@ -187,8 +193,8 @@ TEST_CASE("validate: an UPDATE is judged only when it changes the node the pod i
   json running = on_node(pod("8"), "slow-1");
   json relabelled = running;
   relabelled["metadata"]["labels"]["checked"] = "yes";
-  CHECK(response_of(handle_validate(review(relabelled, "UPDATE", running), config_for(policy), nodes.lookup()))["allowed"] ==
-        true);
+  CHECK(response_of(handle_validate(review(relabelled, "UPDATE", running), config_for(policy),
+                                    nodes.lookup()))["allowed"] == true);
   CHECK(nodes.calls == 0);
 
   // A gated pod (schedulingGates) gets its node chosen by a controller, through an UPDATE.

@@ -29,9 +29,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct SslCtxFree { void operator()(SSL_CTX* p) const { SSL_CTX_free(p); } };
-struct SslFree { void operator()(SSL* p) const { SSL_free(p); } };
-struct X509Free { void operator()(X509* p) const { X509_free(p); } };
+struct SslCtxFree {
+  void operator()(SSL_CTX* p) const { SSL_CTX_free(p); }
+};
+struct SslFree {
+  void operator()(SSL* p) const { SSL_free(p); }
+};
+struct X509Free {
+  void operator()(X509* p) const { X509_free(p); }
+};
 
 // One TLS connection made with OpenSSL directly, verifying the server against `ca_file` and
 // 127.0.0.1, so a test sees what a client of the webhook sees.
@@ -130,7 +136,9 @@ std::unique_ptr<httplib::SSLClient> client(const WebhookServer& server, const st
 WebhookHandlers echo_handlers() {
   WebhookHandlers h;
   h.mutate = [](const std::string& body) { return HttpAnswer{200, "application/json", body}; };
-  h.validate = [](const std::string& body) { return HttpAnswer{200, "application/json", "{\"validated\":" + body + "}"}; };
+  h.validate = [](const std::string& body) {
+    return HttpAnswer{200, "application/json", "{\"validated\":" + body + "}"};
+  };
   return h;
 }
 
@@ -250,7 +258,8 @@ TEST_CASE("webhook server: JSON only, bounded bodies; what is not a webhook call
     CHECK(tls.exchange("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n") ==
           "HTTP/1.1 411 Length Required");
     CHECK(tls.healthz() == "HTTP/1.1 200 OK");  // and the connection goes on
-    CHECK(tls.exchange("POST /other HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}") ==
+    CHECK(tls.exchange(
+              "POST /other HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}") ==
           "HTTP/1.1 404 Not Found");
     CHECK(tls.healthz() == "HTTP/1.1 200 OK");
     CHECK(tls.exchange("PUT /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") ==
@@ -469,10 +478,10 @@ TEST_CASE("webhook server: a malformed Content-Length gets 400 at once, and the 
   auto post = [](const std::string& length_headers) {
     return "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + length_headers + "\r\n";
   };
-  for (std::string headers : {"Content-Length: -5\r\n", "Content-Length: 1e20\r\n", "Content-Length: 12abc\r\n",
-                              "Content-Length: +2\r\n", "Content-Length: 0x10\r\n",
-                              "Content-Length: 2\r\nContent-Length: 3\r\n",
-                              "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n"}) {
+  for (std::string headers :
+       {"Content-Length: -5\r\n", "Content-Length: 1e20\r\n", "Content-Length: 12abc\r\n", "Content-Length: +2\r\n",
+        "Content-Length: 0x10\r\n", "Content-Length: 2\r\nContent-Length: 3\r\n",
+        "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n"}) {
     CAPTURE(headers);
     TlsConnection tls(server->port(), a + "/ca.crt");
     REQUIRE(tls.ok);
