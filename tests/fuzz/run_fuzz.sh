@@ -35,14 +35,21 @@ case "$TARGET" in
     MAX_LEN=4096
     ;;
   admission)
-    # The webhook and what its policy needs: parsing (yaml-cpp), evaluation, and the few bench/
-    # and device/ files the policy's types pull in.
+    # The webhook's decisions and what its policy needs: parsing (yaml-cpp), evaluation, and the
+    # few bench/ and device/ files the policy's types pull in. Not the webhook's HTTPS server and
+    # run loop, nor the probe under a policy: the fuzzer calls neither. libcrypto: base64's
+    # encoder (the patch) is OpenSSL's.
     SOURCES=(tests/fuzz/admission_fuzz.cc)
     for f in "$SRC_DIR"/agent/webhook/*.cc "$SRC_DIR"/agent/policy/*.cc "$SRC_DIR"/agent/base/*.cc; do
+      case "${f#"$SRC_DIR"/}" in
+        agent/webhook/webhook.cc | agent/webhook/webhook_server.cc | agent/policy/policy_probe.cc) continue ;;
+      esac
       SOURCES+=("${f#"$SRC_DIR"/}")
     done
-    SOURCES+=(agent/kube/pod_spec.cc agent/kube/base64.cc agent/kube/api_error.cc agent/bench/workload.cc agent/bench/probe_result.cc
-              agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc agent/device/device_class.cc)
+    SOURCES+=(agent/kube/pod_spec.cc agent/kube/api_error.cc agent/bench/workload.cc agent/bench/probe_result.cc
+              agent/bench/stop_reason.cc agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc
+              agent/device/device_class.cc)
+    LIBS+=(-lcrypto)
     MAX_LEN=16384
     ;;
   *)
