@@ -32,11 +32,12 @@ Result<std::pair<std::string, int>> parse_listen_address(std::string_view text) 
   return std::pair{host, port};
 }
 
+namespace {
+
+// "127.0.0.1:9560", "[::1]:9560": how logs and HttpListener::address() name a bound listener.
 std::string listener_address(const std::string& host, int port) {
   return fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, port);
 }
-
-namespace {
 
 // Binds host:port (port 0: any free one); the port as bound, or a usage error naming --listen.
 Result<int> bind_exclusive(httplib::Server& server, const std::string& host, int port) {

@@ -35,8 +35,6 @@ struct HttpAnswer {
 
 // ":9560" → {"0.0.0.0", 9560}; "127.0.0.1:0" (any free port); "[::1]:9560". Errors name --listen.
 Result<std::pair<std::string, int>> parse_listen_address(std::string_view text);
-// "127.0.0.1:9560", "[::1]:9560": how logs and tests name a bound listener.
-std::string listener_address(const std::string& host, int port);
 
 class HttpListener {
  public:
