@@ -27,11 +27,12 @@ for round in 1 2 3; do
   ratios_fio+=("$(jq -n "$one / $fio_iops")") ratios_batch+=("$(jq -n "$one / $batch")")
 done
 # What the engine does, whatever the speed: one io_submit per refill by default; batched, the
-# refills found together share an io_submit (up to 32), so clearly fewer io_submits than I/Os. How
-# many completions arrive together is the machine's (3.8 I/Os per io_submit on one, 2.1 on
-# another), so the bound is loose: under 2 io_submits per 3 I/Os, where the default makes >= 1 per I/O.
+# refills found in one reap share an io_submit (up to 32), so fewer io_submits than I/Os. How many
+# completions one reap finds is the machine's, not the engine's (3.8 I/Os per io_submit on one
+# machine, 2.1 on another, 1.33 on an idle CI run), so the bound is only that batching groups at
+# all: with it ignored, each I/O costs at least one io_submit, as the default does.
 assert_jq "$SCRATCH/one.json" '.jobs[0].submit_calls >= .aggregate.read.total_ios' "default: an io_submit per I/O"
-jq -e '.workload.iodepth_batch == 32 and .jobs[0].submit_calls * 1.5 < .aggregate.read.total_ios' "$SCRATCH/batch.json" >/dev/null ||
+jq -e '.workload.iodepth_batch == 32 and .jobs[0].submit_calls < .aggregate.read.total_ios' "$SCRATCH/batch.json" >/dev/null ||
   fail "--iodepth-batch 32: refills not grouped: $(jq -c '{submits: .jobs[0].submit_calls, ios: .aggregate.read.total_ios}' "$SCRATCH/batch.json")"
 pass "--iodepth-batch 32: $(jq -r '.jobs[0].submit_calls' "$SCRATCH/batch.json") io_submits for $(jq -r '.aggregate.read.total_ios' "$SCRATCH/batch.json") I/Os (the default: one per I/O)"
 median() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
