@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/storage_report.h"
+#include "source_tree.h"
 #include "temp_tree.h"
 
 extern char** environ;
@@ -49,7 +50,7 @@ const std::vector<std::string> kFixtures = {
     "nvme_tcp",    "lvm_nvme",    "lvm_mixed",     "md_raid1",   "dm_crypt",
     "loop_tmpfs",  "nfs4",        "overlay",       "btrfs"};
 
-std::string cases_dir() { return std::string(IOGATE_TESTS_DIR) + "/fixtures/sysfs/cases"; }
+std::string cases_dir() { return iogate::testing::source_path("tests/fixtures/sysfs/cases").string(); }
 
 std::string tail_of(const std::string& file, size_t bytes) {
   std::ifstream in(file);

@@ -15,6 +15,7 @@
 
 #include "base/text_file.h"
 #include "kube/api_client.h"
+#include "source_tree.h"
 #include "test_apiserver.h"
 
 namespace iogate::testing {
@@ -22,7 +23,7 @@ namespace iogate::testing {
 inline std::string make_pki(const std::string& name) {
   namespace fs = std::filesystem;
   const char* env = std::getenv("APISERVER_MAKE_CERTS");
-  std::string script = env ? env : (fs::path(__FILE__).parent_path() / "../../apiserver/make_certs.sh").string();
+  std::string script = env ? env : source_path("tests/apiserver/make_certs.sh").string();
   fs::path dir = fs::temp_directory_path() / ("iogate-kube-test-" + std::to_string(getpid())) / name;
   if (!fs::exists(dir / "ca.crt")) {
     REQUIRE(std::system(("bash '" + script + "' '" + dir.string() + "'").c_str()) == 0);

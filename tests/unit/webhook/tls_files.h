@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "source_tree.h"
 #include "temp_tree.h"
 
 namespace iogate::testing {
@@ -42,7 +43,7 @@ inline void run_shell(const std::string& command) {
 inline std::string pki(const std::string& name) {
   namespace fs = std::filesystem;
   const char* env = std::getenv("APISERVER_MAKE_CERTS");
-  std::string script = env ? env : (fs::path(__FILE__).parent_path() / "../../apiserver/make_certs.sh").string();
+  std::string script = env ? env : testing::source_path("tests/apiserver/make_certs.sh").string();
   fs::path dir = tls_scratch_root() / name;
   if (!fs::exists(dir / "server.key")) run_shell("bash '" + script + "' '" + dir.string() + "'");
   return dir.string();
