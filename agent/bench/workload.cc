@@ -19,12 +19,12 @@ std::string_view rw_mode_name(RwMode mode) {
   return "?";
 }
 
-Result<RwMode> parse_rw_mode(std::string_view text) {
+Result<RwMode> parse_rw_mode(std::string_view text, std::string_view what) {
   for (RwMode m : {RwMode::kRandRead, RwMode::kRandWrite, RwMode::kRead, RwMode::kWrite, RwMode::kRandRw}) {
     if (text == rw_mode_name(m)) return m;
   }
   return usage_error(
-      fmt::format("--rw: unknown workload \"{}\" (expected randread, randwrite, read, write or randrw)", text));
+      fmt::format("{}: unknown workload \"{}\" (expected randread, randwrite, read, write or randrw)", what, text));
 }
 
 bool rw_mode_reads(RwMode m) { return m == RwMode::kRandRead || m == RwMode::kRead || m == RwMode::kRandRw; }
@@ -42,7 +42,9 @@ std::string_view workload_field_name(WorkloadField f) {
     case WorkloadField::kRuntime: return "runtime";
     case WorkloadField::kRamp: return "ramp";
     case WorkloadField::kSize: return "size";
+    case WorkloadField::kDirect: return "direct";
     case WorkloadField::kFile: return "file";
+    case WorkloadField::kSeed: return "seed";
   }
   return "?";
 }
@@ -55,8 +57,109 @@ std::string flag_spelling(WorkloadField f) {
 
 std::string policy_spelling(WorkloadField f) { return "workload." + std::string(workload_field_name(f)); }
 
+namespace {
+
+using F = WorkloadField;
+using S = FieldSyntax;
+constexpr IntegerRange kNoRange{0, 0};
+
+constexpr WorkloadFieldInfo kFields[] = {
+    {F::kRw, S::kRwMode, kNoRange, true, "randread | randwrite | read | write | randrw"},
+    {F::kRwmixread, S::kInteger, kRwmixreadRange, true, "percent reads in randrw"},
+    {F::kBs, S::kSize, kNoRange, true, "block size (k/m/g suffixes, binary)"},
+    {F::kIodepth, S::kInteger, kIodepthRange, true, "I/Os in flight per job"},
+    {F::kIodepthBatch, S::kInteger, kIodepthRange, false,
+     "I/Os per io_submit (fio's iodepth_batch_submit); more saves CPU, costs IOPS"},
+    {F::kNumjobs, S::kInteger, kNumjobsRange, true, "jobs: one thread and one aio context each"},
+    {F::kRuntime, S::kDuration, kNoRange, true, "measured time (s/m/ms)"},
+    {F::kRamp, S::kDuration, kNoRange, true, "warm-up excluded from results (fio's ramp_time)"},
+    {F::kSize, S::kSize, kNoRange, true, "size of the test file iogate creates"},
+    {F::kDirect, S::kBool, kNoRange, true, "O_DIRECT: 1 or 0 (true or false; 0 for buffered)"},
+    {F::kFile, S::kPath, kNoRange, false, "read this existing file instead of a test file (read workloads only)"},
+    {F::kSeed, S::kInteger, kSeedRange, false, "seed for random offsets (default: fresh each run, printed)"},
+};
+
+const WorkloadFieldInfo& field_info(WorkloadField f) {
+  for (const WorkloadFieldInfo& info : kFields) {
+    if (info.field == f) return info;
+  }
+  return kFields[0];  // unreachable: every field has a row (workload_test.cc)
+}
+
+}  // namespace
+
+std::span<const WorkloadFieldInfo> workload_fields() { return kFields; }
+
+std::optional<std::string> workload_field_text(const Workload& w, WorkloadField f) {
+  switch (f) {
+    case F::kRw: return std::string(rw_mode_name(w.rw));
+    case F::kRwmixread: return fmt::format("{}", w.rwmixread);
+    case F::kBs: return format_size_compact(w.block_size);
+    case F::kIodepth: return fmt::format("{}", w.iodepth);
+    case F::kIodepthBatch: return fmt::format("{}", w.iodepth_batch);
+    case F::kNumjobs: return fmt::format("{}", w.numjobs);
+    case F::kRuntime: return format_duration_compact(w.runtime.count());
+    case F::kRamp: return format_duration_compact(w.ramp.count());
+    case F::kSize: return format_size_compact(w.size);
+    case F::kDirect: return std::string(w.direct ? "1" : "0");
+    case F::kFile:
+      if (w.file.empty()) return std::nullopt;
+      return w.file;
+    case F::kSeed:
+      if (!w.seed) return std::nullopt;
+      return fmt::format("{}", *w.seed);
+  }
+  return std::nullopt;
+}
+
+Status set_workload_field(Workload& w, WorkloadField f, std::string_view text, FieldSpelling spell) {
+  const WorkloadFieldInfo& info = field_info(f);
+  const std::string what = spell(f);
+  switch (info.syntax) {
+    case S::kRwMode: {
+      auto rw = parse_rw_mode(text, what);
+      if (!rw.ok()) return rw.error();
+      w.rw = *rw;
+      return ok_status();
+    }
+    case S::kInteger: {
+      auto x = parse_integer(text, what, info.range.min, info.range.max);
+      if (!x.ok()) return x.error();
+      if (f == F::kSeed) {
+        w.seed = static_cast<uint64_t>(*x);
+        return ok_status();
+      }
+      int& field = f == F::kRwmixread      ? w.rwmixread
+                   : f == F::kIodepth      ? w.iodepth
+                   : f == F::kIodepthBatch ? w.iodepth_batch
+                                           : w.numjobs;
+      field = static_cast<int>(*x);
+      return ok_status();
+    }
+    case S::kSize: {
+      auto x = parse_size(text, what);
+      if (!x.ok()) return x.error();
+      (f == F::kBs ? w.block_size : w.size) = *x;
+      return ok_status();
+    }
+    case S::kDuration: {
+      auto x = parse_duration(text, what);
+      if (!x.ok()) return x.error();
+      (f == F::kRuntime ? w.runtime : w.ramp) = *x;
+      return ok_status();
+    }
+    case S::kBool: {
+      auto x = parse_bool(text, what);
+      if (!x.ok()) return x.error();
+      w.direct = *x;
+      return ok_status();
+    }
+    case S::kPath: w.file = std::string(text); return ok_status();
+  }
+  return ok_status();
+}
+
 Status validate_workload(const Workload& w, FieldSpelling spell) {
-  using F = WorkloadField;
   auto error = [&](F f, std::string message) { return usage_error(spell(f) + ": " + message); };
   if (w.block_size < kMinBlockSize) {
     return error(F::kBs, fmt::format("must be at least {} bytes, got {}", kMinBlockSize, w.block_size));

@@ -4,6 +4,7 @@
 
 #include "base/exit_codes.h"
 #include "base/quote.h"
+#include "cli/logging.h"
 
 namespace iogate {
 namespace po = boost::program_options;
@@ -32,6 +33,26 @@ Result<bool> parse_output_format_json(const std::string& text) {
   if (text == "human") return false;
   if (text == "json") return true;
   return usage_error("--output-format: expected human or json, got " + quote_value(text));
+}
+
+void add_closing_flags(po::options_description& flags, const char* output_help, const char* log_level) {
+  if (output_help) flags.add_options()("output-format", po::value<std::string>()->default_value("human"), output_help);
+  flags.add_options()("log-level", po::value<std::string>()->default_value(log_level),
+                      "trace | debug | info | warn | error | off")(
+      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
+}
+
+Result<bool> apply_closing_flags(const po::variables_map& vm) {
+  bool json = false;
+  if (vm.count("output-format")) {
+    auto format = parse_output_format_json(vm["output-format"].as<std::string>());
+    if (!format.ok()) return format.error();
+    json = *format;
+  }
+  if (Status s = setup_logging(vm["log-level"].as<std::string>(), vm["log-format"].as<std::string>()); !s.ok()) {
+    return s.error();
+  }
+  return json;
 }
 
 int report_usage_failure(const char* command, const Error& e) {

@@ -24,6 +24,15 @@ Result<ParsedCommandLine> parse_command_line(const std::vector<std::string>& arg
 // "human" → false, "json" → true; anything else is a usage error naming --output-format.
 Result<bool> parse_output_format_json(const std::string& text);
 
+// The flags that end every command's list: --output-format where the command prints a report
+// (`output_help`; null where it does not), --log-level with the command's default (info for the
+// Kubernetes modes, which run unattended; warn for the tools), --log-format and --help.
+void add_closing_flags(boost::program_options::options_description& flags, const char* output_help,
+                       const char* log_level);
+
+// Sets up the logger from --log-level and --log-format; true where --output-format is json.
+Result<bool> apply_closing_flags(const boost::program_options::variables_map& vm);
+
 int report_usage_failure(const char* command, const Error& e);  // prints, returns the exit code
 int print_help(const std::string& help);                        // prints to stdout, returns 0
 

@@ -13,7 +13,7 @@
 
 namespace iogate {
 
-int run_dataset_probe_command(const DatasetRequest& request, const std::string& output_format) {
+int run_dataset_probe_command(const DatasetRequest& request, bool json) {
   StopSignals signals;
   const bool tty = isatty(STDERR_FILENO);
   DatasetProgressCallback progress;
@@ -30,7 +30,7 @@ int run_dataset_probe_command(const DatasetRequest& request, const std::string& 
     std::fprintf(stderr, "iogate probe: %s\n", result.error().message.c_str());
     return exit_code_for(result.error());
   }
-  if (output_format == "json") {
+  if (json) {
     std::cout << dataset_probe_to_json(*result).dump(2) << "\n";
   } else {
     std::cout << render_dataset_human(*result, isatty(STDOUT_FILENO));

@@ -11,6 +11,6 @@
 
 namespace iogate {
 
-int run_dataset_probe_command(const DatasetRequest& request, const std::string& output_format);
+int run_dataset_probe_command(const DatasetRequest& request, bool json);
 
 }  // namespace iogate

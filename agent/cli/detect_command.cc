@@ -7,7 +7,6 @@
 
 #include "base/exit_codes.h"
 #include "cli/command_line.h"
-#include "cli/logging.h"
 #include "device/storage_stack.h"
 #include "report/storage_report.h"
 
@@ -18,10 +17,8 @@ int run_detect_command(const std::vector<std::string>& args) {
   po::options_description flags("detect options");
   flags.add_options()(
       "root", po::value<std::string>()->default_value("/"),
-      "read DIR/proc and DIR/sys (like lsblk --sysroot); PATH is then resolved in that tree's mount table")(
-      "output-format", po::value<std::string>()->default_value("human"), "human | json")(
-      "log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")(
-      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
+      "read DIR/proc and DIR/sys (like lsblk --sysroot); PATH is then resolved in that tree's mount table");
+  add_closing_flags(flags, "human | json", "warn");
   auto parsed = parse_command_line(args, flags);
   if (!parsed.ok()) {
     std::fprintf(stderr, "iogate detect: %s\n", parsed.error().message.c_str());
@@ -41,11 +38,8 @@ int run_detect_command(const std::vector<std::string>& args) {
   const std::vector<std::string>& paths = parsed->paths;
   if (paths.size() != 1)
     return usage(paths.empty() ? "PATH: missing; usage: iogate detect PATH [options]" : "PATH: expected one");
-  auto json = parse_output_format_json(vm["output-format"].as<std::string>());
+  auto json = apply_closing_flags(vm);
   if (!json.ok()) return usage(json.error().message);
-  if (Status s = setup_logging(vm["log-level"].as<std::string>(), vm["log-format"].as<std::string>()); !s.ok()) {
-    return usage(s.error().message);
-  }
   DetectOptions options;
   options.root = vm["root"].as<std::string>();
   if (Status s = check_root_flag(options.root); !s.ok()) return usage(s.error().message);

@@ -12,7 +12,6 @@
 #include "base/quote.h"
 #include "base/units.h"
 #include "cli/command_line.h"
-#include "cli/logging.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 #include "http/listener.h"
@@ -56,10 +55,8 @@ po::options_description node_flags() {
       "no-api", po::bool_switch(), "never call the Kubernetes API: probe and serve metrics only")(
       "root", po::value<std::string>(), "read ROOT/proc and ROOT/sys (the host's, mounted into the container)")(
       "proc-root", po::value<std::string>(), "the host's /proc; must be ROOT/proc (with --sysfs-root ROOT/sys)")(
-      "sysfs-root", po::value<std::string>(), "the host's /sys; must be ROOT/sys (with --proc-root ROOT/proc)")(
-      "output-format", po::value<std::string>()->default_value("human"), "--once output: human | json")(
-      "log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")(
-      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
+      "sysfs-root", po::value<std::string>(), "the host's /sys; must be ROOT/sys (with --proc-root ROOT/proc)");
+  add_closing_flags(d, "--once output: human | json", "info");
   return d;
 }
 
@@ -217,10 +214,9 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
   if (!root.ok()) return root.error();
   o.root = *root;
   if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
-  auto json = parse_output_format_json(str("output-format"));
+  auto json = apply_closing_flags(vm);
   if (!json.ok()) return json.error();
   o.json = *json;
-  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
   return o;
 }
 

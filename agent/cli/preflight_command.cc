@@ -17,7 +17,6 @@
 #include "base/exit_codes.h"
 #include "base/units.h"
 #include "cli/command_line.h"
-#include "cli/logging.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 
@@ -44,10 +43,8 @@ po::options_description preflight_flags() {
       "kubeconfig", po::value<std::string>(),
       "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
       "no-api", po::bool_switch(), "never call the Kubernetes API: print the verdict only")(
-      "root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")(
-      "output-format", po::value<std::string>()->default_value("human"), "human | json")(
-      "log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")(
-      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
+      "root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)");
+  add_closing_flags(d, "human | json", "info");
   return d;
 }
 
@@ -96,10 +93,9 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
   o.no_api = vm["no-api"].as<bool>();
   o.root = str("root");
   if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
-  auto json = parse_output_format_json(str("output-format"));
+  auto json = apply_closing_flags(vm);
   if (!json.ok()) return json.error();
   o.json = *json;
-  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
   return o;
 }
 

@@ -19,7 +19,6 @@
 #include "cli/command_line.h"
 #include "cli/dataset_command.h"
 #include "cli/dataset_flags.h"
-#include "cli/logging.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 #include "report/report_human.h"
@@ -30,40 +29,27 @@ namespace po = boost::program_options;
 
 namespace {
 
-// The workload's flags take their defaults from Workload{} (bench/workload.h).
+// The flag of a workload field: its policy key with dashes ("iodepth-batch").
+std::string flag_name(WorkloadField f) { return flag_spelling(f).substr(2); }
+
+// The workload's flags come from its field table, with Workload{}'s defaults (bench/workload.h).
 po::options_description probe_flags() {
   const Workload w;
-  auto text = [](auto v) { return po::value<std::string>()->default_value(fmt::format("{}", v)); };
-  auto size = [](uint64_t v) { return po::value<std::string>()->default_value(format_size_compact(v)); };
-  auto duration = [](std::chrono::nanoseconds v) {
-    return po::value<std::string>()->default_value(format_duration_compact(v.count()));
-  };
   po::options_description d("probe options (fio's names and defaults where fio has them)");
-  d.add_options()("rw", text(rw_mode_name(w.rw)), "randread | randwrite | read | write | randrw")(
-      "rwmixread", text(w.rwmixread), "percent reads in randrw")(
-      "bs", size(w.block_size), "block size (k/m/g suffixes, binary)")("iodepth", text(w.iodepth),
-                                                                       "I/Os in flight per job")(
-      "iodepth-batch", text(w.iodepth_batch),
-      "I/Os per io_submit (fio's iodepth_batch_submit); more saves CPU, costs IOPS")(
-      "numjobs", text(w.numjobs), "jobs: one thread and one aio context each")(
-      "runtime", duration(w.runtime), "measured time (s/m/ms)")("ramp", duration(w.ramp),
-                                                                "warm-up excluded from results (fio's ramp_time)")(
-      "size", size(w.size), "size of the test file iogate creates")(
-      "direct", po::value<std::string>()->default_value(w.direct ? "1" : "0")->implicit_value("1"),
-      "O_DIRECT: 1 or 0 (true or false; 0 for buffered)")(
-      "file", po::value<std::string>(), "read this existing file instead of a test file (read workloads only)")(
-      "seed", po::value<std::string>(), "seed for random offsets (default: fresh each run, printed)")(
-      "keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")(
+  for (const WorkloadFieldInfo& f : workload_fields()) {
+    auto* value = po::value<std::string>();
+    if (auto text = workload_field_text(w, f.field)) value->default_value(*text);
+    if (f.syntax == FieldSyntax::kBool) value->implicit_value("1");
+    d.add_options()(flag_name(f.field).c_str(), value, std::string(f.help).c_str());
+  }
+  d.add_options()("keep-file", po::bool_switch(), "keep the test file so the next run with the same --size reuses it")(
       "early-stop", po::bool_switch(),
       "stop once the mean IOPS is settled (or clearly beside --min-iops); --runtime is the limit")(
       "tolerance", po::value<std::string>()->default_value("3%"),
       "early stop when the 95% interval is within ± this of the mean")(
       "min-iops", po::value<std::string>(), "with --early-stop: also stop once IOPS are clearly above or below this")(
-      "output-format", po::value<std::string>()->default_value("human"), "human | json")(
-      "log-level", po::value<std::string>()->default_value("warn"), "trace | debug | info | warn | error | off")(
-      "log-format", po::value<std::string>()->default_value("text"), "text | json")(
-      "root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)")(
-      "help,h", "this help");
+      "root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)");
+  add_closing_flags(d, "human | json", "warn");
   return d;
 }
 
@@ -105,9 +91,9 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   if (Status s = check_root_flag(o.root); !s.ok()) return s.error();
   const std::string mode = str("mode");
   if (mode == "dataset") {
-    o.output_format = str("output-format");
-    if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
-    if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
+    auto json = apply_closing_flags(vm);
+    if (!json.ok()) return json.error();
+    o.json = *json;
     auto request = dataset_request_from_flags(vm, o.path, o.root);
     if (!request.ok()) return request.error();
     o.dataset = std::move(*request);
@@ -118,41 +104,10 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     if (vm.count(k) && !vm[k].defaulted()) return usage_error(fmt::format("--{}: only with --mode dataset", k));
   }
   Workload& w = o.workload;
-  auto rw = parse_rw_mode(str("rw"));
-  if (!rw.ok()) return rw.error();
-  w.rw = *rw;
-  auto mix = parse_integer(str("rwmixread"), "--rwmixread", kRwmixreadRange.min, kRwmixreadRange.max);
-  if (!mix.ok()) return mix.error();
-  w.rwmixread = static_cast<int>(*mix);
-  auto bs = parse_size(str("bs"), "--bs");
-  if (!bs.ok()) return bs.error();
-  w.block_size = *bs;
-  auto depth = parse_integer(str("iodepth"), "--iodepth", kIodepthRange.min, kIodepthRange.max);
-  if (!depth.ok()) return depth.error();
-  w.iodepth = static_cast<int>(*depth);
-  auto batch = parse_integer(str("iodepth-batch"), "--iodepth-batch", kIodepthRange.min, kIodepthRange.max);
-  if (!batch.ok()) return batch.error();
-  w.iodepth_batch = static_cast<int>(*batch);
-  auto jobs = parse_integer(str("numjobs"), "--numjobs", kNumjobsRange.min, kNumjobsRange.max);
-  if (!jobs.ok()) return jobs.error();
-  w.numjobs = static_cast<int>(*jobs);
-  auto runtime = parse_duration(str("runtime"), "--runtime");
-  if (!runtime.ok()) return runtime.error();
-  w.runtime = *runtime;
-  auto ramp = parse_duration(str("ramp"), "--ramp");
-  if (!ramp.ok()) return ramp.error();
-  w.ramp = *ramp;
-  auto size = parse_size(str("size"), "--size");
-  if (!size.ok()) return size.error();
-  w.size = *size;
-  auto direct = parse_bool(str("direct"), "--direct");
-  if (!direct.ok()) return direct.error();
-  w.direct = *direct;
-  if (vm.count("file")) w.file = str("file");
-  if (vm.count("seed")) {
-    auto seed = parse_integer(str("seed"), "--seed", 0, INT64_MAX);
-    if (!seed.ok()) return seed.error();
-    w.seed = static_cast<uint64_t>(*seed);
+  for (const WorkloadFieldInfo& f : workload_fields()) {
+    const std::string flag = flag_name(f.field);
+    if (!vm.count(flag)) continue;
+    if (Status s = set_workload_field(w, f.field, str(flag.c_str())); !s.ok()) return s.error();
   }
   w.keep_test_file = vm["keep-file"].as<bool>();
   o.early_stop.enabled = vm["early-stop"].as<bool>();
@@ -166,18 +121,17 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     o.early_stop.threshold_iops = static_cast<double>(*floor);
   }
   if (Status s = validate_early_stop(o.early_stop); !s.ok()) return s.error();
-  o.output_format = str("output-format");
-  if (auto json = parse_output_format_json(o.output_format); !json.ok()) return json.error();
-  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
-  if (Status s = validate_workload(w); !s.ok()) return s.error();
-  return o;
+  auto json = apply_closing_flags(vm);
+  if (!json.ok()) return json.error();
+  o.json = *json;
+  return o;  // run_probe validates the workload across its fields
 }
 
 int run_probe_command(const std::vector<std::string>& args) {
   std::string help;
   auto options = parse_probe_args(args, &help);
   if (auto done = parsing_exit("probe", options, help)) return *done;
-  if (options->dataset) return run_dataset_probe_command(*options->dataset, options->output_format);
+  if (options->dataset) return run_dataset_probe_command(*options->dataset, options->json);
   StopSignals signals;
   const bool tty = isatty(STDERR_FILENO);
   ProgressCallback progress;
@@ -192,7 +146,7 @@ int run_probe_command(const std::vector<std::string>& args) {
     return exit_code_for(result.error());
   }
   for (const std::string& w : result->warnings) spdlog::debug("warning: {}", w);
-  if (options->output_format == "json") {
+  if (options->json) {
     std::cout << probe_result_to_json(*result).dump(2) << "\n";
   } else {
     std::cout << render_probe_human(*result, isatty(STDOUT_FILENO));

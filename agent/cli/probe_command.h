@@ -16,7 +16,7 @@ struct ProbeOptions {
   std::string path;
   Workload workload;
   EarlyStopConfig early_stop;
-  std::string output_format = "human";  // human | json
+  bool json = false;  // --output-format json
   std::string root = "/";
   // Set by --mode dataset: the samples/s probe of a tree of files instead of block I/O.
   std::optional<DatasetRequest> dataset;

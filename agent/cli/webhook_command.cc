@@ -8,7 +8,6 @@
 #include "base/exit_codes.h"
 #include "base/units.h"
 #include "cli/command_line.h"
-#include "cli/logging.h"
 #include "cli/signals.h"
 #include "http/listener.h"
 
@@ -38,9 +37,8 @@ po::options_description webhook_flags() {
       "policy-configmap", po::value<std::string>()->default_value("iogate-policy"),
       "ConfigMap holding policy.yaml for the injected preflight")(
       "gpu-resource", po::value<std::vector<std::string>>()->composing(),
-      "another resource name that counts as GPUs, repeatable")(
-      "log-level", po::value<std::string>()->default_value("info"), "trace | debug | info | warn | error | off")(
-      "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
+      "another resource name that counts as GPUs, repeatable");
+  add_closing_flags(d, nullptr, "info");
   return d;
 }
 
@@ -99,7 +97,7 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   if (vm.count("preflight-image")) o.preflight_image = str("preflight-image");
   o.policy_configmap = str("policy-configmap");
   if (vm.count("gpu-resource")) o.gpu_resources = vm["gpu-resource"].as<std::vector<std::string>>();
-  if (Status s = setup_logging(str("log-level"), str("log-format")); !s.ok()) return s.error();
+  if (auto logging = apply_closing_flags(vm); !logging.ok()) return logging.error();
   return o;
 }
 

@@ -47,12 +47,6 @@ Error expected(const std::string& path, std::string_view what, const YAML::Node&
   return usage_error(fmt::format("{}: expected {}, got {}", path, what, describe(n)));
 }
 
-// Rewrites an error from a helper that names a command-line flag ("--bs: ...") to name the field.
-Error renamed(Error e, std::string_view flag, const std::string& path) {
-  if (e.message.rfind(flag, 0) == 0) e.message = path + e.message.substr(flag.size());
-  return e;
-}
-
 // `word` is one of the '-'/'_'-separated parts of `name`: "ssd" of "sata-ssd", "labels" of "pod_labels".
 bool has_part(std::string_view name, std::string_view word) {
   auto separator = [](char c) { return c == '-' || c == '_' || c == '.'; };
@@ -157,16 +151,13 @@ std::string without_spaces(const std::string& s) {
   return out;
 }
 
+constexpr std::string_view kDurationWords = "a duration like 60s, 5ms or 1h";
+constexpr std::string_view kSizeWords = "a size like 4k, 1m or 1g";
+
 Result<std::chrono::nanoseconds> read_duration(const YAML::Node& n, const std::string& path) {
-  if (!n.IsScalar()) return expected(path, "a duration like 60s, 5ms or 1h", n);
+  if (!n.IsScalar()) return expected(path, kDurationWords, n);
   auto d = parse_duration(without_spaces(n.Scalar()), path);
   return d.ok() ? d : parse_duration(n.Scalar(), path);
-}
-
-Result<uint64_t> read_size(const YAML::Node& n, const std::string& path) {
-  if (!n.IsScalar()) return expected(path, "a size like 4k, 1m or 1g", n);
-  auto s = parse_size(without_spaces(n.Scalar()), path);
-  return s.ok() ? s : parse_size(n.Scalar(), path);
 }
 
 Result<DeviceClass> read_class(const YAML::Node& n, const std::string& path) {
@@ -221,11 +212,26 @@ const Keys kTopKeys = {"apiVersion", "kind",       "metadata",   "profile", "mod
                        "workload",   "early_stop", "result_ttl", "rules",   "node", "webhook"};
 const Keys kWebhookKeys = {"allow_opt_out"};
 const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
-const Keys kWorkloadKeys = {"mode", "rw",   "rwmixread", "bs",      "iodepth", "numjobs",   "runtime",
-                            "ramp", "size", "direct",    "workers", "sample",  "scan_time", "scan_entries"};
-// The keys of each workload mode; a key of the other mode is an error naming it.
-const Keys kIoWorkloadKeys = {"rw", "rwmixread", "bs", "iodepth", "numjobs", "ramp", "size"};
 const Keys kDatasetWorkloadKeys = {"workers", "sample", "scan_time", "scan_entries"};
+// A dataset run reads whole files for workload.runtime, with or without workload.direct; the other
+// workload fields a policy sets are block-I/O keys only.
+bool dataset_reads(WorkloadField f) { return f == WorkloadField::kRuntime || f == WorkloadField::kDirect; }
+// The keys of each workload mode; a key of the other mode is an error naming it.
+const Keys kIoWorkloadKeys = [] {
+  Keys keys;
+  for (const WorkloadFieldInfo& f : workload_fields()) {
+    if (f.policy_key && !dataset_reads(f.field)) keys.push_back(workload_field_name(f.field));
+  }
+  return keys;
+}();
+const Keys kWorkloadKeys = [] {
+  Keys keys = {"mode"};
+  for (const WorkloadFieldInfo& f : workload_fields()) {
+    if (f.policy_key) keys.push_back(workload_field_name(f.field));
+  }
+  keys.insert(keys.end(), kDatasetWorkloadKeys.begin(), kDatasetWorkloadKeys.end());
+  return keys;
+}();
 const Keys kEarlyStopKeys = {"enabled", "tolerance", "confidence"};
 const Keys kRuleKeys = {"name",
                         "description",
@@ -322,46 +328,52 @@ Status check_rules_against_workload(const Policy& p) {
   return ok_status();
 }
 
+// The block-I/O keys are the workload fields a policy may set (bench/workload.h), read with their
+// YAML words: true/false for a switch, "5 ms" as well as "5ms".
 Status read_workload(const YAML::Node& n, Workload& w) {
   const std::string path = "workload";
   if (Status s = check_map(n, path, kWorkloadKeys); !s.ok()) return s;
-  if (const YAML::Node v = n["rw"]) {
-    if (!v.IsScalar()) return expected(child(path, "rw"), "randread, randwrite, read, write or randrw", v);
-    auto rw = parse_rw_mode(v.Scalar());
-    if (!rw.ok()) return renamed(rw.error(), "--rw", child(path, "rw"));
-    w.rw = *rw;
-  }
-  if (const YAML::Node v = n["rwmixread"]) {
-    auto x = read_integer(v, child(path, "rwmixread"), kRwmixreadRange.min, kRwmixreadRange.max);
-    if (!x.ok()) return x.error();
-    w.rwmixread = static_cast<int>(*x);
-  }
-  for (auto [key, field] : {std::pair{"bs", &w.block_size}, std::pair{"size", &w.size}}) {
-    if (const YAML::Node v = n[key]) {
-      auto x = read_size(v, child(path, key));
-      if (!x.ok()) return x.error();
-      *field = *x;
+  for (const WorkloadFieldInfo& f : workload_fields()) {
+    if (!f.policy_key) continue;
+    const YAML::Node v = n[std::string(workload_field_name(f.field))];
+    if (!v) continue;
+    const std::string key_path = policy_spelling(f.field);
+    std::string text;
+    switch (f.syntax) {
+      case FieldSyntax::kBool: {
+        auto x = read_bool(v, key_path);
+        if (!x.ok()) return x.error();
+        text = *x ? "1" : "0";
+        break;
+      }
+      case FieldSyntax::kSize:
+      case FieldSyntax::kDuration: {
+        if (!v.IsScalar()) {
+          return expected(key_path, f.syntax == FieldSyntax::kSize ? kSizeWords : kDurationWords, v);
+        }
+        // Spaces are dropped only where that parses; the error quotes the text as written.
+        Workload spaced = w;
+        if (set_workload_field(spaced, f.field, without_spaces(v.Scalar()), policy_spelling).ok()) {
+          w = spaced;
+          continue;
+        }
+        text = v.Scalar();
+        break;
+      }
+      case FieldSyntax::kRwMode:
+        if (!v.IsScalar()) return expected(key_path, "randread, randwrite, read, write or randrw", v);
+        text = v.Scalar();
+        break;
+      case FieldSyntax::kInteger:
+        if (!v.IsScalar()) return expected(key_path, "a whole number", v);
+        text = v.Scalar();
+        break;
+      case FieldSyntax::kPath:
+        if (!v.IsScalar()) return expected(key_path, "a path", v);
+        text = v.Scalar();
+        break;
     }
-  }
-  for (auto [key, field, range] :
-       {std::tuple{"iodepth", &w.iodepth, kIodepthRange}, std::tuple{"numjobs", &w.numjobs, kNumjobsRange}}) {
-    if (const YAML::Node v = n[key]) {
-      auto x = read_integer(v, child(path, key), range.min, range.max);
-      if (!x.ok()) return x.error();
-      *field = static_cast<int>(*x);
-    }
-  }
-  for (auto [key, field] : {std::pair{"runtime", &w.runtime}, std::pair{"ramp", &w.ramp}}) {
-    if (const YAML::Node v = n[key]) {
-      auto x = read_duration(v, child(path, key));
-      if (!x.ok()) return x.error();
-      *field = *x;
-    }
-  }
-  if (const YAML::Node v = n["direct"]) {
-    auto x = read_bool(v, child(path, "direct"));
-    if (!x.ok()) return x.error();
-    w.direct = *x;
+    if (Status s = set_workload_field(w, f.field, text, policy_spelling); !s.ok()) return s;
   }
   return ok_status();
 }
