@@ -80,7 +80,8 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
   r.scan = std::move(*scan);
   if (r.scan.sample.empty() && r.scan.stop_reason != StopReason::kSignal) return usage_error(no_files_message(r.scan));
 
-  auto storage = detect_storage_stack(req.path, DetectOptions{req.root});
+  auto storage =
+      req.storage ? Result<StorageStack>(*req.storage) : detect_storage_stack(req.path, DetectOptions{req.root});
   if (storage.ok()) {
     r.storage = std::move(*storage);
   } else {

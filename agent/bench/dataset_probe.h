@@ -29,6 +29,7 @@ struct DatasetRequest {
   std::vector<int> worker_counts;              // one entry: a single run; several: a sweep
   std::optional<uint64_t> seed;                // sampling and shuffling; fresh unless given
   std::optional<double> target_samples_per_s;  // for the workers-for-target recommendation
+  std::optional<StorageStack> storage;         // PATH's, where the caller detected it (as ProbeRequest's)
 };
 
 struct DatasetProgress {

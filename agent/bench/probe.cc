@@ -199,7 +199,8 @@ Result<ProbeResult> run_probe(const ProbeRequest& req, const std::atomic<bool>& 
   OpenTarget& target = *opened;
   if (stop.load()) return runtime_error("interrupted before the measurement started");
   result.target = target.info;
-  auto storage = detect_storage_stack(target.info.path, DetectOptions{req.root});
+  auto storage = req.storage && w.file.empty() ? Result<StorageStack>(*req.storage)
+                                               : detect_storage_stack(target.info.path, DetectOptions{req.root});
   if (storage.ok()) {
     result.storage = std::move(*storage);
   } else {

@@ -9,12 +9,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "base/result.h"
 #include "bench/adaptive_stop.h"
 #include "bench/probe_result.h"
 #include "bench/workload.h"
+#include "device/storage_stack.h"
 
 namespace iogate {
 
@@ -27,6 +29,9 @@ struct ProbeRequest {
   // Off by default: the run lasts workload.runtime. On, it may end as soon as the mean is
   // settled or clearly beside the threshold; workload.runtime stays the limit.
   EarlyStopConfig early_stop;
+  // PATH's stack where the caller detected it already (to choose its floor by class); the probe
+  // reports it rather than detecting the same path again. Unused with workload.file.
+  std::optional<StorageStack> storage;
   std::string proc_root() const { return root == "/" ? "/proc" : root + "/proc"; }
   std::string sysfs_root() const { return root == "/" ? "/sys" : root + "/sys"; }
 };

@@ -214,7 +214,7 @@ void attempt(Agent& a, size_t i) {
     return true;
   };
   if (a.policy.workload_mode == WorkloadMode::kDataset) {
-    DatasetRequest req = policy_dataset_request(a.policy, path, a.options.root, ctx, stack->device_class);
+    DatasetRequest req = policy_dataset_request(a.policy, path, a.options.root, ctx, &*stack);
     spdlog::info("{}: probing {}", path, describe_dataset_request(req));
     const Clock::time_point started = Clock::now();
     auto result = run_dataset_probe(req, a.stop, nullptr);
@@ -229,7 +229,7 @@ void attempt(Agent& a, size_t i) {
     measured(measurement_from_dataset(*result), took);
     return;
   }
-  ProbeRequest req = policy_probe_request(a.policy, path, a.options.root, ctx, stack->device_class);
+  ProbeRequest req = policy_probe_request(a.policy, path, a.options.root, ctx, &*stack);
   o.io_priority = io_priority_note(a.options, *stack);
   spdlog::info("{}: probing {} at I/O priority {}", path, describe_probe_request(a.policy, req), o.io_priority);
   const Clock::time_point started = Clock::now();

@@ -8,13 +8,20 @@
 
 namespace iogate {
 
+namespace {
+
+DeviceClass class_of(const StorageStack* stack) { return stack ? stack->device_class : DeviceClass::kUnknown; }
+
+}  // namespace
+
 ProbeRequest policy_probe_request(const Policy& p, const std::string& path, const std::string& root,
-                                  const EvaluationContext& ctx, DeviceClass device_class) {
+                                  const EvaluationContext& ctx, const StorageStack* stack) {
   ProbeRequest req{path, p.workload, root};
+  if (stack) req.storage = *stack;
   req.early_stop.enabled = p.early_stop;
   req.early_stop.tolerance = p.stop_tolerance;
   req.early_stop.confidence = p.stop_confidence;
-  req.early_stop.threshold_iops = iops_floor(p, ctx, device_class);
+  req.early_stop.threshold_iops = iops_floor(p, ctx, class_of(stack));
   return req;
 }
 
@@ -28,8 +35,9 @@ std::string describe_probe_request(const Policy& p, const ProbeRequest& r) {
 }
 
 DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, const std::string& root,
-                                      const EvaluationContext& ctx, DeviceClass device_class) {
+                                      const EvaluationContext& ctx, const StorageStack* stack) {
   DatasetRequest req;
+  if (stack) req.storage = *stack;
   req.path = path;
   req.root = root;
   req.scan.time = p.dataset.scan_time;
@@ -40,7 +48,7 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   req.worker_counts = {p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers()};
   double target = 0;
   for (const Rule& r : p.rules) {
-    if (selector_mismatch(r.selector, device_class, ctx.path.empty() ? path : ctx.path, ctx.pod_labels)) continue;
+    if (selector_mismatch(r.selector, class_of(stack), ctx.path.empty() ? path : ctx.path, ctx.pod_labels)) continue;
     target = std::max(target, effective_min_samples_per_s(r, ctx.gpus));
   }
   if (target > 0) req.target_samples_per_s = target;

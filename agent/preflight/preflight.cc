@@ -148,66 +148,70 @@ Status read_pod(Run& run) {
   return ok_status();
 }
 
+// The measured time the deadline leaves `path`'s probe after `before` (its ramp or scan, and the
+// test file): `runtime`, cut with a warning where less is left, or an error where too little is.
+Result<nanoseconds> runtime_within_deadline(const Run& run, const std::string& path, nanoseconds before,
+                                            nanoseconds runtime, std::string_view work) {
+  const Policy& p = run.policy;
+  nanoseconds left = duration_cast<nanoseconds>(run.deadline - Clock::now()) - kRecordReserve;
+  nanoseconds room = left - before;
+  if (room < kMinProbeRuntime) {
+    return runtime_error(fmt::format("deadline {}: only {} left, too little to {} {}", seconds_text(p.deadline),
+                                     seconds_text(std::max(left, nanoseconds::zero())), work, path));
+  }
+  if (room >= runtime) return runtime;
+  spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path, seconds_text(runtime),
+               seconds_text(room), seconds_text(p.deadline));
+  return room;
+}
+
+// Runs `probe` with a stop flag that the deadline raises as well as a signal; a run either cut
+// short is an error, since its figures cover part of the workload.
+template <typename Probe>
+auto run_within_deadline(Run& run, const std::string& path, Probe probe) {
+  DeadlineWatch watch(run.stop, run.deadline - kRecordReserve);
+  auto result = probe(watch.flag());
+  using R = decltype(result);
+  if (watch.deadline_hit()) {
+    return R(
+        runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(run.policy.deadline), path)));
+  }
+  if (result.ok() && result->stop_reason == StopReason::kSignal)
+    return R(runtime_error("interrupted by a signal while probing " + path));
+  return result;
+}
+
+// The class is known before the probe (detect is cheap), so the early stop knows which floor
+// applies to this volume; the probe reports the same stack.
+std::optional<StorageStack> detect_path(const Run& run, const std::string& path) {
+  auto stack = detect_storage_stack(path, DetectOptions{run.options.root});
+  if (!stack.ok()) return std::nullopt;
+  return std::move(*stack);
+}
+
 // The probe for one path, with the workload's runtime cut to what the deadline leaves.
 Result<ProbeResult> probe_path(Run& run, const std::string& path, const EvaluationContext& ctx) {
-  const Policy& p = run.policy;
-  Workload w = p.workload;
-  nanoseconds left = duration_cast<nanoseconds>(run.deadline - Clock::now()) - kRecordReserve;
-  nanoseconds room = left - kPrepareAllowance - w.ramp;
-  if (room < kMinProbeRuntime) {
-    return runtime_error(fmt::format("deadline {}: only {} left, too little to probe {}", seconds_text(p.deadline),
-                                     seconds_text(std::max(left, nanoseconds::zero())), path));
-  }
-  if (room < w.runtime) {
-    spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path, seconds_text(w.runtime),
-                 seconds_text(room), seconds_text(p.deadline));
-    w.runtime = room;
-  }
-  // The class is known before the probe (detect is cheap), so the early stop knows which floor
-  // applies to this volume.
-  auto stack = detect_storage_stack(path, DetectOptions{run.options.root});
-  DeviceClass cls = stack.ok() ? stack->device_class : DeviceClass::kUnknown;
-  ProbeRequest req = policy_probe_request(p, path, run.options.root, ctx, cls);
-  req.workload = w;
-  spdlog::info("{}: probing {}", path, describe_probe_request(p, req));
-  DeadlineWatch watch(run.stop, run.deadline - kRecordReserve);
-  auto result = run_probe(req, watch.flag(), nullptr);
-  if (watch.deadline_hit()) {
-    return runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(p.deadline), path));
-  }
-  if (!result.ok()) return result.error();
-  if (result->stop_reason == StopReason::kSignal) return runtime_error("interrupted by a signal while probing " + path);
-  return result;
+  const std::optional<StorageStack> stack = detect_path(run, path);
+  ProbeRequest req = policy_probe_request(run.policy, path, run.options.root, ctx, stack ? &*stack : nullptr);
+  Workload& w = req.workload;
+  auto runtime = runtime_within_deadline(run, path, kPrepareAllowance + w.ramp, w.runtime, "probe");
+  if (!runtime.ok()) return runtime.error();
+  w.runtime = *runtime;
+  spdlog::info("{}: probing {}", path, describe_probe_request(run.policy, req));
+  return run_within_deadline(run, path, [&](const std::atomic<bool>& stop) { return run_probe(req, stop, nullptr); });
 }
 
 // The dataset probe for one path (workload.mode: dataset), its scan and loader limits cut to what
 // the deadline leaves. The scan budget comes first: without files there is nothing to load.
 Result<DatasetProbeResult> probe_dataset_path(Run& run, const std::string& path, const EvaluationContext& ctx) {
-  const Policy& p = run.policy;
-  auto stack = detect_storage_stack(path, DetectOptions{run.options.root});
-  DeviceClass cls = stack.ok() ? stack->device_class : DeviceClass::kUnknown;
-  DatasetRequest req = policy_dataset_request(p, path, run.options.root, ctx, cls);
-  nanoseconds left = duration_cast<nanoseconds>(run.deadline - Clock::now()) - kRecordReserve;
-  nanoseconds room = left - req.scan.time;
-  if (room < kMinProbeRuntime) {
-    return runtime_error(fmt::format("deadline {}: only {} left, too little to scan and read {}",
-                                     seconds_text(p.deadline), seconds_text(std::max(left, nanoseconds::zero())),
-                                     path));
-  }
-  if (room < req.loader.runtime) {
-    spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path,
-                 seconds_text(req.loader.runtime), seconds_text(room), seconds_text(p.deadline));
-    req.loader.runtime = room;
-  }
+  const std::optional<StorageStack> stack = detect_path(run, path);
+  DatasetRequest req = policy_dataset_request(run.policy, path, run.options.root, ctx, stack ? &*stack : nullptr);
+  auto runtime = runtime_within_deadline(run, path, req.scan.time, req.loader.runtime, "scan and read");
+  if (!runtime.ok()) return runtime.error();
+  req.loader.runtime = *runtime;
   spdlog::info("{}: probing {}", path, describe_dataset_request(req));
-  DeadlineWatch watch(run.stop, run.deadline - kRecordReserve);
-  auto result = run_dataset_probe(req, watch.flag(), nullptr);
-  if (watch.deadline_hit()) {
-    return runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(p.deadline), path));
-  }
-  if (!result.ok()) return result.error();
-  if (result->stop_reason == StopReason::kSignal) return runtime_error("interrupted by a signal while probing " + path);
-  return result;
+  return run_within_deadline(run, path,
+                             [&](const std::atomic<bool>& stop) { return run_dataset_probe(req, stop, nullptr); });
 }
 
 std::string shared_origin(const RecordedResult& r) {
