@@ -17,42 +17,11 @@
 
 #include <fmt/format.h>
 
+#include "base/openssl_objects.h"
 #include "kube/http_transport.h"
 
 namespace iogate {
 namespace {
-
-struct X509Free {
-  void operator()(X509* p) const { X509_free(p); }
-};
-struct X509StoreFree {
-  void operator()(X509_STORE* p) const { X509_STORE_free(p); }
-};
-struct X509StoreCtxFree {
-  void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); }
-};
-struct EvpPkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct BioFree {
-  void operator()(BIO* p) const { BIO_free(p); }
-};
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using X509StorePtr = std::unique_ptr<X509_STORE, X509StoreFree>;
-using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, X509StoreCtxFree>;
-using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-
-BioPtr memory_bio(const std::string& pem) { return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))); }
-
-// Every certificate in a PEM bundle; empty when there is none.
-std::vector<X509Ptr> read_certificates(const std::string& pem) {
-  std::vector<X509Ptr> certs;
-  BioPtr bio = memory_bio(pem);
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) certs.emplace_back(cert);
-  ERR_clear_error();  // the end of the bundle reads as an error
-  return certs;
-}
 
 struct ServerAddress {
   std::string host;  // without brackets for IPv6
@@ -191,15 +160,6 @@ class HttpsTransport : public Transport {
     }
   }
 
-  static std::string openssl_reason() {
-    unsigned long code = ERR_get_error();
-    ERR_clear_error();
-    if (code == 0) return "";
-    char buf[256];
-    ERR_error_string_n(code, buf, sizeof buf);
-    return std::string(": ") + buf;
-  }
-
   ServerAddress address_;
   std::unique_ptr<VerifyState> verify_;  // outlives client_: its SSL_CTX points at it
   std::unique_ptr<httplib::SSLClient> client_;
@@ -213,9 +173,9 @@ Result<std::unique_ptr<Transport>> make_https_transport(const KubeConfig& config
 
   auto verify = std::make_unique<VerifyState>();
   verify->trusted.reset(X509_STORE_new());
-  std::vector<X509Ptr> cas = read_certificates(config.ca_pem);
-  if (cas.empty()) return usage_error("kube CA: no PEM certificate in the configured certificate authority");
-  for (const X509Ptr& ca : cas) X509_STORE_add_cert(verify->trusted.get(), ca.get());
+  auto cas = read_pem_certificates(config.ca_pem);
+  if (!cas.ok()) return usage_error("kube CA: " + cas.error().message);
+  for (const X509Ptr& ca : *cas) X509_STORE_add_cert(verify->trusted.get(), ca.get());
   verify->host = address->host;
   in6_addr ip6;
   in_addr ip4;
@@ -225,14 +185,13 @@ Result<std::unique_ptr<Transport>> make_https_transport(const KubeConfig& config
   std::unique_ptr<httplib::SSLClient> client;
   std::vector<X509Ptr> chain;
   if (!config.client_cert_pem.empty()) {
-    chain = read_certificates(config.client_cert_pem);
-    if (chain.empty()) return usage_error("kube client certificate: no PEM certificate");
-    BioPtr key_bio = memory_bio(config.client_key_pem);
-    EvpPkeyPtr key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
-    ERR_clear_error();
-    if (!key) return usage_error("kube client key: not a PEM private key");
+    auto certs = read_pem_certificates(config.client_cert_pem);
+    if (!certs.ok()) return usage_error("kube client certificate: " + certs.error().message);
+    chain = std::move(*certs);
+    auto key = read_pem_private_key(config.client_key_pem);
+    if (!key.ok()) return usage_error("kube client key: " + key.error().message);
     // The constructor takes its own references (SSL_CTX_use_certificate / _PrivateKey).
-    client = std::make_unique<httplib::SSLClient>(address->host, address->port, chain[0].get(), key.get());
+    client = std::make_unique<httplib::SSLClient>(address->host, address->port, chain[0].get(), key->get());
     if (!client->is_valid()) {
       ERR_clear_error();
       return usage_error("kube client certificate: the key does not match the certificate");

@@ -19,39 +19,7 @@
 
 namespace iogate {
 
-void X509Deleter::operator()(X509* p) const { X509_free(p); }
-void EvpPkeyDeleter::operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-void X509StackDeleter::operator()(STACK_OF(X509) * p) const { sk_X509_pop_free(p, X509_free); }
-
 namespace {
-
-struct BioFree {
-  void operator()(BIO* p) const { BIO_free(p); }
-};
-struct BignumFree {
-  void operator()(BIGNUM* p) const { BN_free(p); }
-};
-struct OpensslStringFree {
-  void operator()(char* p) const { OPENSSL_free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Deleter>;
-
-BioPtr memory_bio(const std::string& text) {
-  return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-}
-
-// OpenSSL's reason for the last failure ("bad base64 decode"), and a clean error queue after.
-std::string openssl_reason() {
-  unsigned long code = ERR_peek_last_error();
-  ERR_clear_error();
-  if (code == 0) return "";
-  const char* reason = ERR_reason_error_string(code);
-  return reason ? std::string(": ") + reason : "";
-}
-
-// Without a callback OpenSSL would ask for an encrypted key's passphrase on the terminal.
-int no_passphrase(char*, int, int, void*) { return -1; }
 
 std::string subject_of(X509* cert) {
   BioPtr out(BIO_new(BIO_s_mem()));
@@ -62,9 +30,9 @@ std::string subject_of(X509* cert) {
 }
 
 std::string serial_of(X509* cert) {
-  std::unique_ptr<BIGNUM, BignumFree> bn(ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr));
+  BignumPtr bn(ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr));
   if (!bn) return "";
-  std::unique_ptr<char, OpensslStringFree> hex(BN_bn2hex(bn.get()));
+  OpensslStringPtr hex(BN_bn2hex(bn.get()));
   return hex ? std::string(hex.get()) : "";
 }
 
@@ -90,46 +58,30 @@ void warn_if_expired(const ServingCertificate& c, const TlsFiles& files) {
 Result<std::shared_ptr<const ServingCertificate>> parse_serving_certificate(const TlsFiles& files,
                                                                             const std::string& cert_pem,
                                                                             const std::string& key_pem) {
-  std::vector<X509Ptr> certs;
-  BioPtr cert_bio = memory_bio(cert_pem);
-  ERR_clear_error();
-  while (X509* cert = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) certs.emplace_back(cert);
-  // The bundle's end reads as "no start line"; anything else is a damaged block, and a chain
-  // served without its intermediate fails at clients only, so refuse it here.
-  unsigned long end = ERR_peek_last_error();
-  if (ERR_GET_LIB(end) != ERR_LIB_PEM || ERR_GET_REASON(end) != PEM_R_NO_START_LINE || certs.empty()) {
-    std::string why = openssl_reason();
-    if (certs.empty()) return usage_error(fmt::format("--tls-cert {}: no PEM certificate{}", files.cert_path, why));
-    return usage_error(
-        fmt::format("--tls-cert {}: damaged PEM after certificate {}{}", files.cert_path, certs.size(), why));
-  }
-  ERR_clear_error();
-
-  BioPtr key_bio = memory_bio(key_pem);
-  std::unique_ptr<EVP_PKEY, EvpPkeyDeleter> key(
-      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr));
-  if (!key) {
-    return usage_error(
-        fmt::format("--tls-key {}: not an unencrypted PEM private key{}", files.key_path, openssl_reason()));
-  }
-  if (X509_check_private_key(certs[0].get(), key.get()) != 1) {
+  // A chain served without its intermediate fails at clients only: a damaged block is refused.
+  auto certs = read_pem_certificates(cert_pem);
+  if (!certs.ok()) return usage_error(fmt::format("--tls-cert {}: {}", files.cert_path, certs.error().message));
+  auto key = read_pem_private_key(key_pem);
+  if (!key.ok()) return usage_error(fmt::format("--tls-key {}: {}", files.key_path, key.error().message));
+  std::vector<X509Ptr>& chain = *certs;
+  if (X509_check_private_key(chain[0].get(), key->get()) != 1) {
     ERR_clear_error();
     return usage_error(fmt::format("--tls-key {}: not the private key of the certificate in --tls-cert {}",
                                    files.key_path, files.cert_path));
   }
 
   auto c = std::make_shared<ServingCertificate>();
-  c->subject = subject_of(certs[0].get());
-  c->serial = serial_of(certs[0].get());
-  c->not_after = not_after_of(certs[0].get());
+  c->subject = subject_of(chain[0].get());
+  c->serial = serial_of(chain[0].get());
+  c->not_after = not_after_of(chain[0].get());
   c->chain.reset(sk_X509_new_null());
   if (!c->chain) return runtime_error("webhook TLS: out of memory");
-  for (size_t i = 1; i < certs.size(); ++i) {
-    if (sk_X509_push(c->chain.get(), certs[i].get()) <= 0) return runtime_error("webhook TLS: out of memory");
-    certs[i].release();  // the stack owns it now
+  for (size_t i = 1; i < chain.size(); ++i) {
+    if (sk_X509_push(c->chain.get(), chain[i].get()) <= 0) return runtime_error("webhook TLS: out of memory");
+    chain[i].release();  // the stack owns it now
   }
-  c->leaf = std::move(certs[0]);
-  c->key = std::move(key);
+  c->leaf = std::move(chain[0]);
+  c->key = std::move(*key);
   return std::shared_ptr<const ServingCertificate>(std::move(c));
 }
 

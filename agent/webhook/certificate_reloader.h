@@ -9,8 +9,6 @@
 // caught mid-update (the cert read before, the key after a swap) are re-read at once, not rejected.
 #pragma once
 
-#include <openssl/x509.h>
-
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -20,6 +18,7 @@
 #include <mutex>
 #include <string>
 
+#include "base/openssl_objects.h"
 #include "base/result.h"
 
 namespace iogate {
@@ -29,24 +28,14 @@ struct TlsFiles {
   std::string key_path;   // --tls-key: PEM, unencrypted (PKCS#8, or traditional RSA/EC)
 };
 
-struct X509Deleter {
-  void operator()(X509* p) const;
-};
-struct EvpPkeyDeleter {
-  void operator()(EVP_PKEY* p) const;
-};
-struct X509StackDeleter {
-  void operator()(STACK_OF(X509) * p) const;
-};  // frees the certificates too
-
 // One serving identity; never changed once made, so a handshake holding it through a shared_ptr
 // reads it without a lock while a reload installs the next one.
 struct ServingCertificate {
-  std::unique_ptr<X509, X509Deleter> leaf;
-  std::unique_ptr<EVP_PKEY, EvpPkeyDeleter> key;
-  std::unique_ptr<STACK_OF(X509), X509StackDeleter> chain;  // intermediates; empty, never null
-  std::string subject;                                      // RFC 2253: "CN=iogate-webhook.iogate.svc"
-  std::string serial;                                       // upper-case hex, as `openssl x509 -serial` prints it
+  X509Ptr leaf;
+  EvpPkeyPtr key;
+  X509StackPtr chain;   // intermediates; empty, never null
+  std::string subject;  // RFC 2253: "CN=iogate-webhook.iogate.svc"
+  std::string serial;   // upper-case hex, as `openssl x509 -serial` prints it
   std::chrono::system_clock::time_point not_after;
 };
 
