@@ -103,61 +103,52 @@ std::string measured_class_text(const Measurement& m) {
 }
 
 void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleCheck>& out) {
-  if (r.min_iops || r.min_iops_per_gpu) {
-    RuleCheck c = make_check(r, CheckKind::kMinIops);
-    c.threshold_value = effective_min_iops(r, gpus);
-    c.measured_value = m.iops;
-    c.threshold = min_iops_text(r, gpus);
-    c.measured = iops_text(m.iops);
-    c.passed = m.iops >= c.threshold_value;
-    out.push_back(std::move(c));
-  }
-  if (r.max_p99_latency_ns) {
-    RuleCheck c = make_check(r, CheckKind::kMaxP99Latency);
-    c.threshold_value = double(*r.max_p99_latency_ns);
-    c.measured_value = m.p99_latency_ns;
-    c.threshold = "<= " + format_duration_ns(c.threshold_value);
-    c.measured = format_duration_ns(m.p99_latency_ns);
-    c.passed = m.p99_latency_ns <= c.threshold_value;
-    out.push_back(std::move(c));
-  }
-  if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
-    RuleCheck c = make_check(r, CheckKind::kMinBandwidth);
-    c.threshold_value = effective_min_bandwidth(r, gpus);
-    c.measured_value = m.bandwidth_bytes_per_s;
-    c.threshold = min_bandwidth_text(r, gpus);
-    c.measured = bandwidth_text(m.bandwidth_bytes_per_s);
-    c.passed = m.bandwidth_bytes_per_s >= c.threshold_value;
-    out.push_back(std::move(c));
-  }
-  if (r.min_samples_per_s || r.samples_per_s_per_gpu) {
-    RuleCheck c = make_check(r, CheckKind::kMinSamplesPerS);
-    c.threshold_value = effective_min_samples_per_s(r, gpus);
-    c.measured_value = m.samples_per_s;
-    c.threshold = min_samples_text(r, gpus);
-    c.measured = format_thousands(m.samples_per_s) + " samples/s";
-    c.passed = m.dataset && m.samples_per_s >= c.threshold_value;
-    out.push_back(std::move(c));
-  }
-  if (!r.allowed_classes.empty()) {
-    // A mixed volume passes when every leaf is allowed: its class alone says nothing.
-    RuleCheck c = make_check(r, CheckKind::kAllowedClasses);
-    c.threshold = "one of " + class_list(r.allowed_classes);
-    c.measured = measured_class_text(m);
-    bool leaves_allowed = m.device_class == DeviceClass::kMixed && !m.leaf_classes.empty() &&
-                          std::all_of(m.leaf_classes.begin(), m.leaf_classes.end(),
-                                      [&](DeviceClass l) { return contains(r.allowed_classes, l); });
-    c.passed = contains(r.allowed_classes, m.device_class) || leaves_allowed;
-    out.push_back(std::move(c));
-  }
-  if (!r.forbidden_classes.empty()) {
-    // Any forbidden leaf fails: an HDD in an LVM volume with an NVMe disk still sets its pace.
-    RuleCheck c = make_check(r, CheckKind::kForbiddenClasses);
-    c.threshold = "none of " + class_list(r.forbidden_classes);
-    c.measured = measured_class_text(m);
-    bool leaf_forbidden = std::any_of(m.leaf_classes.begin(), m.leaf_classes.end(),
-                                      [&](DeviceClass l) { return contains(r.forbidden_classes, l); });
-    c.passed = !contains(r.forbidden_classes, m.device_class) && !leaf_forbidden;
+  for (RuleThreshold& t : rule_thresholds(r, gpus)) {
+    RuleCheck c = make_check(r, t.check);
+    c.threshold = std::move(t.text);
+    switch (t.check) {
+      case CheckKind::kMinIops:
+        c.threshold_value = effective_min_iops(r, gpus);
+        c.measured_value = m.iops;
+        c.measured = iops_text(m.iops);
+        c.passed = m.iops >= c.threshold_value;
+        break;
+      case CheckKind::kMaxP99Latency:
+        c.threshold_value = double(*r.max_p99_latency_ns);
+        c.measured_value = m.p99_latency_ns;
+        c.measured = format_duration_ns(m.p99_latency_ns);
+        c.passed = m.p99_latency_ns <= c.threshold_value;
+        break;
+      case CheckKind::kMinBandwidth:
+        c.threshold_value = effective_min_bandwidth(r, gpus);
+        c.measured_value = m.bandwidth_bytes_per_s;
+        c.measured = bandwidth_text(m.bandwidth_bytes_per_s);
+        c.passed = m.bandwidth_bytes_per_s >= c.threshold_value;
+        break;
+      case CheckKind::kMinSamplesPerS:
+        c.threshold_value = effective_min_samples_per_s(r, gpus);
+        c.measured_value = m.samples_per_s;
+        c.measured = format_thousands(m.samples_per_s) + " samples/s";
+        c.passed = m.dataset && m.samples_per_s >= c.threshold_value;
+        break;
+      case CheckKind::kAllowedClasses: {
+        // A mixed volume passes when every leaf is allowed: its class alone says nothing.
+        c.measured = measured_class_text(m);
+        bool leaves_allowed = m.device_class == DeviceClass::kMixed && !m.leaf_classes.empty() &&
+                              std::all_of(m.leaf_classes.begin(), m.leaf_classes.end(),
+                                          [&](DeviceClass l) { return contains(r.allowed_classes, l); });
+        c.passed = contains(r.allowed_classes, m.device_class) || leaves_allowed;
+        break;
+      }
+      case CheckKind::kForbiddenClasses: {
+        // Any forbidden leaf fails: an HDD in an LVM volume with an NVMe disk still sets its pace.
+        c.measured = measured_class_text(m);
+        bool leaf_forbidden = std::any_of(m.leaf_classes.begin(), m.leaf_classes.end(),
+                                          [&](DeviceClass l) { return contains(r.forbidden_classes, l); });
+        c.passed = !contains(r.forbidden_classes, m.device_class) && !leaf_forbidden;
+        break;
+      }
+    }
     out.push_back(std::move(c));
   }
 }
@@ -251,6 +242,26 @@ std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus) {
                "",
                " per GPU"};
   return floor_text(t, gpus, effective_min_bandwidth(r, gpus.value_or(0)));
+}
+
+std::vector<RuleThreshold> rule_thresholds(const Rule& r, std::optional<int> gpus) {
+  std::vector<RuleThreshold> out;
+  if (r.min_iops || r.min_iops_per_gpu) out.push_back({CheckKind::kMinIops, min_iops_text(r, gpus)});
+  if (r.max_p99_latency_ns) {
+    out.push_back({CheckKind::kMaxP99Latency, "<= " + format_duration_ns(double(*r.max_p99_latency_ns))});
+  }
+  if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
+    out.push_back({CheckKind::kMinBandwidth, min_bandwidth_text(r, gpus)});
+  }
+  if (r.min_samples_per_s || r.samples_per_s_per_gpu) {
+    out.push_back({CheckKind::kMinSamplesPerS, min_samples_text(r, gpus)});
+  }
+  if (!r.allowed_classes.empty())
+    out.push_back({CheckKind::kAllowedClasses, "one of " + class_list(r.allowed_classes)});
+  if (!r.forbidden_classes.empty()) {
+    out.push_back({CheckKind::kForbiddenClasses, "none of " + class_list(r.forbidden_classes)});
+  }
+  return out;
 }
 
 double effective_min_iops(const Rule& r, int gpus) {

@@ -107,6 +107,14 @@ std::string min_iops_text(const Rule& r, std::optional<int> gpus);
 std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus);
 std::string min_samples_text(const Rule& r, std::optional<int> gpus);  // ">= 2,000 samples/s (...)"
 
+// The checks a rule makes, in the order a verdict lists them, each with its threshold as people
+// read it ("<= 5 ms", "none of hdd"): what evaluate_policy judges and `policy check` shows.
+struct RuleThreshold {
+  CheckKind check;
+  std::string text;
+};
+std::vector<RuleThreshold> rule_thresholds(const Rule& r, std::optional<int> gpus);
+
 // Why a rule's selector does not match, or nullopt when it does.
 std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass device_class, const std::string& path,
                                              const std::map<std::string, std::string>& pod_labels);

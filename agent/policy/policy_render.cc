@@ -171,27 +171,10 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
 
   std::vector<std::vector<std::string>> rows = {{"RULE", "APPLIES TO", "CHECK", "THRESHOLD"}};
   for (const Rule& r : p.rules) {
-    std::vector<std::pair<std::string, std::string>> checks;
-    if (r.min_iops || r.min_iops_per_gpu) {
-      checks.emplace_back(check_kind_name(CheckKind::kMinIops), min_iops_text(r, gpus));
-    }
-    if (r.min_samples_per_s || r.samples_per_s_per_gpu)
-      checks.emplace_back(check_kind_name(CheckKind::kMinSamplesPerS), min_samples_text(r, gpus));
-    if (r.max_p99_latency_ns)
-      checks.emplace_back(check_kind_name(CheckKind::kMaxP99Latency),
-                          "<= " + format_duration_ns(double(*r.max_p99_latency_ns)));
-    if (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s) {
-      checks.emplace_back(check_kind_name(CheckKind::kMinBandwidth), min_bandwidth_text(r, gpus));
-    }
-    if (!r.allowed_classes.empty())
-      checks.emplace_back(check_kind_name(CheckKind::kAllowedClasses),
-                          "one of " + joined(class_names(r.allowed_classes)));
-    if (!r.forbidden_classes.empty())
-      checks.emplace_back(check_kind_name(CheckKind::kForbiddenClasses),
-                          "none of " + joined(class_names(r.forbidden_classes)));
+    const std::vector<RuleThreshold> checks = rule_thresholds(r, gpus);
     for (size_t i = 0; i < checks.size(); ++i) {
-      rows.push_back(
-          {i == 0 ? r.name : "", i == 0 ? selector_text(r.selector) : "", checks[i].first, checks[i].second});
+      rows.push_back({i == 0 ? r.name : "", i == 0 ? selector_text(r.selector) : "",
+                      std::string(check_kind_name(checks[i].check)), checks[i].text});
     }
   }
   std::vector<size_t> widths(4, 0);
