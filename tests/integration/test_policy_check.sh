@@ -3,21 +3,10 @@
 source "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 
-# The issue's example, as YAML and as JSON.
-cat >"$SCRATCH/example.yaml" <<'YAML'
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-mode: enforce
-on_error: fail-closed
-deadline: 60s
-workload: {rw: randread, bs: 4k, iodepth: 32, numjobs: 1, runtime: 10s, size: 256m}
-rules:
-  - name: gpu-feed
-    min_iops: 10000
-    min_iops_per_gpu: 5000
-    max_p99_latency: 5ms
-    forbidden_classes: [hdd]
-YAML
+# The manual's example policy, the file a user copies (examples/policy.yaml), and the same as JSON.
+example="$TESTS_DIR/../examples/policy.yaml"
+[[ -r $example ]] || fail "cannot read $example"
+cp "$example" "$SCRATCH/example.yaml"
 cat >"$SCRATCH/example.json" <<'JSON'
 {"apiVersion": "iogate.io/v1", "kind": "StoragePolicy", "mode": "warn",
  "workload": {"rw": "randread", "bs": "4k", "iodepth": 32},
@@ -35,7 +24,7 @@ expect_valid "$SCRATCH/example.yaml" --gpus 8
 grep -q ': valid$' "$SCRATCH/out" || fail "human output does not say valid: $(cat "$SCRATCH/out")"
 grep -q '>= 40,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 8 GPUs)' "$SCRATCH/out" ||
   fail "the floor for 8 GPUs is not 40,000: $(cat "$SCRATCH/out")"
-pass "the issue's example: valid, 40,000 IOPS floor at 8 GPUs"
+pass "the manual's example: valid, 40,000 IOPS floor at 8 GPUs"
 
 expect_valid "$SCRATCH/example.yaml" --gpus 1 --output-format json
 cp "$SCRATCH/out" "$SCRATCH/one.json"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "example_policy.h"
 #include "policy/evaluate.h"
 #include "report/sample_probe_result.h"
 
@@ -16,11 +17,11 @@ Policy load(const std::string& rules_and_more) {
   return *p;
 }
 
-// The example policy.
+// The manual's example policy (examples/policy.yaml).
 Policy gpu_feed(const std::string& mode = "enforce") {
-  return load("mode: " + mode +
-              "\nrules:\n  - name: gpu-feed\n    min_iops: 10000\n    min_iops_per_gpu: 5000\n"
-              "    max_p99_latency: 5ms\n    forbidden_classes: [hdd]\n");
+  auto p = parse_policy(testing::example_policy_text(mode), "test.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  return *p;
 }
 
 // A local NVMe volume into which the probe wrote its own test file.

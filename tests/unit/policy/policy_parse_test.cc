@@ -3,28 +3,15 @@
 #include <fstream>
 #include <string>
 
+#include "example_policy.h"
 #include "policy/policy.h"
 #include "scratch.h"
+#include "source_tree.h"
 
 using namespace iogate;
 using namespace std::chrono_literals;
 
 namespace {
-
-// The issue's example, exactly as written there.
-constexpr const char kIssueExample[] = R"(apiVersion: iogate.io/v1
-kind: StoragePolicy
-mode: enforce
-on_error: fail-closed
-deadline: 60s
-workload: {rw: randread, bs: 4k, iodepth: 32, numjobs: 1, runtime: 10s, size: 256m}
-rules:
-  - name: gpu-feed
-    min_iops: 10000
-    min_iops_per_gpu: 5000
-    max_p99_latency: 5ms
-    forbidden_classes: [hdd]
-)";
 
 // The same policy as JSON, indented with tabs the way editors save it.
 constexpr const char kIssueExampleJson[] =
@@ -70,11 +57,25 @@ void check_issue_example(const Policy& p) {
 
 }  // namespace
 
-TEST_CASE("the issue's example loads as written and means what it says") {
-  auto p = parse_policy(kIssueExample, "example.yaml");
+TEST_CASE("the manual's example (examples/policy.yaml) loads as written and means what it says") {
+  auto p = parse_policy(testing::example_policy_text(), "example.yaml");
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   CHECK(p->source == "example.yaml");
   check_issue_example(*p);
+}
+
+TEST_CASE("the manual shows examples/policy.yaml as it is, without its comment") {
+  std::string file = testing::read_source_file("examples/policy.yaml");
+  while (file.rfind("#", 0) == 0) file.erase(0, file.find('\n') + 1);
+  const std::string manual = testing::read_source_file("docs/manual.md");
+  const size_t section = manual.find("\n## Policies\n");
+  REQUIRE(section != std::string::npos);
+  const std::string fence = "```yaml\n";
+  const size_t begin = manual.find(fence, section);
+  REQUIRE(begin != std::string::npos);
+  const size_t end = manual.find("```\n", begin + fence.size());
+  REQUIRE(end != std::string::npos);
+  CHECK(manual.substr(begin + fence.size(), end - begin - fence.size()) == file);
 }
 
 TEST_CASE("the same policy in JSON, tab-indented, loads the same") {
@@ -325,7 +326,7 @@ TEST_CASE("not YAML at all, empty, several documents") {
 TEST_CASE("files: errors start with the path, an unreadable file is a configuration error") {
   iogate::testing::ScratchDir dir;
   std::string good = dir.path.string() + "/good.yaml";
-  std::ofstream(good) << kIssueExample;
+  std::ofstream(good) << testing::example_policy_text();
   auto p = load_policy_file(good);
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   CHECK(p->source == good);
@@ -367,7 +368,7 @@ TEST_CASE("resolve_policy: profile:NAME, a bare profile name, or a file") {
 
   iogate::testing::ScratchDir dir;
   std::string file = dir.path.string() + "/p.yaml";
-  std::ofstream(file) << kIssueExample;
+  std::ofstream(file) << testing::example_policy_text();
   auto e = resolve_policy(file);
   REQUIRE(e.ok());
   CHECK(e->source == file);

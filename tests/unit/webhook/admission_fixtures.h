@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/base64.h"
+#include "example_policy.h"
 #include "policy/policy.h"
 #include "webhook/admission.h"
 
@@ -23,11 +24,11 @@ inline Policy load_policy(const std::string& body) {
   return *p;
 }
 
-// docs/manual.md's example policy: max(10,000, 5,000 × GPUs) IOPS, not on an HDD.
+// The manual's example policy (examples/policy.yaml): max(10,000, 5,000 × GPUs) IOPS, not on an HDD.
 inline Policy gpu_feed(const std::string& mode = "enforce") {
-  return load_policy("mode: " + mode +
-                     "\nrules:\n  - name: gpu-feed\n    min_iops: 10000\n    min_iops_per_gpu: 5000\n"
-                     "    max_p99_latency: 5ms\n    forbidden_classes: [hdd]\n");
+  auto p = parse_policy(testing::example_policy_text(mode), "test.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  return *p;
 }
 
 inline json gpu_container(const std::string& gpus, const std::string& name = "train") {
