@@ -102,17 +102,20 @@ std::string measured_class_text(const Measurement& m) {
   return std::string(device_class_name(m.device_class));
 }
 
+// A floor passes at or above it.
+void judge_floor(RuleCheck& c, double floor, double measured, std::string measured_text) {
+  c.threshold_value = floor;
+  c.measured_value = measured;
+  c.measured = std::move(measured_text);
+  c.passed = measured >= floor;
+}
+
 void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleCheck>& out) {
   for (RuleThreshold& t : rule_thresholds(r, gpus)) {
     RuleCheck c = make_check(r, t.check);
     c.threshold = std::move(t.text);
     switch (t.check) {
-      case CheckKind::kMinIops:
-        c.threshold_value = effective_min_iops(r, gpus);
-        c.measured_value = m.iops;
-        c.measured = iops_text(m.iops);
-        c.passed = m.iops >= c.threshold_value;
-        break;
+      case CheckKind::kMinIops: judge_floor(c, effective_min_iops(r, gpus), m.iops, iops_text(m.iops)); break;
       case CheckKind::kMaxP99Latency:
         c.threshold_value = double(*r.max_p99_latency_ns);
         c.measured_value = m.p99_latency_ns;
@@ -120,16 +123,13 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
         c.passed = m.p99_latency_ns <= c.threshold_value;
         break;
       case CheckKind::kMinBandwidth:
-        c.threshold_value = effective_min_bandwidth(r, gpus);
-        c.measured_value = m.bandwidth_bytes_per_s;
-        c.measured = bandwidth_text(m.bandwidth_bytes_per_s);
-        c.passed = m.bandwidth_bytes_per_s >= c.threshold_value;
+        judge_floor(c, effective_min_bandwidth(r, gpus), m.bandwidth_bytes_per_s,
+                    bandwidth_text(m.bandwidth_bytes_per_s));
         break;
       case CheckKind::kMinSamplesPerS:
-        c.threshold_value = effective_min_samples_per_s(r, gpus);
-        c.measured_value = m.samples_per_s;
-        c.measured = format_thousands(m.samples_per_s) + " samples/s";
-        c.passed = m.dataset && m.samples_per_s >= c.threshold_value;
+        judge_floor(c, effective_min_samples_per_s(r, gpus), m.samples_per_s,
+                    format_thousands(m.samples_per_s) + " samples/s");
+        c.passed = c.passed && m.dataset;  // a block-I/O run measures no samples
         break;
       case CheckKind::kAllowedClasses: {
         // A mixed volume passes when every leaf is allowed: its class alone says nothing.

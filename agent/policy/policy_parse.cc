@@ -328,6 +328,19 @@ Status check_rules_against_workload(const Policy& p) {
   return ok_status();
 }
 
+// What a field of each syntax is, in "expected ..., got ..." errors.
+std::string_view scalar_words(FieldSyntax syntax) {
+  switch (syntax) {
+    case FieldSyntax::kRwMode: return "randread, randwrite, read, write or randrw";
+    case FieldSyntax::kInteger: return "a whole number";
+    case FieldSyntax::kSize: return kSizeWords;
+    case FieldSyntax::kDuration: return kDurationWords;
+    case FieldSyntax::kBool: return "true or false";
+    case FieldSyntax::kPath: return "a path";
+  }
+  return "a value";
+}
+
 // The block-I/O keys are the workload fields a policy may set (bench/workload.h), read with their
 // YAML words: true/false for a switch, "5 ms" as well as "5ms".
 Status read_workload(const YAML::Node& n, Workload& w) {
@@ -339,39 +352,22 @@ Status read_workload(const YAML::Node& n, Workload& w) {
     if (!v) continue;
     const std::string key_path = policy_spelling(f.field);
     std::string text;
-    switch (f.syntax) {
-      case FieldSyntax::kBool: {
-        auto x = read_bool(v, key_path);
-        if (!x.ok()) return x.error();
-        text = *x ? "1" : "0";
-        break;
+    if (f.syntax == FieldSyntax::kBool) {
+      auto x = read_bool(v, key_path);
+      if (!x.ok()) return x.error();
+      text = *x ? "1" : "0";
+    } else if (!v.IsScalar()) {
+      return expected(key_path, scalar_words(f.syntax), v);
+    } else {
+      text = v.Scalar();
+    }
+    // Sizes and durations may have spaces ("5 ms") where that parses; errors quote the text as written.
+    if (f.syntax == FieldSyntax::kSize || f.syntax == FieldSyntax::kDuration) {
+      Workload spaced = w;
+      if (set_workload_field(spaced, f.field, without_spaces(text), policy_spelling).ok()) {
+        w = spaced;
+        continue;
       }
-      case FieldSyntax::kSize:
-      case FieldSyntax::kDuration: {
-        if (!v.IsScalar()) {
-          return expected(key_path, f.syntax == FieldSyntax::kSize ? kSizeWords : kDurationWords, v);
-        }
-        // Spaces are dropped only where that parses; the error quotes the text as written.
-        Workload spaced = w;
-        if (set_workload_field(spaced, f.field, without_spaces(v.Scalar()), policy_spelling).ok()) {
-          w = spaced;
-          continue;
-        }
-        text = v.Scalar();
-        break;
-      }
-      case FieldSyntax::kRwMode:
-        if (!v.IsScalar()) return expected(key_path, "randread, randwrite, read, write or randrw", v);
-        text = v.Scalar();
-        break;
-      case FieldSyntax::kInteger:
-        if (!v.IsScalar()) return expected(key_path, "a whole number", v);
-        text = v.Scalar();
-        break;
-      case FieldSyntax::kPath:
-        if (!v.IsScalar()) return expected(key_path, "a path", v);
-        text = v.Scalar();
-        break;
     }
     if (Status s = set_workload_field(w, f.field, text, policy_spelling); !s.ok()) return s;
   }
