@@ -267,8 +267,9 @@ Result<OpenTarget> open_probe_target(const ProbeRequest& req, uint64_t seed, con
   if (!scan.ok()) return scan.error();
   if (scan->largest.empty()) {
     return runtime_error(
-        fmt::format("PATH: {} is read-only and holds no regular file of at least {} to read; "
-                    "use --file or a writable directory",
+        // Said to preflight too (an empty claim, the dataset not copied yet), which has no --file.
+        fmt::format("PATH: {} is read-only and holds no regular file of at least {} to read: copy the data in "
+                    "first, or probe a file or a writable directory",
                     dir, format_size_compact(w.block_size)));
   }
   std::vector<std::string> paths;

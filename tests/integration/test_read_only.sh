@@ -51,6 +51,22 @@ grep -q "read-only" "$SCRATCH/err" || fail "error does not say read-only: $(cat 
 pass "randwrite on a read-only mount is refused: $(cat "$SCRATCH/err")"
 check_unchanged
 
+# An empty read-only volume (a claim the dataset was not copied to yet) has nothing to measure:
+# exit 3, one line that says so and what to do, without a flag only the probe has (preflight says
+# it too).
+empty="$SCRATCH/empty" empty_ro="$SCRATCH/empty-ro"
+mkdir -p "$empty" "$empty_ro"
+mount --bind "$empty" "$empty_ro" && on_exit "umount -l '$empty_ro'" && mount -o remount,bind,ro "$empty_ro" ||
+  fail "read-only bind mount of an empty directory"
+code=0
+"$IOGATE" probe "$empty_ro" 2>"$SCRATCH/err" >/dev/null || code=$?
+[[ $code -eq 3 ]] || fail "empty read-only volume: exit $code, want 3"
+[[ $(wc -l <"$SCRATCH/err") -eq 1 ]] || fail "expected one error line, got: $(cat "$SCRATCH/err")"
+grep -q "holds no regular file of at least 4k to read: copy the data in first" "$SCRATCH/err" ||
+  fail "the error does not say what to do: $(cat "$SCRATCH/err")"
+! grep -q -- "--file" "$SCRATCH/err" || fail "the error names --file, which preflight has not: $(cat "$SCRATCH/err")"
+pass "an empty read-only volume: exit 3, $(cat "$SCRATCH/err")"
+
 # 3. A writable mount the probe's user may not write to (a volume without fsGroup): read as a
 # read-only one, but said as what it is, permission denied, not "read-only".
 chmod 0755 "$data" "$data/sub" && chmod 0644 "$data/big.bin" "$data/sub/medium.bin" "$data/tiny.txt"
