@@ -10,6 +10,7 @@
 #include "cli/command_line.h"
 #include "cli/signals.h"
 #include "http/listener.h"
+#include "kube/operations.h"
 
 namespace iogate {
 namespace po = boost::program_options;
@@ -36,6 +37,9 @@ po::options_description webhook_flags() {
       "image of the injected preflight initContainer (default iogate:<version>)")(
       "policy-configmap", po::value<std::string>()->default_value("iogate-policy"),
       "ConfigMap holding policy.yaml for the injected preflight")(
+      "preflight-requests", po::value<std::string>(),
+      "requests of the injected preflight, as kubectl's --requests: cpu=1,memory=256Mi")(
+      "preflight-limits", po::value<std::string>(), "its limits, the same way (equal to the requests: Guaranteed)")(
       "gpu-resource", po::value<std::vector<std::string>>()->composing(),
       "another resource name that counts as GPUs, repeatable");
   add_closing_flags(d, nullptr, "info");
@@ -96,6 +100,13 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   o.cert_check_interval = *check;
   if (vm.count("preflight-image")) o.preflight_image = str("preflight-image");
   o.policy_configmap = str("policy-configmap");
+  for (auto [flag, list] :
+       {std::pair{"preflight-requests", &o.preflight_requests}, std::pair{"preflight-limits", &o.preflight_limits}}) {
+    if (!vm.count(flag)) continue;
+    auto parsed = parse_resource_list(str(flag), std::string("--") + flag);
+    if (!parsed.ok()) return parsed.error();
+    *list = std::move(*parsed);
+  }
   if (vm.count("gpu-resource")) o.gpu_resources = vm["gpu-resource"].as<std::vector<std::string>>();
   if (auto logging = apply_closing_flags(vm); !logging.ok()) return logging.error();
   return o;

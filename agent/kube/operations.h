@@ -102,6 +102,12 @@ ApiStatus create_event(ApiClient& api, const EventSpec& event);
 // 1,000,000, so a garbage object cannot overflow the count.
 int pod_gpu_count(const nlohmann::json& pod, const std::vector<std::string>& extra_resources = {});
 
+// A container's resource list as kubectl's --requests and --limits wrote it, "cpu=500m,memory=256Mi":
+// names and quantities in Kubernetes' syntax (a decimal with an SI or binary suffix, or an
+// exponent), checked here so that a bad one fails when iogate starts, not in every pod it is put
+// into. A usage error names `what` and the entry.
+Result<std::map<std::string, std::string>> parse_resource_list(std::string_view text, std::string_view what);
+
 // The GPUs a node has: status.capacity nvidia.com/gpu + amd.com/gpu (what the device plugins
 // advertise; allocatable when capacity lacks them), else GPU Feature Discovery's label
 // nvidia.com/gpu.count (set before the device plugin runs, or where it does not). `from` says which.

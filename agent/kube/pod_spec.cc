@@ -1,11 +1,15 @@
 // Reading what a pod asks for (its GPUs, the volume behind a path) and what a node has (its GPUs).
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "base/json_fields.h"
+#include "base/quote.h"
 #include "kube/operations.h"
 
 namespace iogate {
@@ -60,7 +64,56 @@ size_t mount_match_length(std::string mount, const std::string& path) {
   return mount.size();
 }
 
+// Kubernetes' quantity: a non-negative decimal, then nothing, an SI suffix (n u m k M G T P E), a
+// binary one (Ki ... Ei) or an exponent (e3, E-2).
+bool is_quantity(std::string_view q) {
+  size_t i = 0, digits = 0;
+  while (i < q.size() && std::isdigit(static_cast<unsigned char>(q[i]))) ++i, ++digits;
+  if (i < q.size() && q[i] == '.') {
+    ++i;
+    while (i < q.size() && std::isdigit(static_cast<unsigned char>(q[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  std::string_view suffix = q.substr(i);
+  for (std::string_view s : {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}) {
+    if (suffix == s) return true;
+  }
+  if (suffix[0] != 'e' && suffix[0] != 'E') return false;
+  size_t j = 1;
+  if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) ++j;
+  if (j == suffix.size()) return false;
+  for (; j < suffix.size(); ++j) {
+    if (!std::isdigit(static_cast<unsigned char>(suffix[j]))) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+Result<std::map<std::string, std::string>> parse_resource_list(std::string_view text, std::string_view what) {
+  std::map<std::string, std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string_view entry =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return usage_error(fmt::format("{}: expected NAME=QUANTITY[,NAME=QUANTITY...] like cpu=500m,memory=256Mi, got {}",
+                                     what, quote_value(entry)));
+    }
+    std::string name(entry.substr(0, eq));
+    std::string quantity(entry.substr(eq + 1));
+    if (!is_quantity(quantity)) {
+      return usage_error(
+          fmt::format("{}: {}: {} is not a quantity (like 500m, 1, 256Mi or 1G)", what, name, quote_value(quantity)));
+    }
+    if (!out.emplace(name, quantity).second) return usage_error(fmt::format("{}: {} given twice", what, name));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
 
 int pod_gpu_count(const nlohmann::json& pod, const std::vector<std::string>& extra_resources) {
   const nlohmann::json& spec = object_at(pod, "spec");

@@ -39,6 +39,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,9 @@ struct WebhookConfig {
   // The ConfigMap holding the policy for the injected preflight, and its key.
   std::string policy_configmap = "iogate-policy";
   std::string policy_configmap_key = "policy.yaml";
+  // The injected preflight's requests and limits ("cpu" → "1"), as the chart's named template
+  // sets them; a namespace with a ResourceQuota refuses a pod whose init container has none.
+  std::map<std::string, std::string> preflight_requests, preflight_limits;
   // Resource names counted as GPUs besides nvidia.com/gpu and amd.com/gpu.
   std::vector<std::string> extra_gpu_resources;
 };

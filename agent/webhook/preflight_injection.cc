@@ -83,6 +83,10 @@ Status add_preflight_container(const nlohmann::json& pod, const std::string& vol
         {"allowPrivilegeEscalation", false},
         {"capabilities", {{"drop", nlohmann::json::array({"ALL"})}}}}},
   };
+  for (auto [key, list] :
+       {std::pair{"requests", &config.preflight_requests}, std::pair{"limits", &config.preflight_limits}}) {
+    if (!list->empty()) container["resources"][key] = *list;
+  }
   if (no_init) {
     ops.push_back(patch_add(pointer({"spec", "initContainers"}), nlohmann::json::array({container})));
   } else {

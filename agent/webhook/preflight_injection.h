@@ -9,7 +9,8 @@
 //   - the policy from a ConfigMap, as volume iogate-policy (unless the pod has a volume of that
 //     name already, which is then used);
 //   - env POD_NAME, POD_NAMESPACE, NODE_NAME from the downward API, CONTAINER_NAME;
-//   - securityContext: readOnlyRootFilesystem, no privilege escalation, every capability dropped.
+//   - securityContext: readOnlyRootFilesystem, no privilege escalation, every capability dropped;
+//   - resources: WebhookConfig's preflight requests and limits, where given.
 // A pod that already has an initContainer named iogate-preflight gets nothing (idempotent).
 #pragma once
 

@@ -71,6 +71,8 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
   config.allow_opt_out = policy->webhook.allow_opt_out;
   if (!options.preflight_image.empty()) config.preflight_image = options.preflight_image;
   config.policy_configmap = options.policy_configmap;
+  config.preflight_requests = options.preflight_requests;
+  config.preflight_limits = options.preflight_limits;
   config.extra_gpu_resources = options.gpu_resources;
 
   // Look-ups are bounded by the request's deadline, less a margin to write the answer.

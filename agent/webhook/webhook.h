@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,8 @@ struct WebhookOptions {
   std::chrono::milliseconds cert_check_interval{10000};
   std::string preflight_image;
   std::string policy_configmap = "iogate-policy";
-  std::vector<std::string> gpu_resources;  // besides nvidia.com/gpu and amd.com/gpu
+  std::map<std::string, std::string> preflight_requests, preflight_limits;  // "cpu" → "1"
+  std::vector<std::string> gpu_resources;                                   // besides nvidia.com/gpu and amd.com/gpu
 };
 
 // Serves until `stop`; 0 then, 2 for a bad flag, policy, certificate or kubeconfig, 3 when the

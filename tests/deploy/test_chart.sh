@@ -341,7 +341,7 @@ check custom "the metrics Service exposes port 9560 named metrics and selects th
 dep=$(obj default Deployment iogate-webhook iogate-system)
 check default "webhook args as the contract says" "$dep" '
   .spec.template.spec.containers[0].args[0:13] == ["webhook","--listen",":8443","--tls-cert","/etc/iogate/tls/tls.crt","--tls-key","/etc/iogate/tls/tls.key","--policy","/etc/iogate/policy.yaml","--preflight-image","iogate:'"$APP_VERSION"'","--policy-configmap","iogate-policy"]
-  and .spec.template.spec.containers[0].args[13:] == ["--request-deadline","8s"]'
+  and .spec.template.spec.containers[0].args[13:] == ["--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","8s"]'
 check default "webhook: 2 replicas spread by pod anti-affinity on hostname, non-root 65532" "$dep" '
   .spec.replicas == 2
   and .spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey == "kubernetes.io/hostname"
@@ -461,7 +461,7 @@ check custom "namespaceSelector: the user's matchLabels plus the NotIn of kube-s
 dep=$(obj custom Deployment gate-webhook storage)
 check custom "webhook: 3 replicas, custom image as --preflight-image, gate-policy, deadline 4s, --gpu-resource" "$dep" '
   .spec.replicas == 3 and .spec.template.spec.containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1"
-  and .spec.template.spec.containers[0].args[9:] == ["--preflight-image","registry.example.com/ml/iogate:0.2.0-rc1","--policy-configmap","gate-policy","--request-deadline","4s","--gpu-resource","gpu.intel.com/i915"]'
+  and .spec.template.spec.containers[0].args[9:] == ["--preflight-image","registry.example.com/ml/iogate:0.2.0-rc1","--policy-configmap","gate-policy","--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","4s","--gpu-resource","gpu.intel.com/i915"]'
 
 # ---------------------------------------------------------------------------------------------
 # Preflight RBAC objects: one set per namespace, bound to the part's ServiceAccount (+ extras).
@@ -732,6 +732,12 @@ if template gpu-gate "$SCRATCH/chart" ml-train -f "$SCRATCH/custom-values.yaml" 
     .d.spec.template.spec.containers[0].args as $a
     | $a[($a | index("--preflight-image")) + 1] == .e.spec.initContainers[0].image
       and $a[($a | index("--policy-configmap")) + 1] == .e.spec.volumes[0].configMap.name'
+  check custom "the webhook's --preflight-requests and --preflight-limits are the named template's resources" \
+    "$(jq -nc --argjson d "$(obj custom Deployment gate-webhook storage)" --argjson e "$(jq -c '.[0]' "$SCRATCH/example.json")" '{d:$d,e:$e}')" '
+    def list($a; $flag): $a[($a | index($flag)) + 1] | split(",") | map(split("=") | {(.[0]): .[1]}) | add;
+    .d.spec.template.spec.containers[0].args as $a
+    | {requests: list($a; "--preflight-requests"), limits: list($a; "--preflight-limits")}
+      == .e.spec.initContainers[0].resources'
 else
   fail "the named templates do not render: $(cat "$SCRATCH/example.err")"
 fi

@@ -288,22 +288,20 @@ pod train-inject "$TRAIN" 1 "$(jq -c '{serviceAccountName, volumes: [{name: "dat
 f=$(get_pod "$TRAIN" train-inject)
 # The webhook's patch makes kube-apiserver run its in-tree mutating plugins again: the
 # ServiceAccount plugin mounts the token into the injected container too, which preflight needs to
-# write its verdict. Checked, then dropped with the apiserver's defaults for the comparison; the
-# named template adds preflight.resources, which docs/manual.md says the webhook does not inject.
+# write its verdict. Checked, then dropped with the apiserver's defaults for the comparison. The
+# resources are the chart's preflight.resources in both (the webhook gets them as flags).
 SA_DIR=/var/run/secrets/kubernetes.io/serviceaccount
 jq_ok "train-inject: the injected container has the ServiceAccount token mounted (in-tree plugins re-ran)" "$f" --arg d "$SA_DIR" \
   '.spec.initContainers[0].volumeMounts | any(.mountPath == $d and .readOnly == true and (.name | startswith("kube-api-access-")))'
-jq_ok "train-inject: no resources on the injected container (the manual: the named template adds preflight.resources)" "$f" \
-  '.spec.initContainers[0].resources == {}'
-jq --arg d "$SA_DIR" '.spec | {init: (.initContainers[0] | del(.terminationMessagePath, .terminationMessagePolicy, .imagePullPolicy, .resources) |
+jq --arg d "$SA_DIR" '.spec | {init: (.initContainers[0] | del(.terminationMessagePath, .terminationMessagePolicy, .imagePullPolicy) |
     .env |= map(if .valueFrom.fieldRef then .valueFrom.fieldRef |= del(.apiVersion) else . end) |
     .volumeMounts |= map(select(.mountPath != $d))),
   inits: (.initContainers | length), volume: (.volumes[] | select(.name == "iogate-policy") | .configMap |= del(.defaultMode))}' \
   "$f" >"$SCRATCH/injected.json"
-jq -e --slurpfile s "$SCRATCH/snippet.json" '.init == ($s[0].initContainers[0] | del(.resources)) and .inits == 1 and
+jq -e --slurpfile s "$SCRATCH/snippet.json" '.init == $s[0].initContainers[0] and .inits == 1 and
   .volume == $s[0].volumes[0]' "$SCRATCH/injected.json" >/dev/null ||
   fail "injected initContainer/volume differ from the chart's named template: $(jq -c . "$SCRATCH/injected.json") vs $(jq -c . "$SCRATCH/snippet.json")"
-pass "train-inject: initContainer iogate-preflight (image $(jq -r .init.image "$SCRATCH/injected.json"), /data read-only) and volume iogate-policy, as the chart's named template"
+pass "train-inject: initContainer iogate-preflight (image $(jq -r .init.image "$SCRATCH/injected.json"), /data read-only, resources $(jq -c .init.resources "$SCRATCH/injected.json")) and volume iogate-policy, as the chart's named template"
 expr_check "$f" Gt iogate.io/randread-iops "[\"$((F1 - 1))\"]" || fail "train-inject: no affinity"
 pass "train-inject: the affinity too"
 

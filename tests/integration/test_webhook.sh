@@ -124,6 +124,11 @@ expect_usage "--tls-cert" webhook --tls-key "$SCRATCH/tls/tls.key" --policy "$PO
 expect_usage "--tls-key" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki2/server.key" --policy "$POLICY" --no-api
 expect_usage "--policy" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki1/server.key" --policy "$SCRATCH/nope.yaml" --no-api
 expect_usage "--request-deadline" webhook --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki1/server.key" --policy "$POLICY" --request-deadline 5m
+# A resource list is checked at start: a bad quantity would otherwise fail every pod it is put into.
+expect_usage '--preflight-limits: memory: "256MB" is not a quantity' webhook --tls-cert "$SCRATCH/pki1/server.crt" \
+  --tls-key "$SCRATCH/pki1/server.key" --policy "$POLICY" --preflight-limits cpu=1,memory=256MB
+expect_usage "--preflight-requests: expected NAME=QUANTITY" webhook --tls-cert "$SCRATCH/pki1/server.crt" \
+  --tls-key "$SCRATCH/pki1/server.key" --policy "$POLICY" --preflight-requests cpu
 kill -TERM $hook
 code=0
 wait $hook || code=$?

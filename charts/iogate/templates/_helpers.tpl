@@ -172,6 +172,18 @@ preflight-rbac.yaml binds: the least-reach policy (preflight-least-reach-policy.
 The restricted container securityContext every iogate container gets (the Pod Security
 Standards' "restricted" level, minus the pod-level parts). The node agent adds runAsUser 0.
 */}}
+{{/*
+A resource list as `iogate webhook --preflight-requests` reads it (kubectl's old --requests form):
+"cpu=1,memory=256Mi", names in order.
+*/}}
+{{- define "iogate.resourceList" -}}
+{{- $parts := list -}}
+{{- range $name, $quantity := . -}}
+{{- $parts = append $parts (printf "%s=%v" $name $quantity) -}}
+{{- end -}}
+{{- join "," $parts -}}
+{{- end -}}
+
 {{- define "iogate.containerSecurityContext" -}}
 readOnlyRootFilesystem: true
 allowPrivilegeEscalation: false

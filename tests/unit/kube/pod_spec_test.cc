@@ -150,4 +150,29 @@ TEST_CASE("node_gpu_count: the device plugins' capacity, else GPU Feature Discov
 }
 
 }  // namespace
+TEST_CASE("resource lists read as kubectl's --requests and --limits wrote them") {
+  auto ok = parse_resource_list("cpu=500m,memory=256Mi,ephemeral-storage=1e9,nvidia.com/gpu=1", "--preflight-limits");
+  REQUIRE(ok.ok());
+  CHECK(*ok == std::map<std::string, std::string>{
+                   {"cpu", "500m"}, {"memory", "256Mi"}, {"ephemeral-storage", "1e9"}, {"nvidia.com/gpu", "1"}});
+  CHECK(parse_resource_list("cpu=0.5", "--x").ok());
+  CHECK(parse_resource_list("memory=1.5Gi", "--x").ok());
+  auto message = [](const char* text) {
+    auto r = parse_resource_list(text, "--preflight-limits");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == ErrorKind::kUsage);
+    return r.error().message;
+  };
+  CHECK(message("cpu") ==
+        "--preflight-limits: expected NAME=QUANTITY[,NAME=QUANTITY...] like cpu=500m,memory=256Mi, got \"cpu\"");
+  CHECK(message("cpu=1,,memory=1Gi").find("got \"\"") != std::string::npos);
+  CHECK(message("memory=256MB") ==
+        "--preflight-limits: memory: \"256MB\" is not a quantity (like 500m, 1, 256Mi or 1G)");
+  for (const char* bad : {"cpu=", "cpu=-1", "cpu=.", "cpu=1e", "cpu=1.2.3", "cpu=1 m", "=1"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_resource_list(bad, "--x").ok());
+  }
+  CHECK(message("cpu=1,cpu=2") == "--preflight-limits: cpu given twice");
+}
+
 }  // namespace iogate

@@ -225,6 +225,22 @@ TEST_CASE("mutate: inject-preflight adds the initContainer first, the volume rea
   CHECK(required_terms(after) == json::array({{{"matchExpressions", {not_hdd(), iops_gt("19999")}}}}));
 }
 
+TEST_CASE("mutate: the injected preflight gets the configured requests and limits, and none where none are") {
+  Policy policy = gpu_feed();
+  WebhookConfig config = config_for(policy);
+  json p = pod("4");
+  p["metadata"]["annotations"]["iogate.io/inject-preflight"] = "dataset";
+  CHECK_FALSE(patched(p, handle_mutate(review(p), config))["spec"]["initContainers"][0].contains("resources"));
+  config.preflight_requests = {{"cpu", "1"}, {"memory", "256Mi"}};
+  config.preflight_limits = {{"cpu", "1"}, {"memory", "256Mi"}};
+  json after = patched(p, handle_mutate(review(p), config));
+  CHECK(after["spec"]["initContainers"][0]["resources"] ==
+        json{{"requests", {{"cpu", "1"}, {"memory", "256Mi"}}}, {"limits", {{"cpu", "1"}, {"memory", "256Mi"}}}});
+  config.preflight_requests.clear();
+  after = patched(p, handle_mutate(review(p), config));
+  CHECK(after["spec"]["initContainers"][0]["resources"] == json{{"limits", {{"cpu", "1"}, {"memory", "256Mi"}}}});
+}
+
 TEST_CASE("mutate: inject-preflight details: no initContainers yet, a subPath, an unmounted volume, a missing one") {
   Policy policy = gpu_feed();
   json p = pod("");
