@@ -129,6 +129,12 @@ webhook:
   namespaceSelector: {matchLabels: {iogate.io/enabled: "true"}}
 preflight:
   namespaces: [$TRAIN]
+  # The injected initContainer's request stays the pod's for its life (the larger of it and the
+  # containers', which request nothing here): four such pods at the default 1 CPU would not fit
+  # this 2-CPU node beside the agent and the webhook. A smaller request, the same limit.
+  resources:
+    requests: {cpu: 200m, memory: 128Mi}
+    limits: {cpu: "1", memory: 256Mi}
 EOF
 t0=$SECONDS
 helm install "$RELEASE" "$CHART" -n "$NS" --create-namespace -f "$SCRATCH/values.yaml" --wait --timeout 5m \
@@ -233,6 +239,9 @@ k -n "$TRAIN" get pod train-a -o json >"$SCRATCH/train-a.json"
 assert_jq "$SCRATCH/train-a.json" '.spec.initContainers[0].name == "iogate-preflight" and .spec.initContainers[0].image == "'"$IMAGE"'" and
   (.spec.initContainers[0].volumeMounts[] | select(.name == "dataset") | .readOnly == true and .mountPath == "/data")' \
   "train-a: the webhook pod injected the preflight initContainer ($IMAGE, dataset read-only at /data)"
+assert_jq "$SCRATCH/train-a.json" '.spec.initContainers[0].resources ==
+  {"requests": {"cpu": "200m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "256Mi"}}' \
+  "train-a: with the chart's preflight.resources (the webhook's --preflight-requests and --preflight-limits)"
 assert_jq "$SCRATCH/train-a.json" '[.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[] |
   select(.key == "iogate.io/randread-iops" and .operator == "Gt")] | length == 1' \
   "train-a: and the required node affinity on the agent's iogate.io/randread-iops label"
