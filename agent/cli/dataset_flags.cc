@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/split_list.h"
 #include "base/units.h"
 
 namespace iogate {
@@ -22,19 +23,13 @@ po::options_description dataset_flags() {
 
 Result<std::vector<int>> parse_worker_counts(std::string_view text, std::string_view what) {
   std::vector<int> counts;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = text.find(',', start);
-    std::string_view piece =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  for (std::string_view piece : split_list(text)) {
     auto n = parse_integer(piece, what, 1, 1024);
     if (!n.ok()) return n.error();
     if (std::find(counts.begin(), counts.end(), int(*n)) != counts.end()) {
       return usage_error(fmt::format("{}: {} is listed twice", what, *n));
     }
     counts.push_back(static_cast<int>(*n));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
   }
   return counts;
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "base/split_list.h"
 #include "device/kernel_file.h"
 
 namespace iogate {
@@ -58,15 +59,10 @@ bool parse_dev(std::string_view s, uint32_t* major, uint32_t* minor) {
 }
 
 bool has_option(std::string_view options, std::string_view name) {
-  size_t start = 0;
-  for (;;) {
-    size_t comma = options.find(',', start);
-    std::string_view opt =
-        options.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  for (std::string_view opt : split_list(options)) {
     if (opt == name) return true;
-    if (comma == std::string_view::npos) return false;
-    start = comma + 1;
   }
+  return false;
 }
 
 std::string normal_mount_point(std::string p) {

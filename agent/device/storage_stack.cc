@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/split_list.h"
 #include "device/block_device.h"
 #include "device/classify_disk.h"
 #include "device/kernel_file.h"
@@ -61,13 +62,8 @@ bool is_memory_fs(const std::string& t) { return t == "tmpfs" || t == "ramfs" ||
 
 // "lowerdir=/a:/b,upperdir=/c,workdir=/d" → the value of key.
 std::string option_value(const std::string& options, const std::string& key) {
-  size_t start = 0;
-  while (start <= options.size()) {
-    size_t comma = options.find(',', start);
-    std::string opt = options.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (opt.rfind(key + "=", 0) == 0) return opt.substr(key.size() + 1);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  for (std::string_view opt : split_list(options)) {
+    if (opt.rfind(key + "=", 0) == 0) return std::string(opt.substr(key.size() + 1));
   }
   return "";
 }

@@ -10,6 +10,7 @@
 
 #include "base/json_fields.h"
 #include "base/quote.h"
+#include "base/split_list.h"
 #include "kube/operations.h"
 
 namespace iogate {
@@ -92,11 +93,7 @@ bool is_quantity(std::string_view q) {
 
 Result<std::map<std::string, std::string>> parse_resource_list(std::string_view text, std::string_view what) {
   std::map<std::string, std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string_view entry =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  for (std::string_view entry : split_list(text)) {
     size_t eq = entry.find('=');
     if (eq == std::string_view::npos || eq == 0) {
       return usage_error(fmt::format("{}: expected NAME=QUANTITY[,NAME=QUANTITY...] like cpu=500m,memory=256Mi, got {}",
@@ -109,8 +106,6 @@ Result<std::map<std::string, std::string>> parse_resource_list(std::string_view 
           fmt::format("{}: {}: {} is not a quantity (like 500m, 1, 256Mi or 1G)", what, name, quote_value(quantity)));
     }
     if (!out.emplace(name, quantity).second) return usage_error(fmt::format("{}: {} given twice", what, name));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
   }
   return out;
 }
