@@ -1,6 +1,7 @@
 #include "bench/workload.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -19,12 +20,29 @@ std::string_view rw_mode_name(RwMode mode) {
   return "?";
 }
 
+namespace {
+
+constexpr RwMode kRwModes[] = {RwMode::kRandRead, RwMode::kRandWrite, RwMode::kRead, RwMode::kWrite, RwMode::kRandRw};
+
+}  // namespace
+
+std::string_view rw_mode_choices() {
+  static const std::string text = [] {
+    std::string out;
+    for (size_t i = 0; i < std::size(kRwModes); ++i) {
+      out += i == 0 ? "" : i + 1 == std::size(kRwModes) ? " or " : ", ";
+      out += rw_mode_name(kRwModes[i]);
+    }
+    return out;
+  }();
+  return text;
+}
+
 Result<RwMode> parse_rw_mode(std::string_view text, std::string_view what) {
-  for (RwMode m : {RwMode::kRandRead, RwMode::kRandWrite, RwMode::kRead, RwMode::kWrite, RwMode::kRandRw}) {
+  for (RwMode m : kRwModes) {
     if (text == rw_mode_name(m)) return m;
   }
-  return usage_error(
-      fmt::format("{}: unknown workload \"{}\" (expected randread, randwrite, read, write or randrw)", what, text));
+  return usage_error(fmt::format("{}: unknown workload \"{}\" (expected {})", what, text, rw_mode_choices()));
 }
 
 bool rw_mode_reads(RwMode m) { return m == RwMode::kRandRead || m == RwMode::kRead || m == RwMode::kRandRw; }

@@ -16,6 +16,7 @@ enum class RwMode { kRandRead, kRandWrite, kRead, kWrite, kRandRw };
 
 std::string_view rw_mode_name(RwMode mode);  // fio's names: "randread", ...
 Result<RwMode> parse_rw_mode(std::string_view text, std::string_view what = "--rw");
+std::string_view rw_mode_choices();  // "randread, randwrite, read, write or randrw", for messages
 bool rw_mode_reads(RwMode mode);
 bool rw_mode_writes(RwMode mode);
 bool rw_mode_random(RwMode mode);

@@ -331,7 +331,7 @@ Status check_rules_against_workload(const Policy& p) {
 // What a field of each syntax is, in "expected ..., got ..." errors.
 std::string_view scalar_words(FieldSyntax syntax) {
   switch (syntax) {
-    case FieldSyntax::kRwMode: return "randread, randwrite, read, write or randrw";
+    case FieldSyntax::kRwMode: return rw_mode_choices();
     case FieldSyntax::kInteger: return "a whole number";
     case FieldSyntax::kSize: return kSizeWords;
     case FieldSyntax::kDuration: return kDurationWords;
