@@ -2,7 +2,7 @@
 # stopped on every exit path; helpers to seed objects, inject faults and read what a client wrote.
 # Source after lib.sh.
 : "${IOGATE_TEST_APISERVER:?IOGATE_TEST_APISERVER must point at iogate-test-apiserver (ctest sets it)}"
-command -v curl >/dev/null || skip "curl is needed to drive the test API server"
+need_tool curl
 
 API_TOKEN="it-token-$RANDOM$RANDOM"
 API_CERTS="$SCRATCH/certs"

@@ -19,6 +19,8 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 need_root() { [[ $(id -u) -eq 0 ]] || skip "$1 needs root"; }
+# need_tool CMD: a package scripts/install-deps.sh installs; without it the test fails, naming the fix.
+need_tool() { command -v "$1" >/dev/null || fail "$1 is not installed: bash scripts/install-deps.sh"; }
 
 # assert_jq FILE EXPR MESSAGE: EXPR must evaluate to true on the JSON in FILE.
 assert_jq() {
@@ -58,7 +60,7 @@ expect_usage() {
 # rig torn down on exit; skips, naming the missing piece, where the kernel lacks one. fio too.
 use_rig() {
   need_root "the rig (losetup, mount, cgroups)"
-  command -v fio >/dev/null || fail "fio is not installed: bash scripts/install-deps.sh"
+  need_tool fio
   source "$TESTS_DIR/../bench/rig.sh"
   RIG_STATE="$SCRATCH/rig-state" RIG_TMPFS_DIR=/dev/shm
   local checks

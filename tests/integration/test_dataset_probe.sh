@@ -4,7 +4,7 @@
 # for permission-denied entries, and a prompt, clean end on SIGTERM. About 15 s on an idle machine.
 source "$(dirname "$0")/lib.sh"
 MAKE_DATASET="$(dirname "$0")/make_dataset.py"
-command -v python3 >/dev/null || skip "python3 is needed to generate the datasets"
+need_tool python3
 drop_caches() { sync; [[ $(id -u) -eq 0 ]] && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; }
 
 # 1. 20,000 files of 16–200 KiB in 10 groups of 20 directories, plus 3 files of 8 MiB. Sparse:

@@ -4,8 +4,8 @@
 # checked in-process, on the same JSON, by tests/unit/device/storage_stack_test.cc (unit.device).
 source "$(dirname "$0")/lib.sh"
 FIXTURES=${TESTS_DIR:-$(dirname "$0")/..}/fixtures/sysfs
-command -v jq >/dev/null || skip "needs jq"
-command -v realpath >/dev/null || skip "needs realpath"
+need_tool jq
+need_tool realpath
 "$IOGATE" detect --help >/dev/null 2>&1 || fail "'$IOGATE detect --help' does not work: no detect command"
 
 TREE=$SCRATCH/nvme_local

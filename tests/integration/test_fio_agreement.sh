@@ -10,7 +10,7 @@
 # 47.4k, 51.4k vs 51.2k). Compared at the same depth in the kernel, the two measure the same
 # device; how much of the nominal depth iogate holds is printed, and must be most of it.
 source "$(dirname "$0")/lib.sh"
-command -v fio >/dev/null || skip "fio is not installed"
+need_tool fio
 "$IOGATE" probe "$SCRATCH" --size 256m --keep-file --runtime 200ms --ramp 0 >/dev/null
 file=$(ls "$SCRATCH"/.iogate-probe-*.dat)
 # The disk under /var/tmp is a VM's, cached by its host, and the machine is shared: one pair of

@@ -4,7 +4,7 @@
 # node label filters by $node. And the chart ships the file. Needs jq, not the iogate binary.
 IOGATE=${IOGATE:-unused}
 source "$(dirname "$0")/lib.sh"
-command -v jq >/dev/null || skip "jq is not installed"
+need_tool jq
 
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 ROOT=$(cd "$TESTS_DIR/.." && pwd)

@@ -5,8 +5,8 @@
 # removes the test file.
 source "$(dirname "$0")/lib.sh"
 need_root "a loop device"
-command -v fio >/dev/null || skip "fio is not installed"
-command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 is not installed"
+need_tool fio
+need_tool mkfs.ext4
 
 IMG="$SCRATCH/disk.img"
 MNT="$SCRATCH/mnt"

@@ -5,9 +5,9 @@
 # /healthz, /readyz and /report answer as documented.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dashboard_exprs.sh"
-command -v promtool >/dev/null || skip "promtool (Debian package prometheus) is not installed"
-command -v prometheus >/dev/null || skip "prometheus (Debian package prometheus) is not installed"
-command -v curl >/dev/null || skip "curl is needed"
+need_tool promtool
+need_tool prometheus
+need_tool curl
 
 DATA="$SCRATCH/data"
 mkdir -p "$DATA"

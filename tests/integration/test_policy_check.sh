@@ -1,7 +1,7 @@
 # iogate policy check on real files: valid ones exit 0 and show the policy as enforced, invalid
 # ones exit 2 with one line naming the file and the field; profiles list and show.
 source "$(dirname "$0")/lib.sh"
-command -v jq >/dev/null || skip "jq is not installed"
+need_tool jq
 
 # The manual's example policy, the file a user copies (examples/policy.yaml), and the same as JSON.
 example="$TESTS_DIR/../examples/policy.yaml"

@@ -8,7 +8,7 @@
 # real kube-apiserver: tests/e2e/test_webhook_nodes.sh; through kube-apiserver itself:
 # tests/e2e/test_admission.sh.
 source "$(dirname "$0")/lib.sh"
-command -v openssl >/dev/null || skip "openssl is needed to make certificates"
+need_tool openssl  # makes the certificates
 source "$TESTS_DIR/lib/pki.sh"
 
 # The webhook's serving certificate, and another from another CA for the rotation.
