@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,7 +108,8 @@ func (f *fixture) do(t *testing.T, method, path, body string) (*http.Response, s
 	return resp, string(b), nil
 }
 
-// waitEntries waits (bounded) until the log holds n entries.
+// waitEntries waits (bounded) until the log holds n entries, and returns them in arrival order
+// (Seq): the log is written as requests end, so a dropped request's entry can follow the retry's.
 func (f *fixture) waitEntries(t *testing.T, n int) []Entry {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -115,6 +117,7 @@ func (f *fixture) waitEntries(t *testing.T, n int) []Entry {
 			if len(es) < n {
 				t.Fatalf("want %d log entries, have %d: %s", n, len(es), f.log.String())
 			}
+			sort.Slice(es, func(i, j int) bool { return es[i].Seq < es[j].Seq })
 			return es
 		}
 		time.Sleep(10 * time.Millisecond)
