@@ -124,7 +124,8 @@ echo "building $FUZZER with $CXX ($("$CXX" --version | head -n 1)), ${#SOURCES[@
 compile() {
   local src=$1
   local obj=$OBJ_DIR/$(echo "$src" | tr '/' '_').o
-  "${LAUNCH[@]}" "$CXX" -std=c++20 -O1 -gline-tables-only "${SAN_FLAGS[@]}" -I"$SRC_DIR/agent" -DFMT_HEADER_ONLY -DSPDLOG_HEADER_ONLY \
+  # The definitions iogate_core has in CMakeLists.txt: fmt and spdlog compiled once, in base/.
+  "${LAUNCH[@]}" "$CXX" -std=c++20 -O1 -gline-tables-only "${SAN_FLAGS[@]}" -I"$SRC_DIR/agent" -DSPDLOG_COMPILED_LIB \
     -c "$SRC_DIR/$src" -o "$obj" >"$obj.log" 2>&1 || { cat "$obj.log" >&2; return 1; }
 }
 pids=()
