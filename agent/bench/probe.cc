@@ -113,6 +113,10 @@ class DiskStatsWindow {
   std::vector<double> per_second_;
 };
 
+// The share of the queue slots waiting for their refill above which the probe's thread, not the
+// device, set the pace (20%: a device given 4 of 5 slots is measured at a depth it was not asked).
+constexpr double kProbeBoundAwaitingShare = 0.2;
+
 void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResult& r) {
   if (r.target.page_cache) {
     r.warnings.push_back(
@@ -152,6 +156,18 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
   } else if (!r.target.page_cache) {
     r.warnings.push_back(fmt::format("no /proc/diskstats for {} ({}): device utilisation and await unknown",
                                      r.target.source.empty() ? r.target.path : r.target.source, r.target.fs_type));
+  }
+  // Refills that wait are slots the device did not have: the submitting thread, not the device,
+  // set the pace. Said only where they wait for the thread (batch 1), not for a batch to fill.
+  const double slots = double(w.iodepth) * double(w.numjobs);
+  const JobResult all = r.aggregate();
+  const double awaiting = mean_awaiting_refill(all);
+  if (w.iodepth > 1 && w.iodepth_batch == 1 && awaiting >= kProbeBoundAwaitingShare * slots) {
+    r.warnings.push_back(fmt::format(
+        "the kernel held {:.1f} of the {:g} I/Os asked for on average; {:.1f} waited for the probe to submit them "
+        "again: its CPU, not the device, set the pace, so these are the device's figures at a depth of about {:.0f}, "
+        "not {:g} (more --numjobs at the same total depth spreads the submissions over more cores)",
+        mean_in_flight(all), slots, awaiting, mean_in_flight(all), slots));
   }
   if (r.stop_reason == StopReason::kSignal)
     r.warnings.push_back("interrupted: the figures cover only part of --runtime");

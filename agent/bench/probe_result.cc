@@ -19,6 +19,16 @@ void merge_job_result(JobResult& into, const JobResult& from) {
   into.refill_wait_ns += from.refill_wait_ns;
 }
 
+double mean_in_flight(const JobResult& j) {
+  double latency_ns =
+      j.read.clat.mean() * double(j.read.clat.count()) + j.write.clat.mean() * double(j.write.clat.count());
+  return j.runtime_ns ? latency_ns / double(j.runtime_ns) : 0.0;
+}
+
+double mean_awaiting_refill(const JobResult& j) {
+  return j.runtime_ns ? double(j.refill_wait_ns) / double(j.runtime_ns) : 0.0;
+}
+
 JobResult ProbeResult::aggregate() const {
   JobResult all;
   all.job_id = -1;

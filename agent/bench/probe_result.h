@@ -85,6 +85,13 @@ struct Convergence {
 // Adds `from`'s counts, histograms and timeline into `into` (runtime: the longer of the two).
 void merge_job_result(JobResult& into, const JobResult& from);
 
+// Little's law: the I/Os inside the kernel on average over the window are the latency-time of
+// the window's completions over its length.
+double mean_in_flight(const JobResult& j);
+// The slots on average between a completion being seen and their refill's io_submit. With
+// --iodepth-batch 1 that is time the job's thread kept them from the device.
+double mean_awaiting_refill(const JobResult& j);
+
 struct ProbeResult {
   Workload workload;  // as run, with the seed filled in
   uint64_t seed = 0;

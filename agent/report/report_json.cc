@@ -21,14 +21,6 @@ double per_second(uint64_t amount, uint64_t runtime_ns) {
   return runtime_ns ? static_cast<double>(amount) / (static_cast<double>(runtime_ns) / 1e9) : 0.0;
 }
 
-// Little's law: the I/Os inside the kernel on average over the window are the latency-time of
-// the window's completions over its length.
-double mean_in_flight(const JobResult& j) {
-  double latency_ns =
-      j.read.clat.mean() * double(j.read.clat.count()) + j.write.clat.mean() * double(j.write.clat.count());
-  return j.runtime_ns ? latency_ns / double(j.runtime_ns) : 0.0;
-}
-
 // The value range containing `v` when each power of two is split into 2^bits equal parts
 // (bits = 6 is the histogram's own resolution). Values below 2^(bits+1) are their own range.
 LatencyHistogram::Bucket range_at_resolution(uint64_t v, int bits) {
@@ -95,7 +87,7 @@ json job_json(const JobResult& j, const std::string& name) {
       {"reap_calls", j.reap_calls},
       {"refill_wait_ns", j.refill_wait_ns},
       {"mean_in_flight", finite(mean_in_flight(j))},
-      {"mean_awaiting_refill", j.runtime_ns ? double(j.refill_wait_ns) / double(j.runtime_ns) : 0.0},
+      {"mean_awaiting_refill", finite(mean_awaiting_refill(j))},
   };
 }
 
