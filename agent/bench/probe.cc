@@ -163,11 +163,12 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
   const JobResult all = r.aggregate();
   const double awaiting = mean_awaiting_refill(all);
   if (w.iodepth > 1 && w.iodepth_batch == 1 && awaiting >= kProbeBoundAwaitingShare * slots) {
+    const double held = mean_in_flight(all);
     r.warnings.push_back(fmt::format(
         "the kernel held {:.1f} of the {:g} I/Os asked for on average; {:.1f} waited for the probe to submit them "
         "again: its CPU, not the device, set the pace, so these are the device's figures at a depth of about {:.0f}, "
         "not {:g} (more --numjobs at the same total depth spreads the submissions over more cores)",
-        mean_in_flight(all), slots, awaiting, mean_in_flight(all), slots));
+        held, slots, awaiting, held, slots));
   }
   if (r.stop_reason == StopReason::kSignal)
     r.warnings.push_back("interrupted: the figures cover only part of --runtime");
