@@ -153,15 +153,18 @@ Status read_pod(Run& run) {
 Result<nanoseconds> runtime_within_deadline(const Run& run, const std::string& path, nanoseconds before,
                                             nanoseconds runtime, std::string_view work) {
   const Policy& p = run.policy;
-  nanoseconds left = duration_cast<nanoseconds>(run.deadline - Clock::now()) - kRecordReserve;
+  // Whole milliseconds: a runtime is read and printed by people.
+  nanoseconds left = std::chrono::floor<milliseconds>(run.deadline - Clock::now() - kRecordReserve);
   nanoseconds room = left - before;
   if (room < kMinProbeRuntime) {
     return runtime_error(fmt::format("deadline {}: only {} left, too little to {} {}", seconds_text(p.deadline),
-                                     seconds_text(std::max(left, nanoseconds::zero())), work, path));
+                                     format_duration_ns(double(std::max(left, nanoseconds::zero()).count())), work,
+                                     path));
   }
   if (room >= runtime) return runtime;
-  spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path, seconds_text(runtime),
-               seconds_text(room), seconds_text(p.deadline));
+  spdlog::warn("{}: runtime limit cut from {} to {} to finish within the deadline {}", path,
+               format_duration_ns(double(runtime.count())), format_duration_ns(double(room.count())),
+               seconds_text(p.deadline));
   return room;
 }
 
