@@ -50,16 +50,20 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339_utc(const std
     return std::nullopt;
   }
   std::string rest = text.substr(size_t(consumed));
+  int64_t micros = 0;
   if (!rest.empty() && rest[0] == '.') {
     size_t end = rest.find_first_not_of("0123456789", 1);
-    rest = end == std::string::npos ? "" : rest.substr(end);
+    if (end == std::string::npos) end = rest.size();
+    // Microseconds, as rfc3339_micro writes them; digits past the sixth are dropped.
+    for (size_t i = 1; i < 7; ++i) micros = micros * 10 + (i < end ? rest[i] - '0' : 0);
+    rest = rest.substr(end);
   }
   if (rest != "Z") return std::nullopt;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   std::time_t t = timegm(&tm);
   if (t == -1) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(t);
+  return std::chrono::system_clock::from_time_t(t) + std::chrono::microseconds(micros);
 }
 
 }  // namespace iogate

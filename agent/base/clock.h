@@ -24,8 +24,9 @@ std::string rfc3339_utc_now();
 std::string rfc3339_seconds(std::chrono::system_clock::time_point t);
 // With microseconds, as events.k8s.io wants eventTime: "2026-01-02T03:04:05.123456Z".
 std::string rfc3339_micro(std::chrono::system_clock::time_point t);
-// "2026-12-02T14:11:50Z", with or without a fraction; nullopt for anything else (other zones too:
-// the API server and iogate write UTC).
+// "2026-12-02T14:11:50Z", with or without a fraction (kept to the microsecond: a probe lock's
+// renewals a second apart must read as changes); nullopt for anything else (other zones too: the
+// API server and iogate write UTC).
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339_utc(const std::string& text);
 
 }  // namespace iogate

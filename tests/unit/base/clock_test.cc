@@ -14,7 +14,13 @@ TEST_CASE("RFC 3339 times format and parse back") {
   CHECK(system_clock::to_time_t(*back) == 1796205600);
   auto fraction = parse_rfc3339_utc(rfc3339_micro(t));
   REQUIRE(fraction);
-  CHECK(system_clock::to_time_t(*fraction) == 1796205600);  // whole seconds: what annotations need
+  CHECK(*fraction == t);  // to the microsecond
+  auto nanos = parse_rfc3339_utc("2026-12-02T10:00:00.1234567Z");
+  REQUIRE(nanos);
+  CHECK(*nanos == system_clock::from_time_t(1796205600) + std::chrono::microseconds(123456));
+  auto tenth = parse_rfc3339_utc("2026-12-02T10:00:00.5Z");
+  REQUIRE(tenth);
+  CHECK(*tenth == system_clock::from_time_t(1796205600) + std::chrono::milliseconds(500));
   REQUIRE(parse_rfc3339_utc(rfc3339_utc_now()));
 }
 
