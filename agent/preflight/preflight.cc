@@ -41,14 +41,15 @@ constexpr nanoseconds kMinProbeRuntime = std::chrono::seconds(1);
 
 std::string seconds_text(nanoseconds d) { return format_duration_compact(d.count()); }
 
-// Raises `out` when a signal arrives or `until` passes, so the probe, which watches one flag,
-// stops for either; `deadline_hit` tells which.
+// Raises `out` when a signal arrives, `until` passes or `also` rises (a lost probe lock), so the
+// probe, which watches one flag, stops for any; `deadline_hit` tells the deadline apart.
 class DeadlineWatch {
  public:
-  DeadlineWatch(const std::atomic<bool>& signal, Clock::time_point until) : signal_(signal), until_(until) {
+  DeadlineWatch(const std::atomic<bool>& signal, Clock::time_point until, const std::atomic<bool>* also)
+      : signal_(signal), also_(also), until_(until) {
     thread_ = std::thread([this] {
       while (!done_.load()) {
-        if (signal_.load()) {
+        if (signal_.load() || (also_ && also_->load())) {
           out_ = true;
           return;
         }
@@ -73,6 +74,7 @@ class DeadlineWatch {
 
  private:
   const std::atomic<bool>& signal_;
+  const std::atomic<bool>* also_;
   Clock::time_point until_;
   std::atomic<bool> out_{false}, done_{false}, deadline_hit_{false};
   std::thread thread_;
@@ -168,13 +170,14 @@ Result<nanoseconds> runtime_within_deadline(const Run& run, const std::string& p
   return room;
 }
 
-// Runs `probe` with a stop flag that the deadline raises as well as a signal; a run either cut
-// short is an error, since its figures cover part of the workload.
+// Runs `probe` with a stop flag that the deadline raises as well as a signal or `lock_lost`; a
+// run cut short is an error, since its figures cover part of the workload.
 template <typename Probe>
-auto run_within_deadline(Run& run, const std::string& path, Probe probe) {
-  DeadlineWatch watch(run.stop, run.deadline - kRecordReserve);
+auto run_within_deadline(Run& run, const std::string& path, Probe probe, const std::atomic<bool>* lock_lost = nullptr) {
+  DeadlineWatch watch(run.stop, run.deadline - kRecordReserve, lock_lost);
   auto result = probe(watch.flag());
   using R = decltype(result);
+  if (lock_lost && lock_lost->load()) return R(runtime_error("lost the PVC's probe lock while probing " + path));
   if (watch.deadline_hit()) {
     return R(
         runtime_error(fmt::format("deadline {} reached while probing {}", seconds_text(run.policy.deadline), path)));
@@ -192,8 +195,10 @@ std::optional<StorageStack> detect_path(const Run& run, const std::string& path)
   return std::move(*stack);
 }
 
-// The probe for one path, with the workload's runtime cut to what the deadline leaves.
-Result<ProbeResult> probe_path(Run& run, const std::string& path, const EvaluationContext& ctx) {
+// The probe for one path, with the workload's runtime cut to what the deadline leaves; stopped
+// when `lock_lost` rises.
+Result<ProbeResult> probe_path(Run& run, const std::string& path, const EvaluationContext& ctx,
+                               const std::atomic<bool>* lock_lost) {
   const std::optional<StorageStack> stack = detect_path(run, path);
   ProbeRequest req = policy_probe_request(run.policy, path, run.options.root, ctx, stack ? &*stack : nullptr);
   Workload& w = req.workload;
@@ -201,7 +206,8 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
   if (!runtime.ok()) return runtime.error();
   w.runtime = *runtime;
   spdlog::info("{}: probing {}", path, describe_probe_request(run.policy, req));
-  return run_within_deadline(run, path, [&](const std::atomic<bool>& stop) { return run_probe(req, stop, nullptr); });
+  return run_within_deadline(
+      run, path, [&](const std::atomic<bool>& stop) { return run_probe(req, stop, nullptr); }, lock_lost);
 }
 
 // The dataset probe for one path (workload.mode: dataset), its scan and loader limits cut to what
@@ -221,17 +227,84 @@ std::string shared_origin(const RecordedResult& r) {
   return fmt::format("pod {} on node {} at {}", r.pod, r.node, rfc3339_seconds(r.time));
 }
 
+// Whether an API error from sharing means this pod cannot share through its PVC at all (no RBAC
+// for PVCs, the claim gone): it then probes alone, as it would without a PVC. Any other failure
+// (the deadline, an API that stopped answering) fails the run instead: a probe then could run
+// beside a live holder's and measure both.
+bool sharing_unavailable(const ApiError& e) { return e.http_status == 403 || e.http_status == 404; }
+
+// The renewer's own client (kube/shared_result.h): each attempt bounded by the renew period, so
+// that stopping the renewer after the probe waits at most that long.
+std::unique_ptr<ApiClient> renewal_client(const Run& run, const ProbeLock& lock) {
+  RetryPolicy retry;
+  retry.request_timeout = lease_renew_period(lock);
+  auto api = std::make_unique<ApiClient>(run.api->config(), retry);
+  api->set_deadline(run.deadline);
+  return api;
+}
+
+// A path's result from our own probe.
+PathResult probed_result(const Run& run, const std::string& path, const EvaluationContext& ctx, ProbeResult probe) {
+  PathResult out;
+  out.path = path;
+  out.source = ResultSource::kProbe;
+  out.measurement = measurement_from_probe(probe);
+  out.probe = std::move(probe);
+  out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
+  spdlog::info("{}: {:.0f} IOPS, p99 {} in {:.1f} s ({})", path, out.measurement.iops,
+               format_duration_ns(out.measurement.p99_latency_ns), out.measurement.measured_s,
+               stop_reason_name(out.measurement.stop_reason));
+  return out;
+}
+
+Result<PathResult> probe_alone(Run& run, const std::string& path, const EvaluationContext& ctx) {
+  auto probe = probe_path(run, path, ctx, nullptr);
+  if (!probe.ok()) return probe.error();
+  return probed_result(run, path, ctx, std::move(*probe));
+}
+
+// Probes under the PVC's lock, renewed while the probe runs, and records the result for the
+// next pods. Nullopt when another pod took the lock over meanwhile: the probe stopped, and the
+// caller waits for that pod's result.
+Result<std::optional<PathResult>> probe_locked(Run& run, const std::string& path, const EvaluationContext& ctx,
+                                               const PvcRef& pvc, const ProbeLock& lock) {
+  auto renewer = std::make_unique<ProbeLeaseRenewer>(renewal_client(run, lock), pvc, lock);
+  auto probe = probe_path(run, path, ctx, &renewer->lost());
+  const bool lost = renewer->lost().load();
+  const std::string taken_by = renewer->taken_by();
+  renewer.reset();  // no renewal after this: the run's client writes the PVC next
+  if (lost) {
+    spdlog::warn(
+        "PVC {}: pod {} took the probe lock over (our renewals failed for a whole lease); our probe "
+        "stopped, waiting for its result",
+        pvc.name, taken_by);
+    return std::optional<PathResult>();
+  }
+  if (!probe.ok()) {
+    auto released = release_probe_lock(*run.api, pvc, lock.pod);
+    if (!released.ok())
+      spdlog::warn("PVC {}: could not release the probe lock: {}", pvc.name, released.error().summary());
+    return probe.error();
+  }
+  PathResult out = probed_result(run, path, ctx, std::move(*probe));
+  RecordedResult rec{workload_key(run.policy.workload), run.summary.node_name, pod_ref(run),
+                     std::chrono::system_clock::now(), measurement_to_json(out.measurement)};
+  auto recorded = record_shared_result(*run.api, pvc, rec);
+  if (!recorded.ok()) spdlog::warn("PVC {}: could not record the result: {}", pvc.name, recorded.error().summary());
+  return std::optional<PathResult>(std::move(out));
+}
+
 // One path: a shared result from its PVC when one is fresh, else a probe (recorded on the PVC for
 // the next pods when we hold the PVC's lock).
 Result<PathResult> judge_path(Run& run, const std::string& path) {
-  PathResult out;
-  out.path = path;
   EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
   if (run.policy.workload_mode == WorkloadMode::kDataset) {
     // Not shared through the PVC: a dataset result depends on the dataset under this path, which
     // differs between pods of one claim more often than the volume's speed does.
     auto dataset = probe_dataset_path(run, path, ctx);
     if (!dataset.ok()) return dataset.error();
+    PathResult out;
+    out.path = path;
     out.source = ResultSource::kProbe;
     out.measurement = measurement_from_dataset(*dataset);
     out.dataset = std::move(*dataset);
@@ -239,70 +312,66 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
     spdlog::info("{}: {}", path, measurement_figures(out.measurement));
     return out;
   }
-  std::optional<PvcRef> pvc;
-  if (run.api && run.policy.result_ttl > nanoseconds::zero()) {
-    if (auto claim = pvc_for_path(run.pod, path, run.options.container_name)) {
-      pvc = PvcRef{run.summary.pod_namespace, *claim};
-      out.pvc = *claim;
-    }
-  }
-  ShareAction action = ShareAction::kProbeAlone;
-  if (pvc) {
-    ShareRequest share;
-    share.pvc = *pvc;
-    share.workload = workload_key(run.policy.workload);
-    share.ttl = run.policy.result_ttl;
-    nanoseconds probe_time = run.policy.workload.ramp + run.policy.workload.runtime + kPrepareAllowance;
-    share.lock = {pod_ref(run), run.summary.node_name,
-                  std::chrono::system_clock::now() +
-                      duration_cast<std::chrono::system_clock::duration>(probe_time + std::chrono::seconds(30))};
-    // Wait for another pod's probe only while our own would still fit before the deadline.
-    share.wait_until = run.deadline - kRecordReserve - probe_time;
-    share.stop = &run.stop;
+  std::optional<std::string> claim;
+  if (run.api && run.policy.result_ttl > nanoseconds::zero())
+    claim = pvc_for_path(run.pod, path, run.options.container_name);
+  auto with_pvc = [&](Result<PathResult> r) {
+    if (r.ok() && claim) r->pvc = *claim;
+    return r;
+  };
+  if (!claim) return probe_alone(run, path, ctx);
+  const PvcRef pvc{run.summary.pod_namespace, *claim};
+
+  ShareRequest share;
+  share.pvc = pvc;
+  share.workload = workload_key(run.policy.workload);
+  share.ttl = run.policy.result_ttl;
+  share.pod = pod_ref(run);
+  share.node = run.summary.node_name;
+  // A live holder is waited for as long as a verdict can still be recorded; a takeover then probes
+  // in what is left (runtime_within_deadline cuts the runtime, or says it cannot).
+  share.wait_until = run.deadline - kRecordReserve;
+  share.stop = &run.stop;
+  for (;;) {
     auto decision = claim_or_reuse(*run.api, share);
     if (!decision.ok()) {
+      if (!sharing_unavailable(decision.error()))
+        return runtime_error("sharing the result through PVC " + pvc.name + ": " + decision.error().summary());
       // Sharing saves work; it is not what the pod is judged on. Without PVC access (RBAC), probe.
-      spdlog::warn("PVC {}: cannot share results ({}); probing", pvc->name, decision.error().summary());
-    } else {
-      spdlog::info("{}", decision->why);
-      action = decision->action;
-      if (action == ShareAction::kReuse) {
-        if (auto m = measurement_from_json(decision->reused->result)) {
-          out.source = ResultSource::kShared;
-          out.shared_from = shared_origin(*decision->reused);
-          out.measurement = *m;
-          out.measurement.path = path;
-          out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
-          return out;
+      spdlog::warn("PVC {}: cannot share results ({}); probing", pvc.name, decision.error().summary());
+      return with_pvc(probe_alone(run, path, ctx));
+    }
+    spdlog::info("{}", decision->why);
+    switch (decision->action) {
+      case ShareAction::kReuse: {
+        auto m = measurement_from_json(decision->reused->result);
+        if (!m) {
+          spdlog::warn("PVC {}: the recorded result is unreadable; probing", pvc.name);
+          return with_pvc(probe_alone(run, path, ctx));
         }
-        spdlog::warn("PVC {}: the recorded result is unreadable; probing", pvc->name);
-        action = ShareAction::kProbeAlone;
+        PathResult out;
+        out.path = path;
+        out.pvc = pvc.name;
+        out.source = ResultSource::kShared;
+        out.shared_from = shared_origin(*decision->reused);
+        out.measurement = *m;
+        out.measurement.path = path;
+        out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
+        return out;
+      }
+      case ShareAction::kHolderStillProbing: return runtime_error(decision->why);
+      case ShareAction::kInterrupted:
+        return runtime_error(
+            fmt::format("interrupted while waiting for pod {}'s probe of PVC {}", decision->holder->pod, pvc.name));
+      case ShareAction::kProbeLocked: {
+        auto locked = probe_locked(run, path, ctx, pvc, decision->lock);
+        if (!locked.ok()) return locked.error();
+        if (!*locked) continue;
+        (*locked)->pvc = pvc.name;
+        return std::move(**locked);
       }
     }
   }
-  auto probe = probe_path(run, path, ctx);
-  if (!probe.ok()) {
-    if (action == ShareAction::kProbeLocked) {
-      auto released = release_probe_lock(*run.api, *pvc, pod_ref(run));
-      if (!released.ok())
-        spdlog::warn("PVC {}: could not release the probe lock: {}", pvc->name, released.error().summary());
-    }
-    return probe.error();
-  }
-  out.source = ResultSource::kProbe;
-  out.measurement = measurement_from_probe(*probe);
-  out.probe = std::move(*probe);
-  out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
-  spdlog::info("{}: {:.0f} IOPS, p99 {} in {:.1f} s ({})", path, out.measurement.iops,
-               format_duration_ns(out.measurement.p99_latency_ns), out.measurement.measured_s,
-               stop_reason_name(out.measurement.stop_reason));
-  if (action == ShareAction::kProbeLocked) {
-    RecordedResult rec{workload_key(run.policy.workload), run.summary.node_name, pod_ref(run),
-                       std::chrono::system_clock::now(), measurement_to_json(out.measurement)};
-    auto recorded = record_shared_result(*run.api, *pvc, rec);
-    if (!recorded.ok()) spdlog::warn("PVC {}: could not record the result: {}", pvc->name, recorded.error().summary());
-  }
-  return out;
 }
 
 PodVerdict outcome_of(const std::vector<PathResult>& results, PolicyMode mode) {
