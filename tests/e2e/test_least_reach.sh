@@ -203,7 +203,7 @@ assert_jq "$(pod_json train-a)" '.metadata.annotations["iogate.io/verdict"] == "
   "allowed: $PFA changes and removes iogate.io/ annotations of train-a by merge patch (as agent/kube does)"
 rv_pvc=$(rv pvc dataset "$TRAIN")
 allowed "PVC probe-lock with the resourceVersion" "$PF" -n "$TRAIN" patch pvc dataset --type merge \
-  -p '{"metadata":{"resourceVersion":"'"$rv_pvc"'","annotations":{"iogate.io/probe-lock":"{\"expires\":\"2030-01-01T00:00:00Z\",\"node\":\"gpu-a\",\"pod\":\"ml/train-a\"}"}}}'
+  -p '{"metadata":{"resourceVersion":"'"$rv_pvc"'","annotations":{"iogate.io/probe-lock":"{\"pod\":\"ml/train-a\",\"node\":\"gpu-a\",\"renewed\":\"2030-01-01T00:00:00Z\",\"lease_seconds\":15}"}}}'
 if as "$PF" -n "$TRAIN" patch pvc dataset --type merge -p '{"metadata":{"resourceVersion":"'"$rv_pvc"'","annotations":{"iogate.io/probe-lock":"x"}}}'; then
   fail "a stale resourceVersion on the PVC lock was accepted"
 fi

@@ -7,11 +7,15 @@
 #   - pod mode: 2 GPUs from the pod's limits, the floor max(min_iops 100, 50/GPU x 2) = 100;
 #   - warn mode: verdict warn recorded, exit 0; --gpus 4000 scales the floor to 200,000;
 #   - the PVC's result after its TTL (2 h old, ttl 1h): probed again, the result renewed;
-#   - another pod's probe lock: waited for (the log names it, no PVC write of ours) and its
-#     result reused; a lock never released: given up on before the deadline, probed, the other
-#     pod's lock left alone; SIGTERM while waiting: exit 3, interrupted, no test file;
+#   - another pod's probe lock (a lease): waited for (the log names it, no PVC write of ours) and
+#     its result reused; a holder that keeps renewing: never probed beside, fail-closed exit 3 and
+#     fail-open exit 0 naming it, its lock left alone; an orphan renewed 2 h ago: taken over at
+#     once, probed, recorded, the lock gone; SIGTERM while waiting: exit 3, interrupted, no test file;
 #   - four pods at once on one PVC: one probes, three reuse; the PVC written twice (lock taken,
 #     result + release), every other PVC write the apiserver's 409; each pod its own verdict;
+#   - 64 pods on one PVC, each with its own pod-bound token, the prober SIGKILLed mid-probe:
+#     exactly one takeover, no other waiter probes, every surviving pod its verdict annotation and
+#     Event, no lock left;
 #   - faults: a 429 (Retry-After) on the pod GET and a dropped pod PATCH, a 500 on the Event POST:
 #     retried; the pod PATCH always 500: fail-closed exit 3 naming it, fail-open exit 0 with the
 #     verdict and "could not record"; a 9 s stall against a 6 s deadline: exit 3 naming it;
@@ -112,9 +116,12 @@ pvc_json | jq -e --arg t "$old" '.metadata.annotations["iogate.io/probe-result"]
 pass "stale (kubectl): the PVC's result renewed"
 
 # --- another pod holds the probe lock: wait, then reuse its result ---
-LOCK=$(jq -cn --arg e "$(date -u -d '+10 minutes' +%Y-%m-%dT%H:%M:%SZ)" '{pod: "ml/train-7", node: "gpu-node-7", expires: $e}')
+# live_lock [RENEWED]: ml/train-7's lock as a live holder writes it (renewed now, or at RENEWED).
+live_lock() {
+  jq -cn --arg r "${1:-$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)}" '{pod: "ml/train-7", node: "gpu-node-7", renewed: $r, lease_seconds: 15}'
+}
 reset_share
-pvc_annotate "iogate.io/probe-lock=$LOCK"
+pvc_annotate "iogate.io/probe-lock=$(live_lock)"
 m=$(mark)
 ( preflight lock "$PASS_POLICY"; exit $rc ) &
 pf=$!
@@ -132,21 +139,45 @@ assert_jq "$SCRATCH/lock.req.json" '([.[] | select(.method == "GET" and (.path |
     ([.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'")))] | length == 0)' \
   "lock: the PVC read again while waiting, never written by the waiting pod"
 
-# --- a lock never released: give up while a probe still fits the deadline ---
+# --- a holder that keeps renewing its lock is never probed beside, whatever the deadline ---
+# renew_lock: ml/train-7 renewing every 2 s (a third of the lease would be 5 s), until killed.
+renew_lock() { while sleep 2; do pvc_annotate "iogate.io/probe-lock=$(live_lock)"; done; }
+for mode in fail-closed fail-open; do
+  reset_share
+  pvc_annotate "iogate.io/probe-lock=$(live_lock)"
+  renew_lock &
+  renewer=$!
+  preflight "held-$mode" "$(policy "held-$mode" 100 enforce "$mode" 12s)"
+  kill "$renewer"
+  wait "$renewer" 2>/dev/null || true
+  want=3
+  [[ $mode == fail-open ]] && want=0
+  [[ $rc -eq $want ]] || fail "held lock, $mode: exit $rc, want $want: $(tail -3 "$SCRATCH/held-$mode.log")"
+  assert_jq "$SCRATCH/held-$mode.json" '.outcome == "error" and .results == [] and
+      (.error | test("pod ml/train-7 on node gpu-node-7 is still probing it \\(lock renewed"))' \
+    "a holder renewing its lock, deadline 12s, $mode: exit $want, the error names the holder"
+  if grep -q "$DATA: probing" "$SCRATCH/held-$mode.log"; then fail "held lock, $mode: probed beside a live holder"; fi
+  pvc_json | jq -e '.metadata.annotations["iogate.io/probe-lock"] | fromjson | .pod == "ml/train-7"' >/dev/null ||
+    fail "held lock, $mode: the holder's lock changed: $(pvc_json | jq -c .metadata.annotations)"
+done
+pass "held lock (kubectl): ml/train-7's lock left to it; no probe started beside it"
+
+# --- an orphaned lock (its holder renewed it 2 h ago): taken over at once, cleaned up ---
 reset_share
-pvc_annotate "iogate.io/probe-lock=$LOCK"
-preflight stuck "$(policy stuck 100 enforce fail-closed 18s)"
-[[ $rc -eq 0 ]] || fail "stuck lock: exit $rc: $(tail -3 "$SCRATCH/stuck.log")"
-grep -q "pod ml/train-7 on node gpu-node-7 is still probing; not waiting longer" "$SCRATCH/stuck.log" ||
-  fail "stuck lock: the log does not say it gave up: $(grep -i train-7 "$SCRATCH/stuck.log" | head -3)"
-assert_jq "$SCRATCH/stuck.json" '.outcome == "pass" and .results[0].source == "probe"' "stuck lock: gave up waiting, probed before the 18 s deadline"
-pvc_json | jq -e --arg l "$LOCK" '.metadata.annotations["iogate.io/probe-lock"] == $l' >/dev/null ||
-  fail "stuck lock: the other pod's lock changed: $(pvc_json | jq -c .metadata.annotations)"
-pass "stuck lock (kubectl): ml/train-7's lock left as it was"
+pvc_annotate "iogate.io/probe-lock=$(live_lock "$(date -u -d '-2 hours' +%Y-%m-%dT%H:%M:%SZ)")"
+preflight orphan "$PASS_POLICY"
+[[ $rc -eq 0 ]] || fail "orphaned lock: exit $rc: $(tail -3 "$SCRATCH/orphan.log")"
+grep -q "took over the probe lock of pod ml/train-7 on node gpu-node-7 (renewed 2h ago" "$SCRATCH/orphan.log" ||
+  fail "orphaned lock: the log does not say it took over: $(grep -i train-7 "$SCRATCH/orphan.log" | head -3)"
+assert_jq "$SCRATCH/orphan.json" '.outcome == "pass" and .results[0].source == "probe"' "an orphaned lock (renewed 2 h ago): taken over at once, probed"
+pvc_json | jq -e '(.metadata.annotations | has("iogate.io/probe-lock") | not) and
+    (.metadata.annotations["iogate.io/probe-result"] | fromjson | .pod == "'"$NS/$POD"'")' >/dev/null ||
+  fail "orphaned lock: the PVC: $(pvc_json | jq -c .metadata.annotations)"
+pass "orphaned lock (kubectl): replaced, then removed with our result recorded"
 
 # --- SIGTERM while waiting for another pod's probe: exit 3, nothing left behind ---
 reset_share
-pvc_annotate "iogate.io/probe-lock=$LOCK"
+pvc_annotate "iogate.io/probe-lock=$(live_lock)"
 ( preflight term "$PASS_POLICY"; exit $rc ) &
 pf=$!
 wait_until 60 grep -q "is probing it; waiting" "$SCRATCH/term.log" || fail "SIGTERM: never waited: $(tail -3 "$SCRATCH/term.log")"
@@ -181,6 +212,91 @@ for i in 1 2 3 4; do
   [[ $(pod_json "train-w$i" | jq -r '.metadata.annotations["iogate.io/verdict"]') == pass ]] || fail "train-w$i has no verdict annotation"
 done
 pass "race (kubectl): $winner's result on the PVC, lock released; every racing pod its own iogate.io/verdict=pass"
+assert_no_test_files "$DATA"
+
+# --- 64 pods on one PVC, the prober SIGKILLed mid-probe: exactly one takeover, one verdict each ---
+# Each pod is its own process with a token bound to its own pod object (the least-reach policy
+# checks it), as 64 initContainers would be. The prober takes the lock alone first, the 63 others
+# start and wait, and the prober dies during its probe's ramp: its lock stops being renewed.
+reset_share
+N=64
+jq -n --argjson n "$N" --arg ns "$NS" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '
+  {apiVersion: "v1", kind: "List", items: [range($n) | {apiVersion: "v1", kind: "Pod",
+    metadata: {name: "train-k\(.)", namespace: $ns},
+    spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
+      initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
+      containers: [{name: "train", image: "trainer", resources: {limits: {"nvidia.com/gpu": "1"}},
+                    volumeMounts: [{name: "dataset", mountPath: $data}]}],
+      volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}]}' | k create -f - >/dev/null
+for ((i = 0; i < N; i++)); do
+  token_kubeconfig "$SCRATCH/kubeconfig-train-k$i" "$PROXY_URL" "$SA" "$(sa_token "$NS" "$SA" "train-k$i")" "$NS"
+done
+# Deadline 60 s, probe 16 s (file 3 s, ramp 10 s, runtime 3 s): the takeover comes a lease
+# (15 s) after the kill, and the new probe ends well before the waiters' deadlines. (Before the
+# lease, the lock expired 30 s after the probe time, 46 s in, and the waiters gave up at 41 s and
+# all probed at once.)
+cat >"$SCRATCH/takeover.yaml" <<P
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+mode: enforce
+on_error: fail-closed
+deadline: 60s
+result_ttl: 1h
+workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 10s, runtime: 3s, size: 64m}
+rules:
+  - name: gpu-feed
+    min_iops: 100
+P
+# start_k I: pod train-kI's preflight in the background, straight (no wrapper), so $! is iogate.
+start_k() {
+  KUBECONFIG="$SCRATCH/kubeconfig-train-k$1" POD_NAME="train-k$1" POD_NAMESPACE=$NS NODE_NAME=$NODE \
+    CONTAINER_NAME=iogate-preflight "$IOGATE" preflight "$DATA" --policy "$SCRATCH/takeover.yaml" \
+    --output-format json --log-level debug >"$SCRATCH/k$1.json" 2>"$SCRATCH/k$1.log" &
+}
+m=$(mark)
+t0=$SECONDS
+start_k 0
+prober=$!
+wait_until 30 grep -q "probing (lock taken)" "$SCRATCH/k0.log" || fail "64 pods: train-k0 took no lock: $(tail -3 "$SCRATCH/k0.log")"
+pids=()
+for ((i = 1; i < N; i++)); do
+  start_k "$i"
+  pids+=($!)
+done
+wait_until 60 bash -c '(( $(grep -l "is probing it; waiting for its result" "$0"/k*.log | wc -l) >= $1 - 1 ))' "$SCRATCH" "$N" ||
+  fail "64 pods: only $(grep -l "is probing it; waiting" "$SCRATCH"/k*.log | wc -l) of $((N - 1)) waiting"
+grep -q "$DATA: probing" "$SCRATCH/k0.log" || fail "64 pods: train-k0 is not probing yet: $(tail -3 "$SCRATCH/k0.log")"
+kill -KILL "$prober"
+wait "$prober" 2>/dev/null || true
+grep -q "$DATA: [0-9]* IOPS" "$SCRATCH/k0.log" && fail "64 pods: train-k0 finished its probe before the SIGKILL (the ramp is 10 s)"
+killed_at=$((SECONDS - t0))
+rm -f "$DATA"/.iogate-probe-*."$prober".*.tmp  # what a SIGKILL leaves: no process can remove it
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+took=$((SECONDS - t0))
+((failed == 0)) || fail "64 pods: $failed of $((N - 1)) surviving pods failed: $(grep -h '"error"' "$SCRATCH"/k*.json | grep -v '"error": ""' | head -3)"
+takers=$(grep -l "took over the probe lock of pod $NS/train-k0" "$SCRATCH"/k*.log | wc -l)
+probers=$(grep -l "$DATA: probing" "$SCRATCH"/k[1-9]*.log | wc -l)
+((takers == 1 && probers == 1)) || fail "64 pods: $takers took the lock over and $probers probed, want 1 and 1"
+jq -s '[.[].results[0].source] | group_by(.) | map({(.[0]): length}) | add' "$SCRATCH"/k[1-9]*.json >"$SCRATCH/k-sources.json"
+assert_jq "$SCRATCH/k-sources.json" '. == {"probe": 1, "shared": '"$((N - 2))"'}' \
+  "64 pods, train-k0 SIGKILLed ${killed_at}s in, mid-probe: exactly one of 63 took its lock over and probed; 62 reused that result; no second probe"
+taker=$(jq -rs '.[] | select(.results[0].source == "probe") | .pod.name' "$SCRATCH"/k[1-9]*.json)
+k -n "$NS" get pods -o json | jq --arg n "$N" '[.items[] | select(.metadata.name | startswith("train-k")) |
+  {(.metadata.name): (.metadata.annotations["iogate.io/verdict"] // "")}] | add' >"$SCRATCH/k-verdicts.json"
+assert_jq "$SCRATCH/k-verdicts.json" 'del(.["train-k0"]) | (length == 63 and all(.[]; . == "pass"))' \
+  "64 pods (kubectl): every surviving pod has iogate.io/verdict=pass"
+k -n "$NS" get events.v1.events.k8s.io -o json | jq '[.items[] | select(.regarding.name | startswith("train-k")) |
+  select(.reason == "StoragePolicyMet") | .regarding.name] | unique | length' >"$SCRATCH/k-events.json"
+[[ $(cat "$SCRATCH/k-events.json") == 63 ]] || fail "64 pods: StoragePolicyMet Events for $(cat "$SCRATCH/k-events.json") pods, want 63"
+pvc_json | jq -e '(.metadata.annotations | has("iogate.io/probe-lock") | not) and
+    (.metadata.annotations["iogate.io/probe-result"] | fromjson | .pod == "'"$NS/$taker"'")' >/dev/null ||
+  fail "64 pods: the PVC: $(pvc_json | jq -c .metadata.annotations)"
+requests_since "$m" "$SCRATCH/k.req.json"
+jq '{requests: length, pvc_gets: [.[] | select(.method == "GET" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'")))] | length,
+    pvc_patches: [.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'"))) | .status] | group_by(.) | map({(.[0] | tostring): length}) | add}' \
+  "$SCRATCH/k.req.json" >"$SCRATCH/k-counts.json"
+pass "64 pods (kubectl): 63 StoragePolicyMet Events, $taker's result on the PVC, no lock left; all done in ${took}s; API: $(jq -c . "$SCRATCH/k-counts.json")"
 assert_no_test_files "$DATA"
 
 # --- transient faults, retried: 429 with Retry-After on the GET, a dropped PATCH, a 500 Event POST ---
