@@ -18,18 +18,6 @@ namespace {
 // Set by close_after_answer() on the thread serving the request, read after it is answered.
 thread_local bool close_requested = false;
 
-// The per-request callback of cpp-httplib's keep-alive loop, ending the loop where a handler asked
-// (and saying so in `asked`).
-template <class Process>
-auto closing_where_asked(Process process, bool& asked) {
-  return [process, &asked](httplib::Stream& strm, bool close_connection, bool& connection_closed) {
-    close_requested = false;
-    bool ok = process(strm, close_connection, connection_closed);
-    if (close_requested) connection_closed = asked = true;
-    return ok;
-  };
-}
-
 // After an answer given without reading the request's body the client may still be sending it,
 // and closing with unread bytes makes the kernel send a reset, which can destroy the answer before
 // the client reads it (a client that writes its whole body before reading never sees a 413). So:
@@ -67,18 +55,31 @@ bool Pooled<Base>::process_and_close_socket(socket_t sock) {
   return true;
 }
 
+template <class Base>
+template <class Process>
+auto Pooled<Base>::bounded_requests(Process process, bool& drain) {
+  return [this, process, &drain](httplib::Stream& strm, bool close_connection, bool& connection_closed) {
+    BoundedStream bounded(strm, bounds_, bodies_);  // its share of bodies_ held until the answer is written
+    close_requested = false;
+    bool ok = process(bounded, close_connection, connection_closed,
+                      [&](httplib::Request& req) { bounded.start_body(body_allowance(req, bounds_.max_body_bytes)); });
+    if (close_requested || bounded.tripped()) connection_closed = drain = true;
+    return ok;
+  };
+}
+
 template <>
 void Pooled<httplib::Server>::serve(int sock) {
-  bool asked = false;
+  bool drain = false;
   httplib::detail::process_server_socket(
       svr_sock_, sock, keep_alive_max_count_, keep_alive_timeout_sec_, read_timeout_sec_, read_timeout_usec_,
       write_timeout_sec_, write_timeout_usec_,
-      closing_where_asked(
-          [this](httplib::Stream& strm, bool close_connection, bool& connection_closed) {
-            return process_request(strm, close_connection, connection_closed, nullptr);
+      bounded_requests(
+          [this](httplib::Stream& strm, bool close_connection, bool& connection_closed, auto start_body) {
+            return process_request(strm, close_connection, connection_closed, start_body);
           },
-          asked));
-  if (asked) drain_before_close(sock);
+          drain));
+  if (drain) drain_before_close(sock);
   httplib::detail::shutdown_socket(sock);
   httplib::detail::close_socket(sock);
 }
@@ -93,18 +94,22 @@ void Pooled<httplib::SSLServer>::serve(int sock) {
       },
       [](SSL*) { return true; });
   if (ssl) {
-    bool asked = false;
+    bool drain = false;
     bool ok = httplib::detail::process_server_socket_ssl(
         svr_sock_, ssl, sock, keep_alive_max_count_, keep_alive_timeout_sec_, read_timeout_sec_, read_timeout_usec_,
         write_timeout_sec_, write_timeout_usec_,
-        closing_where_asked(
-            [this, ssl](httplib::Stream& strm, bool close_connection, bool& connection_closed) {
+        bounded_requests(
+            [this, ssl](httplib::Stream& strm, bool close_connection, bool& connection_closed, auto start_body) {
               return process_request(strm, close_connection, connection_closed,
-                                     [ssl](httplib::Request& req) { req.ssl = ssl; });
+                                     [ssl, start_body](httplib::Request& req) {
+                                       req.ssl = ssl;
+                                       start_body(req);
+                                     });
             },
-            asked));
-    httplib::detail::ssl_delete(ssl_mutex_, ssl, ok);  // close_notify only when the client is still there
-    if (asked) drain_before_close(sock);               // the rest of the body, still encrypted: dropped unread
+            drain));
+    // close_notify after an answer, ours included, and only when the client is still there.
+    httplib::detail::ssl_delete(ssl_mutex_, ssl, ok || drain);
+    if (drain) drain_before_close(sock);  // the rest of the request, still encrypted: dropped unread
   }
   httplib::detail::shutdown_socket(sock);
   httplib::detail::close_socket(sock);
@@ -134,6 +139,13 @@ int request_framing_status(const httplib::Request& req, size_t max_body) {
   std::string limit = std::to_string(max_body);
   if (digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit)) return 413;
   return 0;
+}
+
+size_t body_allowance(const httplib::Request& req, size_t max_body) {
+  if (request_framing_status(req, max_body) != 0) return 0;
+  if (req.has_header("Content-Length"))
+    return std::stoull(req.get_header_value("Content-Length"));  // digits, <= max_body
+  return req.has_header("Transfer-Encoding") ? max_body : 0;
 }
 
 void close_after_answer(httplib::Response& res) {

@@ -7,18 +7,25 @@
 //   - a kept-alive connection serves up to kKeepAliveRequests requests (cpp-httplib's 5 would
 //     cost a new TLS handshake every 5 requests);
 //   - a request whose body cannot be delimited for certain is answered at once and the
-//     connection ended (request_framing_status, close_after_answer).
+//     connection ended (request_framing_status, close_after_answer);
+//   - every request is read through a BoundedStream (http/bounded_stream.h): its head within
+//     RequestBounds as it arrives, its body within its length and the listener's budget of body
+//     bytes in flight; a request past a bound is refused (414, 431, 413, 503) and the connection
+//     ended.
 // Descriptors at or past FD_SETSIZE are closed unserved: cpp-httplib waits on sockets with
 // select(2), which cannot watch them (it would answer 500).
 #pragma once
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <utility>
 
+#include "http/bounded_stream.h"
+#include "http/byte_budget.h"
 #include "http/http_workers.h"
 
 namespace iogate {
@@ -34,6 +41,7 @@ struct HttpServing {
   std::chrono::seconds keep_alive_timeout{5};  // for the next request on a kept-alive connection
   int max_workers = 64;                        // HttpWorkerLimits
   int max_waiting = 128;
+  RequestBounds requests;
 };
 
 template <class Base>  // httplib::Server or httplib::SSLServer
@@ -43,6 +51,8 @@ class Pooled : public Base {
   template <class... Args>
   explicit Pooled(const HttpServing& serving, Args&&... args)
       : Base(std::forward<Args>(args)...),
+        bounds_(serving.requests),
+        bodies_(std::max(serving.requests.body_bytes_in_flight, serving.requests.max_body_bytes)),
         workers_(HttpWorkerLimits{serving.max_workers, serving.max_waiting, serving.read_timeout},
                  [this](int fd) { serve(fd); }) {
     // Run at once on the accepting thread, which then hands the socket to workers_ (below).
@@ -69,8 +79,16 @@ class Pooled : public Base {
   // there) does, ending also where a handler called close_after_answer().
   void serve(int fd);
 
+  // The per-request callback of cpp-httplib's keep-alive loop around `process` (process_request
+  // with its setup_request): the request read through a BoundedStream, and the loop ended where a
+  // handler asked or a bound was hit (`drain` then: see drain_before_close).
+  template <class Process>
+  auto bounded_requests(Process process, bool& drain);
+
   std::mutex ssl_mutex_;  // SSLServer's SSL_new/SSL_free, as cpp-httplib guards them
-  HttpWorkers workers_;   // last member: destroyed first
+  const RequestBounds bounds_;
+  ByteBudget bodies_;    // body bytes held, all connections together
+  HttpWorkers workers_;  // last member: destroyed first
 };
 
 using PooledServer = Pooled<httplib::Server>;
@@ -87,6 +105,10 @@ extern template class Pooled<httplib::SSLServer>;
 // that differ, or one with a Transfer-Encoding (so where the body ends is uncertain); 501 for a
 // Transfer-Encoding other than chunked; 413 for a Content-Length over `max_body`.
 int request_framing_status(const httplib::Request& req, size_t max_body);
+
+// The body bytes `req` may send: its Content-Length where request_framing_status finds no fault,
+// `max_body` for a chunked one, 0 otherwise (the route answers without reading a body).
+size_t body_allowance(const httplib::Request& req, size_t max_body);
 
 // Ends the connection once this answer is written (and says so in a Connection header): for an
 // answer given without reading the request's body, whose bytes would otherwise be taken for the

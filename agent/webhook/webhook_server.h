@@ -6,11 +6,18 @@
 // The serving pair comes from a CertificateReloader on every handshake, so a certificate rotated
 // by cert-manager is served to new connections without a restart; TLS 1.2 is the minimum.
 //
-// Bodies: application/json only (415), at most max_body_bytes whether sent with a Content-Length
-// or chunked (413; a declared length over it is answered before its body is read, and the
-// connection closed); a POST with neither gets 411; a Content-Length that is not digits only, or
-// one with a Transfer-Encoding, 400 and the connection closed. Methods other than GET, HEAD,
-// POST: 405.
+// Bodies: application/json only (415), with a Content-Length (411 without one: chunked bodies
+// are refused, the API server never sends them, and a declared length lets a body be refused or
+// given room before a byte of it is read), at most max_body_bytes (413). A Content-Length that is
+// not digits only, or several that differ: 400. Methods other than GET, HEAD, POST: 405. Where
+// the body is left unread the connection is closed after the answer.
+//
+// Memory is bounded whatever the clients send (docs/manual.md, "Connections"): a request's head as
+// http/bounded_stream.h bounds it (414, 431); bodies being read or held, all connections
+// together, within body_bytes_in_flight; and the reviews being parsed and decided within
+// review_bytes_in_flight, each counted by what its JSON takes parsed (webhook/json_footprint.h:
+// 4 to 40 times its size). A request waits for room in each, in arrival order, for up to half
+// read_timeout, and gets 503 after that; a review that could never fit gets 413.
 //
 // Connections cannot starve it: one that sends nothing waits without a thread (HttpWorkers) and
 // is closed after read_timeout; each served one has a thread of its own, up to max_workers.
@@ -23,6 +30,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "http/byte_budget.h"
 #include "http/listener.h"
 #include "webhook/certificate_reloader.h"
 
@@ -36,6 +44,11 @@ struct WebhookHandlers {
 struct WebhookServerOptions {
   // An AdmissionReview carries the object and its old version; etcd caps an object near 1.5 MiB.
   size_t max_body_bytes = 3 * 1024 * 1024;
+  // The chart's memory limit is 128 MiB, and the webhook takes about 7 MiB idle: four of the
+  // largest bodies at once, and 64 MiB of parsed reviews (a 3 MiB review of a pod of short
+  // environment variables is counted at 39 MiB, one of a long annotation at 21 MiB).
+  size_t body_bytes_in_flight = 12 * 1024 * 1024;
+  size_t review_bytes_in_flight = 64 * 1024 * 1024;
   // Longest wait for the next bytes of a handshake or request (not for a whole request), and for a
   // new connection's first bytes: the API server's own webhook timeout is 10 s by default, 30 s at
   // most.
@@ -67,6 +80,7 @@ class WebhookServer {
  private:
   WebhookServer() = default;
   std::shared_ptr<CertificateReloader> certificates_;  // outlives listener_: its handshakes read it
+  std::unique_ptr<ByteBudget> reviews_;                // outlives listener_: its requests hold shares
   std::unique_ptr<HttpListener> listener_;
 };
 

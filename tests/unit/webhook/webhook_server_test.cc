@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -227,30 +229,19 @@ TEST_CASE("webhook server: JSON only, bounded bodies; what is not a webhook call
     REQUIRE(res);
     CHECK(res->status == 200);
   }
-  SUBCASE("chunked bodies: held to the same limit, the connection still in step after a 413") {
-    auto chunks = [](std::string text) {
-      return [text](size_t offset, httplib::DataSink& sink) {
-        if (offset < text.size()) {
-          size_t n = std::min<size_t>(1000, text.size() - offset);
-          sink.write(text.data() + offset, n);
-        } else {
-          sink.done();
-        }
-        return true;
-      };
-    };
-    c->set_keep_alive(true);
-    res = c->Post("/mutate", chunks("[1,2,3]"), "application/json");
-    REQUIRE(res);
-    CHECK(res->status == 200);
-    CHECK(res->body == "[1,2,3]");
-    res = c->Post("/mutate", chunks(std::string(100 * 1024, ' ')), "application/json");
-    REQUIRE(res);
-    CHECK(res->status == 413);
-    res = c->Post("/validate", chunks("{}"), "application/json");
-    REQUIRE(res);
-    CHECK(res->status == 200);
-    CHECK(res->body == "{\"validated\":{}}");
+  SUBCASE("chunked bodies: 411 without reading them, and the connection ends") {
+    TlsConnection tls(server->port(), a + "/ca.crt");
+    REQUIRE(tls.ok);
+    CHECK(tls.exchange("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n") == "HTTP/1.1 411 Length Required");
+    CHECK(tls.closed_by_server());
+  }
+  SUBCASE("not JSON: 415 without reading the body, and the connection ends") {
+    TlsConnection tls(server->port(), a + "/ca.crt");
+    REQUIRE(tls.ok);
+    CHECK(tls.exchange("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                       "Content-Length: 60000\r\n\r\n") == "HTTP/1.1 415 Unsupported Media Type");
+    CHECK(tls.closed_by_server());
   }
   SUBCASE("a POST with no length, other methods, other paths") {
     TlsConnection tls(server->port(), a + "/ca.crt");
@@ -503,6 +494,67 @@ TEST_CASE("webhook server: a malformed Content-Length gets 400 at once, and the 
     CHECK(tls.exchange(post("Content-Length: 2\r\nContent-Length: 2\r\n") + "{}") == "HTTP/1.1 200 OK");
     CHECK(tls.healthz() == "HTTP/1.1 200 OK");
   }
+}
+
+TEST_CASE("webhook server: reviews are let in by what they take parsed: 413 for one that never fits, 503 when busy") {
+  std::string a = pki("a");
+  WebhookServerOptions options;
+  options.review_bytes_in_flight = 1 << 20;
+  options.read_timeout = 2s;  // a second's wait for room
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  WebhookHandlers h = echo_handlers();
+  h.mutate = [&](const std::string& body) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait_for(lock, 10s, [&] { return release; });
+    return HttpAnswer{200, "application/json", body};
+  };
+  auto s = WebhookServer::start("127.0.0.1:0", loaded(a + "/server.crt", a + "/server.key"), h, options);
+  REQUIRE_MESSAGE(s.ok(), s.error().message);
+  auto& server = **s;
+
+  // 300 KB of empty objects take about 11 MiB parsed.
+  std::string objects = "[{}";
+  for (int i = 0; i < 100000; ++i) objects += ",{}";
+  objects += "]";
+  auto res = client(server, a + "/ca.crt")->Post("/validate", objects, "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 413);
+  CHECK(res->body == "this JSON would take 10 MiB parsed, more than the 1 MiB reviews may take\n");
+
+  // 120 KiB of one string takes 7 times that with the lexer's buffers: one at a time in 1 MiB.
+  std::string text = "\"" + std::string(120 * 1024, 'x') + "\"";
+  std::thread first([&] {
+    auto r = client(server, a + "/ca.crt")->Post("/mutate", text, "application/json");
+    CHECK((r && r->status == 200 && r->body == text));
+  });
+  auto let_go = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      release = true;
+    }
+    cv.notify_all();
+    first.join();
+  };
+  bool in_handler;
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    in_handler = cv.wait_for(lock, 10s, [&] { return entered; });
+  }
+  if (!in_handler) let_go();
+  REQUIRE(in_handler);
+  // While the thread waits in the handler, no REQUIRE: its failure would leave the thread running.
+  res = client(server, a + "/ca.crt")->Post("/validate", text, "application/json");
+  CHECK((res && res->status == 503 && res->body == "busy: other reviews take the memory this one needs; retry\n"));
+  res = client(server, a + "/ca.crt")->Post("/validate", "{}", "application/json");  // small: room for it
+  CHECK((res && res->status == 200));
+  let_go();
+  res = client(server, a + "/ca.crt")->Post("/validate", text, "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 200);
 }
 
 TEST_CASE("webhook server: accepted connections have TCP_NODELAY (no delayed-ACK stall per answer)") {
