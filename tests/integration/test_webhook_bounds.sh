@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The webhook's memory has a bound whatever its clients send (docs/security.md, "Webhook"): the
+# real `iogate webhook` over real TLS, pushed by tests/integration/webhook_client.py, its peak RSS
+# (VmHWM, reset before each case) held under the chart's memory limit (charts/iogate/values.yaml,
+# webhook.resources.limits.memory) in every case:
+#   (a) an endless header line: 431 as it arrives, the connection closed;
+#   (b) endless header lines: 431;
+#   (c) bodies: a Content-Length over the limit, 413 with its body unread; a chunked body (an
+#       endless chunk-size line), 411 unread;
+#   (d) 64 reviews of just under the body limit at once, of a pod of short environment variables
+#       (the densest JSON a real pod makes) and of one long annotation: every one answered 200,
+#       its uid echoed, /mutate's patch there;
+#   (e) reviews whose JSON would take more memory parsed than the webhook gives reviews: 413.
+source "$(dirname "$0")/lib.sh"
+need_tool openssl
+need_tool python3
+source "$TESTS_DIR/lib/pki.sh"
+CLIENT="$TESTS_DIR/integration/webhook_client.py"
+
+# The limit, as the chart sets it (a Kubernetes quantity: 128Mi).
+QUANTITY=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["webhook"]["resources"]["limits"]["memory"])' \
+  "$TESTS_DIR/../charts/iogate/values.yaml")
+LIMIT=$(numfmt --from=iec-i "$QUANTITY") || fail "webhook.resources.limits.memory: '$QUANTITY' is not a quantity"
+
+pki_ca "$SCRATCH/pki" iogate-webhook-bounds
+pki_sign "$SCRATCH/pki" server /CN=localhost "$(pki_server_ext IP:127.0.0.1,DNS:localhost)"
+CA="$SCRATCH/pki/ca.crt"
+
+# --request-deadline 30s: a request waits up to half of it for room in each budget, so that on a
+# slow machine the answers depend on the bounds, not on the speed.
+"$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key" \
+  --policy "$TESTS_DIR/fixtures/webhook-policy.yaml" --no-api --request-deadline 30s \
+  >/dev/null 2>"$SCRATCH/webhook.log" &
+hook=$!
+on_exit "kill $hook"
+for _ in $(seq 100); do grep -q "serving /mutate" "$SCRATCH/webhook.log" && break; sleep 0.1; done
+ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
+[[ -n $ADDR ]] || fail "webhook did not start: $(cat "$SCRATCH/webhook.log")"
+
+vm_kib() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$hook/status"; }
+# client NAME ARGS...: resets the webhook's peak, runs the client case into $SCRATCH/NAME.json,
+# and checks that the webhook lives and peaked under the limit.
+client() {
+  local name=$1; shift
+  echo 5 >"/proc/$hook/clear_refs"  # VmHWM from here on
+  python3 "$CLIENT" "$ADDR" "$CA" "$@" >"$SCRATCH/$name.json" || fail "$name: the client failed"
+  kill -0 $hook 2>/dev/null || fail "$name: the webhook died: $(tail -3 "$SCRATCH/webhook.log")"
+  PEAK=$(($(vm_kib VmHWM) * 1024))
+  ((PEAK < LIMIT)) || fail "$name: peak RSS $((PEAK >> 20)) MiB, over the chart's limit of $((LIMIT >> 20)) MiB ($(cat "$SCRATCH/$name.json" | head -c 300))"
+}
+mib() { echo "$(($1 >> 20)) MiB"; }
+echo "chart limit $(mib "$LIMIT"); webhook idle at $(mib $(($(vm_kib VmRSS) * 1024)))"
+
+# (a) An endless header line, sent up to past the limit.
+client endless-header endless-header --max-bytes $((LIMIT + (32 << 20)))
+assert_jq "$SCRATCH/endless-header.json" '.status == "HTTP/1.1 431 Request Header Fields Too Large"' \
+  "endless header line: 431 after $(jq .sent "$SCRATCH/endless-header.json") bytes sent, peak $(mib "$PEAK")"
+
+# (b) 100,000 header lines.
+client many-headers many-headers --count 100000
+assert_jq "$SCRATCH/many-headers.json" '.status == "HTTP/1.1 431 Request Header Fields Too Large"' \
+  "100,000 header lines: 431, peak $(mib "$PEAK")"
+
+# (c) Bodies that are not read: one declared over the limit (64 MiB of it sent), which also says the
+# limit, one just over it, one chunked.
+client huge-body big-body --length $((1 << 30)) --send $((64 << 20))
+MAX_BODY=$(jq -r '.body | capture("^request body over (?<n>[0-9]+) bytes").n' "$SCRATCH/huge-body.json")
+assert_jq "$SCRATCH/huge-body.json" '.status == "HTTP/1.1 413 Payload Too Large"' \
+  "a 1 GiB body: 413 unread after $(jq .sent "$SCRATCH/huge-body.json") bytes sent (the limit: $MAX_BODY bytes), peak $(mib "$PEAK")"
+client big-body big-body --length $((MAX_BODY + 1))
+assert_jq "$SCRATCH/big-body.json" '.status == "HTTP/1.1 413 Payload Too Large"' "a body one byte over: 413"
+client endless-chunk endless-chunk --max-bytes $((LIMIT + (32 << 20)))
+assert_jq "$SCRATCH/endless-chunk.json" '.status == "HTTP/1.1 411 Length Required"' \
+  "a chunked body (an endless chunk-size line): 411 unread, peak $(mib "$PEAK")"
+
+# (d) 64 reviews just under the limit at once.
+for kind in dense sparse; do
+  client "reviews-$kind" reviews --count 64 --bytes $((MAX_BODY - 100)) --kind $kind
+  assert_jq "$SCRATCH/reviews-$kind.json" '.ok == 64' \
+    "64 $kind reviews of $(jq .bytes "$SCRATCH/reviews-$kind.json") bytes at once: all answered, peak $(mib "$PEAK") ($(jq -c .failed "$SCRATCH/reviews-$kind.json"))"
+done
+
+# (e) Reviews that would take more parsed than all reviews together may.
+client reviews-objects reviews --count 4 --bytes $((MAX_BODY - 100)) --kind objects
+assert_jq "$SCRATCH/reviews-objects.json" '.statuses == {"413": 4}' \
+  "4 reviews of 3 MiB of empty objects (about 110 MiB each parsed): 413, peak $(mib "$PEAK")"
+
+[[ $(curl -sS --cacert "$CA" "https://$ADDR/healthz") == ok ]] || fail "/healthz after the cases"
+pass "still serving"
