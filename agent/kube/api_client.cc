@@ -37,7 +37,9 @@ std::string_view failure_reason(TransportFailure f) {
 }
 
 bool retryable_failure(TransportFailure f) {
-  // A certificate that does not verify will not verify on the next try either: no retry storm.
+  // A peer that refused our TLS (an alert: client certificate, version, cipher) or a certificate
+  // that does not verify will do so on the next try too: no retry storm. A handshake that timed
+  // out or was cut is kTimeout or kConnectionLost (https_transport.cc), and retried.
   return f != TransportFailure::kTlsHandshake && f != TransportFailure::kTlsVerification;
 }
 
