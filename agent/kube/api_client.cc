@@ -37,7 +37,9 @@ std::string_view failure_reason(TransportFailure f) {
 }
 
 bool retryable_failure(TransportFailure f) {
-  // A certificate that does not verify will not verify on the next try either: no retry storm.
+  // A peer that refused our TLS (an alert: client certificate, version, cipher) or a certificate
+  // that does not verify will do so on the next try too: no retry storm. A handshake that timed
+  // out or was cut is kTimeout or kConnectionLost (https_transport.cc), and retried.
   return f != TransportFailure::kTlsHandshake && f != TransportFailure::kTlsVerification;
 }
 
@@ -156,17 +158,22 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
     }
 
     if (!retry) return last;
-    if (attempt >= retry_.max_attempts) {
+    // With a deadline, it alone bounds the retries: a count would give up on a restarting server
+    // (refused in a millisecond) long before a stalled one (10 s a try) with time left to wait.
+    const bool has_deadline = deadline_ != Clock::time_point::max();
+    if (!has_deadline && attempt >= retry_.max_attempts) {
       last.message += fmt::format(" (gave up after {} attempts)", attempt);
       return last;
     }
     milliseconds delay = backoff_delay(retry_, attempt, retry_after, rng_);
-    if (deadline_ != Clock::time_point::max() && done + delay >= deadline_) {
+    if (has_deadline && done + delay >= deadline_) {
       // Sleeping past the deadline only to fail then: fail now, saying why.
       return deadline_error(&last);
     }
-    spdlog::warn("kube: {}; retry {} of {} in {} ms{}", last.summary(), attempt, retry_.max_attempts - 1, delay.count(),
-                 retry_after ? " (Retry-After)" : "");
+    std::string bound = has_deadline ? "" : fmt::format(" of {}", retry_.max_attempts - 1);
+    std::string left = has_deadline ? fmt::format(", {} ms before the deadline", elapsed_ms(done, deadline_)) : "";
+    spdlog::warn("kube: {}; retry {}{} in {} ms{}{}", last.summary(), attempt, bound, delay.count(),
+                 retry_after ? " (Retry-After)" : "", left);
     ++stats_.retries;
     if (!stop_) {
       clock_.sleep(delay);

@@ -1,14 +1,19 @@
 // The Kubernetes API client: JSON over HTTPS with the configured credentials, retried the way
 // client-go retries, and bounded by one deadline (preflight's).
 //
-// - Retries, with exponential backoff and full jitter (kube/backoff.h), on connection failures,
-//   timeouts, 429 and 500/502/503/504; a Retry-After from the server is honoured as given.
-//   Everything else (4xx, TLS verification, a 501) is returned at once, except a 409 on a write
-//   its caller declares repeatable (OnConflict::kRetry), which is retried the same way.
+// - Retries, with exponential backoff and full jitter (kube/backoff.h), every transient failure:
+//   connection refused, reset or closed (in the TLS handshake too), a timeout while connecting,
+//   in the TLS handshake, writing or reading (kube/http_transport.h's TransportFailure), and the
+//   answers 429, 500, 502, 503 and 504; a Retry-After from the server is honoured as given.
+//   Everything else is returned at once, retrying would only meet it again: other 4xx, a 501, a
+//   TLS alert or protocol error from the peer (a refused client certificate, no shared version),
+//   a server certificate that does not verify. The exception is a 409 on a write its caller
+//   declares repeatable (OnConflict::kRetry), which is retried the same way.
 // - 401: re-reads the token file and retries once (the kubelet may have just rotated it). The
 //   token file is also re-read every minute.
-// - The deadline bounds every attempt's timeout and every sleep: a retry that could not finish in
-//   time is not started, and the error says the deadline was reached.
+// - With a deadline, retries go on until it (RetryPolicy::max_attempts bounds only a client
+//   without one); it bounds every attempt's timeout and every sleep: a retry that could not
+//   finish in time is not started, and the error says the deadline was reached.
 // - Logs each request at debug (method, path, status, duration) and each retry at warn with its
 //   reason; never the token or the Authorization header.
 //

@@ -11,10 +11,15 @@
 namespace iogate {
 
 struct RetryPolicy {
-  int max_attempts = 6;  // tries of one request, the first included
+  // Tries of one request, the first included, by a client without a deadline. With one
+  // (ApiClient::set_deadline), transient failures are retried until it instead.
+  int max_attempts = 6;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
-  // Connect and read timeout of one attempt; the client's deadline shortens it further.
+  // Each wait of one attempt (connect, TLS handshake step, write, read); the client's deadline
+  // shortens it further. client-go's TLS handshake timeout: a stalled server costs a try 10 s, so
+  // a 60 s deadline still holds several tries, and one that resumes is answered on the try
+  // waiting then (its request queued) or within 10 s + max_backoff.
   std::chrono::milliseconds request_timeout{10000};
 };
 

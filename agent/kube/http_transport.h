@@ -28,12 +28,17 @@ struct HttpResponse {
   std::string retry_after;  // the Retry-After header, "" when absent
 };
 
+// Why an exchange got no HTTP answer, and so whether ApiClient tries again. Transient: the server
+// or the path to it may be back on the next try (refused, reset, closed, stalled). Permanent: the
+// next try would meet the same refusal, so retrying would only load the server (no retry storm).
 enum class TransportFailure {
-  kConnect,          // refused, unreachable, name not resolved: retryable
-  kTimeout,          // connect or read timed out: retryable
-  kConnectionLost,   // the server closed or reset the connection mid-exchange: retryable
-  kTlsHandshake,     // the handshake failed (protocol, client certificate refused): not retried
-  kTlsVerification,  // the server's certificate does not chain to the CA or name the host: not retried
+  kConnect,          // transient: refused, unreachable, name not resolved
+  kTimeout,          // transient: no progress within the attempt's timeout while connecting, in the
+                     // TLS handshake, sending the request or waiting for the answer (a stalled server)
+  kConnectionLost,   // transient: reset or closed by the peer, during the handshake or the exchange
+  kTlsHandshake,     // permanent: the peer refused TLS with an alert or a protocol error (client
+                     // certificate refused, no shared version or cipher, not TLS at all)
+  kTlsVerification,  // permanent: the server's certificate does not chain to the CA or name the host
 };
 
 struct TransportError {
@@ -46,7 +51,8 @@ using TransportResult = std::variant<HttpResponse, TransportError>;
 class Transport {
  public:
   virtual ~Transport() = default;
-  // `timeout` bounds connecting and each read of this exchange.
+  // `timeout` bounds each wait of this exchange: connecting, each step of the TLS handshake, each
+  // write and each read.
   virtual TransportResult send(const HttpRequest& request, std::chrono::milliseconds timeout) = 0;
 };
 

@@ -6,9 +6,16 @@
 // server". A certificate-verify callback instead checks the chain against a store holding only the
 // configured CA, and the host name or IP through OpenSSL's own matcher (X509_VERIFY_PARAM), before
 // cpp-httplib's host check runs as well.
+//
+// cpp-httplib reports a failed handshake as one error (SSLConnection) whatever the cause, and a
+// failed read the same whether it timed out, was reset or met a TLS alert. OpenSSL's error queue
+// and the clock tell them apart (tls_cause, describe_failure): a TLS-level reason is the peer
+// refusing us (permanent), none or an unexpected EOF is the connection failing (transient), and a
+// wait as long as the timeout is a stall (transient).
 #include <httplib.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
@@ -94,6 +101,36 @@ int verify_against_configured_ca(X509_STORE_CTX* handshake, void* arg) {
   return ok == 1 ? 1 : 0;
 }
 
+// What OpenSSL's error queue says about a failed exchange; reading it empties it.
+enum class TlsCause {
+  kNone,        // no TLS-level reason: a socket error or reset, or a wait that timed out
+  kPeerClosed,  // the peer closed the connection without a TLS alert
+  kRefused,     // a TLS alert from the peer or a protocol error: the next try would meet it too
+};
+struct TlsReason {
+  TlsCause cause = TlsCause::kNone;
+  std::string text;  // OpenSSL's reason for kRefused, e.g. "tlsv13 alert certificate required"
+};
+
+TlsReason tls_cause() {
+  TlsReason r;
+  for (unsigned long e = ERR_get_error(); e != 0; e = ERR_get_error()) {
+    const bool ssl = ERR_GET_LIB(e) == ERR_LIB_SSL;
+    // cpp-httplib calls SSL_shutdown on every failed handshake: its complaint is not the cause.
+    if (ssl && ERR_GET_REASON(e) == SSL_R_SHUTDOWN_WHILE_IN_INIT) continue;
+    if (r.cause != TlsCause::kNone) continue;  // the first reason is the cause, later ones follow from it
+    // OpenSSL 3 reports an EOF without close_notify as an SSL error (1.1 left the queue empty).
+    if (ERR_GET_LIB(e) == ERR_LIB_SYS || (ssl && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
+      r.cause = TlsCause::kPeerClosed;
+      continue;
+    }
+    r.cause = TlsCause::kRefused;
+    const char* reason = ERR_reason_error_string(e);
+    r.text = reason ? reason : fmt::format("OpenSSL error {:#x}", e);
+  }
+  return r;
+}
+
 class HttpsTransport : public Transport {
  public:
   HttpsTransport(ServerAddress address, std::unique_ptr<VerifyState> verify, std::unique_ptr<httplib::SSLClient> client)
@@ -108,6 +145,7 @@ class HttpsTransport : public Transport {
     if (!request.bearer_token.empty()) headers.emplace("Authorization", "Bearer " + request.bearer_token);
     std::string path = address_.path_prefix + request.path;
 
+    ERR_clear_error();  // so that a failure below is not blamed on an older reason
     auto started = std::chrono::steady_clock::now();
     httplib::Result result = [&] {
       if (request.method == "GET") return client_->Get(path.c_str(), headers);
@@ -129,18 +167,32 @@ class HttpsTransport : public Transport {
   }
 
  private:
+  // Classes a failure as http_transport.h's TransportFailure documents; empties OpenSSL's error
+  // queue. `elapsed` is the whole send: a wait that timed out makes it at least `timeout`.
   TransportError describe_failure(httplib::Error error, std::chrono::steady_clock::duration elapsed,
                                   std::chrono::milliseconds timeout) const {
     std::string where = fmt::format("{}:{}", address_.host, address_.port);
+    const TlsReason tls = tls_cause();
+    const bool timed_out = elapsed >= timeout;
     switch (error) {
       case httplib::Error::Connection: return {TransportFailure::kConnect, "cannot connect to " + where};
       case httplib::Error::ConnectionTimeout:
         return {TransportFailure::kTimeout,
                 fmt::format("connecting to {} timed out after {} ms", where, timeout.count())};
       case httplib::Error::SSLConnection:
-        return {TransportFailure::kTlsHandshake, "TLS handshake with " + where + " failed" + openssl_reason()};
+        if (tls.cause == TlsCause::kRefused) {
+          return {TransportFailure::kTlsHandshake, fmt::format("TLS handshake with {} failed: {}", where, tls.text)};
+        }
+        // A server that accepts TCP but does not answer (stopped, overloaded): its kernel
+        // completes the connection, the ClientHello waits unread.
+        if (timed_out) {
+          return {TransportFailure::kTimeout,
+                  fmt::format("TLS handshake with {} timed out after {} ms", where, timeout.count())};
+        }
+        return {TransportFailure::kConnectionLost, "connection to " + where + " closed during the TLS handshake"};
       case httplib::Error::SSLLoadingCerts:
-        return {TransportFailure::kTlsHandshake, "TLS setup failed" + openssl_reason()};
+        return {TransportFailure::kTlsHandshake,
+                "TLS setup failed" + (tls.text.empty() ? std::string() : ": " + tls.text)};
       case httplib::Error::SSLServerVerification: {
         long code = client_->get_openssl_verify_result();
         std::string why =
@@ -150,9 +202,18 @@ class HttpsTransport : public Transport {
       }
       case httplib::Error::Read:
       case httplib::Error::Write:
-        // cpp-httplib reports a read timeout as a failed read; the clock tells them apart.
-        if (elapsed >= timeout) {
+        // TLS 1.3 finishes the client's handshake before the server judges its certificate: a
+        // refusal arrives as an alert on the first read.
+        if (tls.cause == TlsCause::kRefused) {
+          return {TransportFailure::kTlsHandshake, fmt::format("TLS alert from {}: {}", where, tls.text)};
+        }
+        // cpp-httplib reports a read or write that timed out as a failed one; the clock tells them apart.
+        if (timed_out && error == httplib::Error::Read) {
           return {TransportFailure::kTimeout, fmt::format("no answer from {} within {} ms", where, timeout.count())};
+        }
+        if (timed_out) {
+          return {TransportFailure::kTimeout,
+                  fmt::format("sending the request to {} timed out after {} ms", where, timeout.count())};
         }
         return {TransportFailure::kConnectionLost, "connection to " + where + " closed before the answer"};
       default:

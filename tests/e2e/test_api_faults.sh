@@ -22,6 +22,9 @@
 #     the kubelet's ..data swap under a held request, the apiserver's own 401, the new token;
 #     every request hanging with a 12 s deadline: fail-closed exit 3, fail-open exit 0, both
 #     within the deadline plus slack;
+#     the real apiserver stopped (SIGSTOP) for 30 s from the start, preflight talking to it
+#     directly under a 60 s fail-closed deadline: its TLS handshakes time out and are retried,
+#     exit 0, the annotations and one Event;
 #   - iogate node --once with every Node PATCH answered 500: probing goes on, /metrics says
 #     iogate_api_sync_pending 1 with sync errors, nothing lands; the API back: the state lands;
 #   - no token in the proxy's log, iogate's logs or reports.
@@ -80,10 +83,10 @@ rotate() {
 }
 # in_pod SA_DIR CMD...: lib.sh's as_pod with two differences: the service-account volume is
 # SA_DIR bind-mounted (so the test can rotate the token under a running CMD), and
-# KUBERNETES_SERVICE_HOST/PORT name the proxy.
+# KUBERNETES_SERVICE_HOST/PORT name the proxy, or API_HOSTPORT where set (the apiserver itself).
 in_pod() {
-  local sa=$1; shift
-  env -u KUBECONFIG KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$PROXY_PORT" \
+  local sa=$1 api=${API_HOSTPORT:-127.0.0.1:$PROXY_PORT}; shift
+  env -u KUBECONFIG KUBERNETES_SERVICE_HOST="${api%:*}" KUBERNETES_SERVICE_PORT="${api##*:}" \
     unshare -m -- bash -c 'mount --make-rprivate / && mkdir -p /var/run/secrets/kubernetes.io/serviceaccount &&
       mount --bind "$0" /var/run/secrets/kubernetes.io/serviceaccount && exec "$@"' "$sa" "$@"
 }
@@ -182,7 +185,7 @@ requests_since "$m" "$SCRATCH/transient.req.json"
 assert_jq "$SCRATCH/transient.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/pods/'"$POD"'")))] |
     (.[1].unix_ms - .[0].unix_ms) >= 1000 and (.[2].unix_ms - .[1].unix_ms) >= 1000 and .[2].upstream_status == 200' \
   "pod PATCH: 429, 429 (Retry-After: 1), then 200 from the apiserver; each retry at least 1 s after the previous request"
-[[ $(grep -c 'PATCH /api/v1/namespaces/'"$NS"'/pods/'"$POD"': 429 TooManyRequests.*retry [12] of 5 in 1000 ms (Retry-After)' "$SCRATCH/transient.log") -eq 2 ]] ||
+[[ $(grep -Ec 'PATCH /api/v1/namespaces/'"$NS"'/pods/'"$POD"': 429 TooManyRequests.*retry [12] in 1000 ms \(Retry-After\), [0-9]+ ms before the deadline' "$SCRATCH/transient.log") -eq 2 ]] ||
   fail "iogate's log does not show two Retry-After waits of 1000 ms: $(grep -i 'retry' "$SCRATCH/transient.log" | head -5)"
 pass "iogate's log: two retries after exactly the Retry-After (1000 ms)"
 [[ $(statuses "$SCRATCH/transient.req.json" POST /events) == "[500,201]" ]] ||
@@ -196,7 +199,7 @@ grep -q "GET /api/v1/namespaces/$NS/persistentvolumeclaims/$PVC: ConnectionLost"
 pass "PVC GET: connection dropped without an answer, iogate saw ConnectionLost and retried (200)"
 [[ $(statuses "$SCRATCH/transient.req.json" GET "/pods/$POD") == "[0,200]" ]] ||
   fail "pod GET: want reset (0), 200; got $(statuses "$SCRATCH/transient.req.json" GET "/pods/$POD")"
-grep -Eq "GET /api/v1/namespaces/$NS/pods/$POD: ConnectionLost.*retry 1 of 5" "$SCRATCH/transient.log" ||
+grep -Eq "GET /api/v1/namespaces/$NS/pods/$POD: ConnectionLost.*retry 1 in [0-9]+ ms" "$SCRATCH/transient.log" ||
   fail "iogate's log does not show the reset connection retried: $(grep "GET /api/v1/namespaces/$NS/pods/" "$SCRATCH/transient.log" | head -3)"
 pass "pod GET: connection reset (TCP RST), iogate saw ConnectionLost and retried (200)"
 assert_annotated transient
@@ -273,7 +276,7 @@ assert_jq "$SCRATCH/conflict.req.json" '[.[] | select(.method == "PATCH" and (.p
     length == 2 and (.[0] | .status == 409 and .fault == "409" and (has("upstream_status") | not)) and
     (.[1] | .status == 200 and .upstream_status == 200 and (has("fault") | not))' \
   "pod PATCH: the injected 409 (never reached the apiserver), then the same patch applied by the apiserver (200)"
-grep -Eq "kube: PATCH /api/v1/namespaces/$NS/pods/$POD: 409 Conflict: Operation cannot be fulfilled on pods .*retry 1 of 5 in [0-9]+ ms" \
+grep -Eq "kube: PATCH /api/v1/namespaces/$NS/pods/$POD: 409 Conflict: Operation cannot be fulfilled on pods .*retry 1 in [0-9]+ ms" \
   "$SCRATCH/conflict.log" || fail "iogate's log does not show the 409 retried: $(grep -i '409\|conflict' "$SCRATCH/conflict.log" | head -3)"
 pass "iogate's log: the 409 named and the PATCH retried once"
 assert_annotated conflict
@@ -344,6 +347,69 @@ for mode in fail-closed fail-open; do
   assert_jq "$SCRATCH/hang-$mode.req.json" 'length >= 1 and all(.[]; .fault == "hang" and .status == 0 and (has("upstream_status") | not))' \
     "hang, $mode: $(jq length "$SCRATCH/hang-$mode.req.json") request(s), each hung without an answer until iogate gave up"
 done
+
+# ---------------------------------------------------------------------------------------------
+# The apiserver itself stopped (SIGSTOP) just before preflight starts and resumed (SIGCONT) 30 s
+# later, preflight talking to it directly (no proxy), under a 60 s fail-closed deadline. Its
+# kernel still completes TCP connections, so each TLS handshake waits unanswered: the client's
+# tries time out after 10 s each and are retried, and the one waiting when the apiserver
+# resumes is answered. (It once failed the pod at 10 s: a handshake that timed out was taken
+# for a refused one.) etcd runs throughout.
+apiserver_pid=""
+for pid in "${CLUSTER_PIDS[@]}"; do
+  [[ $(ps -o comm= -p "$pid" 2>/dev/null) == kube-apiserver ]] && apiserver_pid=$pid
+done
+[[ -n $apiserver_pid ]] || fail "stalled apiserver: no kube-apiserver among the cluster's processes (${CLUSTER_PIDS[*]})"
+resumer=""
+resume_apiserver() {
+  kill -CONT "$apiserver_pid" 2>/dev/null || true
+  [[ -z $resumer ]] || kill -TERM "$resumer" 2>/dev/null || true
+}
+# On every exit path, and before cluster_down (on_exit runs last-in first): a stopped apiserver
+# would hold its TERM until resumed.
+on_exit resume_apiserver
+unannotate
+events_before=$(pod_events | jq length)
+stall_policy=$(policy stalled fail-closed 60s)
+kill -STOP "$apiserver_pid"
+# The resume is a process of its own, so that it comes even if this shell is killed; a TERM
+# (resume_apiserver's, on an early exit) ends it and its sleep at once.
+(
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  sleep 30 &
+  sleeper=$!
+  wait "$sleeper"
+  kill -CONT "$apiserver_pid"
+) >/dev/null 2>&1 &
+resumer=$!
+API_HOSTPORT=${CLUSTER_SERVER#https://} preflight stalled "$SA_DIR" "$stall_policy"
+wait "$resumer" || true
+resumer=""
+resume_apiserver
+[[ $(ps -o state= -p "$apiserver_pid") != T ]] || fail "stalled apiserver: still stopped after the resume"
+wait_until 60 kubectl get --raw /readyz || fail "stalled apiserver: not ready again after SIGCONT"
+[[ $rc -eq 0 ]] || fail "stalled apiserver: exit $rc after ${took}s: $(grep -E 'warn|error' "$SCRATCH/stalled.log" | tail -5)"
+assert_jq "$SCRATCH/stalled.json" '.outcome == "pass" and .exit_code == 0 and .api == "ok" and .error == ""' \
+  "stalled apiserver: exit 0, pass, recorded, after ${took}s (stopped for 30 s, deadline 60 s)"
+grep -q "api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1" "$SCRATCH/stalled.log" ||
+  fail "stalled apiserver: not in-cluster: $(head -5 "$SCRATCH/stalled.log")"
+# No answer could come before the resume: preflight's run spans it (a bound, not a speed check).
+awk -v t="$took" 'BEGIN { exit !(t >= 29) }' || fail "stalled apiserver: preflight ended after ${took}s, before the apiserver resumed"
+get_pod="GET /api/v1/namespaces/$NS/pods/$POD"
+stalls=$(grep -Ec "kube: $get_pod: Timeout: TLS handshake with ${CLUSTER_SERVER#https://} timed out after [0-9]+ ms; retry [0-9]+ in" \
+  "$SCRATCH/stalled.log" || true)
+((stalls >= 1)) || fail "stalled apiserver: iogate's log shows no TLS handshake timeout retried: $(grep -i 'retry\|kube:' "$SCRATCH/stalled.log" | head -5)"
+grep -Eq "kube: $get_pod 200 " "$SCRATCH/stalled.log" || fail "stalled apiserver: the pod GET never answered 200"
+# Every try that failed before the answer was a handshake timeout: nothing else went wrong.
+fails=$(awk -v ok="kube: $get_pod 200 " -v failed="kube: $get_pod failed" \
+  'index($0, ok) { exit } index($0, failed)' "$SCRATCH/stalled.log")
+[[ $(grep -c . <<<"$fails") -eq $stalls && $(grep -vc "TLS handshake with .* timed out" <<<"$fails") -eq 0 ]] ||
+  fail "stalled apiserver: the pod GET's failures are not all handshake timeouts: $fails"
+pass "stalled apiserver: the pod GET's TLS handshake timed out $stalls time(s), each retried; answered once it resumed"
+assert_annotated stalled
+pod_events >"$SCRATCH/stalled.events.json"
+assert_jq "$SCRATCH/stalled.events.json" "length == $events_before + 1 and (.[-1] | .reason == \"StoragePolicyMet\")" \
+  "stalled apiserver: exactly one new StoragePolicyMet Event"
 
 # ---------------------------------------------------------------------------------------------
 # The node agent: every write to the Node answered 500. It probes, serves /metrics with the sync

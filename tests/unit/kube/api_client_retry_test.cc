@@ -24,17 +24,19 @@ struct Sent {
   Clock::time_point at;
 };
 
-// Answers from a script, one per exchange; each exchange takes `latency` of fake time.
+// Answers from a script, one per exchange; each exchange takes `latency` of fake time, or the
+// whole timeout where it timed out (as a real one waits it out).
 class ScriptedTransport : public Transport {
  public:
   ScriptedTransport(FakeTime* time, std::deque<TransportResult> script, std::vector<Sent>* log)
       : time_(time), script_(std::move(script)), log_(log) {}
   TransportResult send(const HttpRequest& request, milliseconds timeout) override {
     log_->push_back({request, timeout, time_->now});
-    time_->now += latency;
     REQUIRE_FALSE(script_.empty());
     TransportResult r = script_.front();
     script_.pop_front();
+    auto* failure = std::get_if<TransportError>(&r);
+    time_->now += failure && failure->failure == TransportFailure::kTimeout ? timeout : latency;
     return r;
   }
   milliseconds latency{5};
@@ -112,20 +114,168 @@ TEST_CASE("retry: 429 with Retry-After sleeps exactly that, plain-text body") {
   CHECK(h.time.sleeps[0] == milliseconds(2000));
 }
 
-TEST_CASE("retry: connection failures and timeouts are retried, TLS verification is not") {
-  Harness ok({TransportError{TransportFailure::kConnect, "cannot connect"},
-              TransportError{TransportFailure::kConnectionLost, "closed"},
-              TransportError{TransportFailure::kTimeout, "no answer"}, answer(200, "{}")});
-  CHECK(ok.client->get("/api/v1/nodes/n1").ok());
-  CHECK(ok.sent.size() == 4);
+// Each transient failure as the real transport reports it (https_transport.cc; which socket and
+// TLS events make which failure is https_transport_test.cc's), or as the API server answers.
+struct Transient {
+  const char* what;
+  TransportResult result;
+};
+std::vector<Transient> transient_failures() {
+  auto failed = [](TransportFailure f, const char* message) { return TransportError{f, message}; };
+  using F = TransportFailure;
+  return {
+      {"connection refused", failed(F::kConnect, "cannot connect to 10.96.0.1:443")},
+      {"connection reset", failed(F::kConnectionLost, "connection to 10.96.0.1:443 closed before the answer")},
+      {"connect timeout", failed(F::kTimeout, "connecting to 10.96.0.1:443 timed out after 10000 ms")},
+      {"TLS handshake timeout", failed(F::kTimeout, "TLS handshake with 10.96.0.1:443 timed out after 10000 ms")},
+      {"TLS handshake reset",
+       failed(F::kConnectionLost, "connection to 10.96.0.1:443 closed during the TLS handshake")},
+      {"read timeout", failed(F::kTimeout, "no answer from 10.96.0.1:443 within 10000 ms")},
+      {"write timeout", failed(F::kTimeout, "sending the request to 10.96.0.1:443 timed out after 10000 ms")},
+      {"429", answer(429, "Too many requests, please try again later.\n")},
+      {"500", answer(500, kStatus500)},
+      {"502", answer(502, "bad gateway")},
+      {"503", answer(503, "")},
+      {"504", answer(504, R"({"kind":"Status","status":"Failure","reason":"Timeout","code":504})")},
+  };
+}
 
-  Harness tls({TransportError{TransportFailure::kTlsVerification, "server certificate not verified: self-signed"}});
-  auto r = tls.client->get("/api/v1/nodes/n1");
-  REQUIRE_FALSE(r.ok());
-  CHECK(tls.sent.size() == 1);
-  CHECK(tls.time.sleeps.empty());
-  CHECK(r.error().reason == "TLSVerification");
-  CHECK(r.error().summary().find("not verified") != std::string::npos);
+TEST_CASE("retry: every transient failure, twice, then the answer, within the deadline") {
+  for (const Transient& t : transient_failures()) {
+    CAPTURE(t.what);
+    Harness h({t.result, t.result, answer(200, R"({"kind":"Pod"})")});
+    const Clock::time_point deadline = h.time.now + std::chrono::seconds(60);
+    h.client->set_deadline(deadline);
+    auto r = h.client->get("/api/v1/namespaces/ns/pods/p");
+    REQUIRE(r.ok());
+    CHECK((*r)["kind"] == "Pod");
+    CHECK(h.sent.size() == 3);
+    CHECK(h.client->stats().retries == 2);
+    REQUIRE(h.time.sleeps.size() == 2);
+    CHECK(h.time.sleeps[0] <= milliseconds(200));  // RetryPolicy's default backoff, full jitter
+    CHECK(h.time.sleeps[1] <= milliseconds(400));
+    CHECK(h.time.now <= deadline);
+  }
+}
+
+TEST_CASE("retry: without a deadline, transient failures are retried too, up to max_attempts") {
+  for (const Transient& t : transient_failures()) {
+    CAPTURE(t.what);
+    Harness h({t.result, answer(200, "{}")});
+    CHECK(h.client->get("/api/v1/nodes/n1").ok());
+    CHECK(h.sent.size() == 2);
+  }
+}
+
+TEST_CASE("retry: a TLS alert, an unverified certificate and other 4xx are returned at once, deadline or not") {
+  using F = TransportFailure;
+  const std::pair<TransportResult, std::string> permanent[] = {
+      {TransportError{F::kTlsHandshake, "TLS handshake with 10.96.0.1:443 failed: sslv3 alert handshake failure"},
+       "TLSHandshake"},
+      {TransportError{F::kTlsHandshake, "TLS alert from 10.96.0.1:443: tlsv13 alert certificate required"},
+       "TLSHandshake"},
+      {TransportError{F::kTlsVerification, "server certificate not verified: self-signed"}, "TLSVerification"},
+      {answer(400, ""), "BadRequest"},
+      {answer(403, ""), "Forbidden"},
+      {answer(404, ""), "NotFound"},
+      {answer(422, ""), "Invalid"},
+  };
+  for (bool with_deadline : {false, true}) {
+    for (const auto& [result, reason] : permanent) {
+      CAPTURE(with_deadline);
+      CAPTURE(reason);
+      Harness h({result});
+      if (with_deadline) h.client->set_deadline(h.time.now + std::chrono::seconds(60));
+      auto r = h.client->get("/api/v1/nodes/n1");
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.error().reason == reason);
+      CHECK(h.sent.size() == 1);
+      CHECK(h.time.sleeps.empty());
+    }
+  }
+}
+
+// An API server out of service until `resumes`, then answering. kTimeout: stopped (SIGSTOP,
+// overloaded): its kernel still completes connections, so each try waits out its timeout, and a
+// try still waiting when it resumes is answered then. kConnect: restarting, every try refused at
+// once.
+class OutageTransport : public Transport {
+ public:
+  OutageTransport(FakeTime* time, TransportFailure kind, Clock::time_point resumes, std::vector<Sent>* log)
+      : time_(time), kind_(kind), resumes_(resumes), log_(log) {}
+  TransportResult send(const HttpRequest& request, milliseconds timeout) override {
+    log_->push_back({request, timeout, time_->now});
+    if (time_->now >= resumes_) return answered();
+    if (kind_ == TransportFailure::kTimeout) {
+      if (time_->now + timeout > resumes_) {
+        time_->now = resumes_;
+        return answered();
+      }
+      time_->now += timeout;
+      return TransportError{kind_, "TLS handshake with 10.96.0.1:443 timed out"};
+    }
+    time_->now += milliseconds(1);
+    return TransportError{kind_, "cannot connect to 10.96.0.1:443"};
+  }
+
+ private:
+  TransportResult answered() {
+    time_->now += milliseconds(5);
+    return HttpResponse{200, R"({"kind":"Pod"})", ""};
+  }
+  FakeTime* time_;
+  TransportFailure kind_;
+  Clock::time_point resumes_;
+  std::vector<Sent>* log_;
+};
+
+struct OutageRun {
+  ApiResult<nlohmann::json> result;
+  std::vector<Sent> sent;
+  Clock::time_point resumed, ended, deadline;
+};
+
+// One GET under a 60 s deadline with the default RetryPolicy, the server out for 30 s from the start.
+OutageRun outage_of_30s(TransportFailure kind) {
+  auto time = std::make_shared<FakeTime>();
+  OutageRun run{ApiError{}, {}, time->now + std::chrono::seconds(30), {}, time->now + std::chrono::seconds(60)};
+  ClientClock clock{[time] { return time->now; },
+                    [time](milliseconds d) {
+                      time->sleeps.push_back(d);
+                      time->now += d;
+                    }};
+  KubeConfig config;
+  config.token = "t0";
+  ApiClient client(config, RetryPolicy{}, std::make_unique<OutageTransport>(time.get(), kind, run.resumed, &run.sent),
+                   clock, 1);
+  client.set_deadline(run.deadline);
+  run.result = client.get("/api/v1/namespaces/ns/pods/p");
+  run.ended = time->now;
+  return run;
+}
+
+TEST_CASE(
+    "outage: a server stalled 30 s from the start, 60 s deadline: tries of 10 s, then the answer when it resumes") {
+  OutageRun run = outage_of_30s(TransportFailure::kTimeout);
+  REQUIRE(run.result.ok());
+  CHECK((*run.result)["kind"] == "Pod");
+  // Not one try that waits out the deadline: each waits the policy's 10 s, then tries again.
+  REQUIRE(run.sent.size() >= 3);
+  for (const Sent& s : run.sent) CHECK(s.timeout == RetryPolicy{}.request_timeout);
+  // The try waiting when it resumed is answered: no backoff after the outage.
+  CHECK(run.ended >= run.resumed);
+  CHECK(run.ended <= run.resumed + milliseconds(5));
+}
+
+TEST_CASE(
+    "outage: a server refusing connections 30 s (restarting), 60 s deadline: retried past max_attempts, soon after") {
+  OutageRun run = outage_of_30s(TransportFailure::kConnect);
+  REQUIRE(run.result.ok());
+  CHECK(static_cast<int>(run.sent.size()) > RetryPolicy{}.max_attempts);
+  // The next try after it is back comes within one capped backoff.
+  CHECK(run.ended >= run.resumed);
+  CHECK(run.ended <= run.resumed + RetryPolicy{}.max_backoff + milliseconds(6));
+  CHECK(run.ended < run.deadline);
 }
 
 TEST_CASE("retry: other 4xx and 501 are returned at once") {
