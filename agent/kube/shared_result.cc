@@ -1,5 +1,6 @@
 #include "kube/shared_result.h"
 
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -211,7 +212,7 @@ ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req)
 }
 
 ApiResult<std::optional<ProbeLock>> renew_probe_lock(ApiClient& api, const PvcRef& pvc, ProbeLock& lock,
-                                                     system_clock::time_point now) {
+                                                     const std::function<system_clock::time_point()>& now) {
   // Every 409 means someone wrote the PVC between our read and our write; a few in a row is a
   // busy PVC, and the next tick tries again.
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -219,8 +220,10 @@ ApiResult<std::optional<ProbeLock>> renew_probe_lock(ApiClient& api, const PvcRe
     if (!current.ok()) return current.error();
     auto on_pvc = probe_lock_on(*current);
     if (on_pvc && on_pvc->pod != lock.pod) return on_pvc;
+    // Stamped after the read, not when the renewal began: a read retried through a long API
+    // outage must not write a renew time that already reads as an orphan's.
     ProbeLock renewed = lock;
-    renewed.renewed = as_written(now);
+    renewed.renewed = as_written(now());
     auto written = write_lock(api, pvc, resource_version_of(*current), renewed);
     if (written.ok()) {
       lock = renewed;
@@ -264,7 +267,7 @@ void ProbeLeaseRenewer::run() {
   for (auto next = Steady::now() + period;; next += period) {
     while (!stop_.load() && Steady::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (stop_.load()) return;
-    auto renewed = renew_probe_lock(*api_, pvc_, lock_, system_clock::now());
+    auto renewed = renew_probe_lock(*api_, pvc_, lock_, [] { return system_clock::now(); });
     if (stop_.load()) return;
     if (!renewed.ok()) {
       spdlog::warn("PVC {}: could not renew the probe lock: {}", pvc_.name, renewed.error().summary());

@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,11 +121,12 @@ struct ShareRequest {
 // PVC, the deadline): the caller decides.
 ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& request);
 
-// Renews `lock` (ours) to `now`: read, check it is still ours, write it back with the read's
-// resourceVersion (a 409 reads again). Nullopt once renewed; the other pod's lock when another
-// pod holds it now. A lock that vanished (removed by hand) is ours to write again.
+// Renews `lock` (ours): read, check it is still ours, write it back renewed at `now()` (read
+// after the read, however long that took) with the read's resourceVersion (a 409 reads again).
+// Nullopt once renewed; the other pod's lock when another pod holds it now. A lock that vanished
+// (removed by hand) is ours to write again.
 ApiResult<std::optional<ProbeLock>> renew_probe_lock(ApiClient& api, const PvcRef& pvc, ProbeLock& lock,
-                                                     std::chrono::system_clock::time_point now);
+                                                     const std::function<std::chrono::system_clock::time_point()>& now);
 
 // Records our result and releases our lock in one merge patch.
 ApiStatus record_shared_result(ApiClient& api, const PvcRef& pvc, const RecordedResult& result);

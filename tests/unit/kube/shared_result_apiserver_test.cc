@@ -188,6 +188,26 @@ TEST_CASE("a holder whose lock was taken over learns it at its next renewal") {
   CHECK(lock->pod == "ml/taker");  // the renewer never wrote over the new holder
 }
 
+TEST_CASE("a renewal is stamped after its read, however long the read took") {
+  TestCluster c;
+  c.seed(pvc_object());
+  ApiClient api(c.config, testing::fast_retry());
+  auto taken = claim_or_reuse(api, request_for("ml/a", seconds(5)));
+  REQUIRE(taken.ok());
+  ProbeLock lock = taken->lock;
+  // The clock moves on while the GET is answered (an outage retried for minutes, in small).
+  auto clock = lock.renewed;
+  auto slow = testing::hooked_client(c.config, [&](const HttpRequest& r) -> std::optional<TransportResult> {
+    if (r.method == "GET") clock += std::chrono::minutes(3);
+    return std::nullopt;
+  });
+  auto renewed = renew_probe_lock(*slow, kPvc, lock, [&] { return clock; });
+  REQUIRE(renewed.ok());
+  CHECK_FALSE(*renewed);
+  CHECK(stored_lock(c)->renewed == lock.renewed);
+  CHECK(lock.renewed == taken->lock.renewed + std::chrono::minutes(3));
+}
+
 TEST_CASE("a renewal re-writes a lock removed by hand and reads again after a 409") {
   TestCluster c;
   c.seed(pvc_object());
@@ -197,7 +217,7 @@ TEST_CASE("a renewal re-writes a lock removed by hand and reads again after a 40
   REQUIRE(patch_pvc_annotations(api, kPvc.ns, kPvc.name, {{kPvcLockAnnotation, std::nullopt}}).ok());
   ProbeLock lock = taken->lock;
   const auto later = lock.renewed + seconds(2);
-  auto renewed = renew_probe_lock(api, kPvc, lock, later);
+  auto renewed = renew_probe_lock(api, kPvc, lock, [&] { return later; });
   REQUIRE(renewed.ok());
   CHECK_FALSE(*renewed);
   auto stored = stored_lock(c);
@@ -214,7 +234,7 @@ TEST_CASE("a renewal re-writes a lock removed by hand and reads again after a 40
     }
     return std::nullopt;
   });
-  renewed = renew_probe_lock(*hooked, kPvc, lock, later + seconds(2));
+  renewed = renew_probe_lock(*hooked, kPvc, lock, [&] { return later + seconds(2); });
   REQUIRE(renewed.ok());
   CHECK_FALSE(*renewed);
   CHECK(stored_lock(c)->renewed == later + seconds(2));
