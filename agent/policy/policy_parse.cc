@@ -93,8 +93,22 @@ std::string join(const Keys& words) {
   return out;
 }
 
-// A map whose keys are all known and appear once.
-Status check_map(const YAML::Node& n, const std::string& path, const Keys& known) {
+// A map node whose kind and keys read_map has checked: the one way the readers below look up a
+// field. yaml-cpp throws BadSubscript when a scalar is subscripted (`workload: 5` once aborted every
+// mode); a reader holding Fields can subscript nothing but a map.
+class Fields {
+ public:
+  // The field's node; false (undefined) when absent.
+  YAML::Node operator[](std::string_view key) const { return node_[std::string(key)]; }
+
+ private:
+  friend Result<Fields> read_map(const YAML::Node& n, const std::string& path, const Keys& known);
+  explicit Fields(const YAML::Node& node) : node_(node) {}
+  YAML::Node node_;
+};
+
+// A map whose keys are all known and appear once; `path` "" is the document itself.
+Result<Fields> read_map(const YAML::Node& n, const std::string& path, const Keys& known) {
   if (!n.IsMap()) return expected(path.empty() ? "policy" : path, "a map", n);
   std::set<std::string> seen;
   for (const auto& kv : n) {
@@ -109,7 +123,7 @@ Status check_map(const YAML::Node& n, const std::string& path, const Keys& known
     }
     if (!seen.insert(key).second) return usage_error(fmt::format("{}: given twice", child(path, key)));
   }
-  return ok_status();
+  return Fields(n);
 }
 
 Result<std::string> read_string(const YAML::Node& n, const std::string& path) {
@@ -253,7 +267,7 @@ const Keys kNodePathKeys = {"path", "name"};
 
 // workload.mode: dataset and its keys; the block-I/O keys are refused in that mode and the
 // dataset keys in the other.
-Status read_dataset_workload(const YAML::Node& n, Policy& p) {
+Status read_dataset_workload(const Fields& n, Policy& p) {
   const std::string path = "workload";
   if (const YAML::Node v = n["mode"]) {
     std::string m = v.IsScalar() ? v.Scalar() : "";
@@ -263,7 +277,7 @@ Status read_dataset_workload(const YAML::Node& n, Policy& p) {
   }
   const bool dataset = p.workload_mode == WorkloadMode::kDataset;
   for (std::string_view key : dataset ? kIoWorkloadKeys : kDatasetWorkloadKeys) {
-    if (n[std::string(key)]) {
+    if (n[key]) {
       return usage_error(
           fmt::format("{}: {}", child(path, std::string(key)),
                       dataset ? "not used by mode: dataset (it reads whole files)" : "only with mode: dataset"));
@@ -343,12 +357,10 @@ std::string_view scalar_words(FieldSyntax syntax) {
 
 // The block-I/O keys are the workload fields a policy may set (bench/workload.h), read with their
 // YAML words: true/false for a switch, "5 ms" as well as "5ms".
-Status read_workload(const YAML::Node& n, Workload& w) {
-  const std::string path = "workload";
-  if (Status s = check_map(n, path, kWorkloadKeys); !s.ok()) return s;
+Status read_workload(const Fields& n, Workload& w) {
   for (const WorkloadFieldInfo& f : workload_fields()) {
     if (!f.policy_key) continue;
-    const YAML::Node v = n[std::string(workload_field_name(f.field))];
+    const YAML::Node v = n[workload_field_name(f.field)];
     if (!v) continue;
     const std::string key_path = policy_spelling(f.field);
     std::string text;
@@ -376,9 +388,11 @@ Status read_workload(const YAML::Node& n, Workload& w) {
 
 Status validate_policy_workload(const Workload& w) { return validate_workload(w, policy_spelling); }
 
-Status read_early_stop(const YAML::Node& n, Policy& p) {
+Status read_early_stop(const YAML::Node& node, Policy& p) {
   const std::string path = "early_stop";
-  if (Status s = check_map(n, path, kEarlyStopKeys); !s.ok()) return s;
+  const auto fields = read_map(node, path, kEarlyStopKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["enabled"]) {
     auto x = read_bool(v, child(path, "enabled"));
     if (!x.ok()) return x.error();
@@ -405,9 +419,11 @@ Status read_early_stop(const YAML::Node& n, Policy& p) {
   return ok_status();
 }
 
-Result<RuleSelector> read_selector(const YAML::Node& n, const std::string& path) {
+Result<RuleSelector> read_selector(const YAML::Node& node, const std::string& path) {
   RuleSelector sel;
-  if (Status s = check_map(n, path, kSelectorKeys); !s.ok()) return s.error();
+  const auto fields = read_map(node, path, kSelectorKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["device_classes"]) {
     auto x = read_classes(v, child(path, "device_classes"));
     if (!x.ok()) return x.error();
@@ -433,9 +449,11 @@ bool valid_rule_name(const std::string& s) {
   });
 }
 
-Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
+Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   Rule r;
-  if (Status s = check_map(n, path, kRuleKeys); !s.ok()) return s.error();
+  const auto fields = read_map(node, path, kRuleKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   const YAML::Node name = n["name"];
   if (!name)
     return usage_error(child(path, "name") + ": missing; every rule needs a name (it appears in verdicts and Events)");
@@ -521,8 +539,10 @@ Result<std::vector<Rule>> read_rules(const YAML::Node& n) {
   return rules;
 }
 
-Status read_metadata(const YAML::Node& n, Policy& p) {
-  if (Status s = check_map(n, "metadata", kMetadataKeys); !s.ok()) return s;
+Status read_metadata(const YAML::Node& node, Policy& p) {
+  const auto fields = read_map(node, "metadata", kMetadataKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["name"]) {
     auto x = read_string(v, "metadata.name");
     if (!x.ok()) return x.error();
@@ -555,12 +575,13 @@ Result<NodePath> read_node_path(const YAML::Node& n, const std::string& path) {
   if (n.IsScalar()) {
     out.path = n.Scalar();
   } else if (n.IsMap()) {
-    if (Status s = check_map(n, path, kNodePathKeys); !s.ok()) return s.error();
-    const YAML::Node p = n["path"];
+    const auto fields = read_map(n, path, kNodePathKeys);
+    if (!fields.ok()) return fields.error();
+    const YAML::Node p = (*fields)["path"];
     if (!p) return usage_error(child(path, "path") + ": missing");
     if (!p.IsScalar()) return expected(child(path, "path"), "an absolute path", p);
     out.path = p.Scalar();
-    if (const YAML::Node v = n["name"]) {
+    if (const YAML::Node v = (*fields)["name"]) {
       if (!v.IsScalar() || !valid_node_path_name(v.Scalar())) {
         return expected(child(path, "name"),
                         "a lower-case DNS label of at most 40 characters (it becomes part of a node label key)", v);
@@ -588,9 +609,11 @@ Result<double> read_percentage(const YAML::Node& n, const std::string& path, dou
   return *x;
 }
 
-Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
+Status read_node_settings(const YAML::Node& node, NodeSettings& ns) {
   const std::string path = "node";
-  if (Status s = check_map(n, path, kNodeKeys); !s.ok()) return s;
+  const auto fields = read_map(node, path, kNodeKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["paths"]) {
     std::string field = child(path, "paths");
     if (!v.IsSequence() || v.size() == 0) return expected(field, "a non-empty list of paths or {path, name}", v);
@@ -663,19 +686,21 @@ Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
   return ok_status();
 }
 
-Status require_exact(const YAML::Node& root, const char* key, std::string_view want) {
+Status require_exact(const Fields& root, const char* key, std::string_view want) {
   const YAML::Node v = root[key];
   if (!v) return usage_error(fmt::format("{}: missing (expected \"{}\")", key, want));
   if (!v.IsScalar() || v.Scalar() != want) return expected(key, fmt::format("\"{}\"", want), v);
   return ok_status();
 }
 
-Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
-  if (!root || root.IsNull()) {
+Result<Policy> read_policy(const YAML::Node& document, std::string_view source) {
+  if (!document || document.IsNull()) {
     return usage_error(
         fmt::format("policy: empty; expected a map with apiVersion: {} and kind: {}", kPolicyApiVersion, kPolicyKind));
   }
-  if (Status s = check_map(root, "", kTopKeys); !s.ok()) return s.error();
+  const auto fields = read_map(document, "", kTopKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& root = *fields;
   if (Status s = require_exact(root, "apiVersion", kPolicyApiVersion); !s.ok()) return s.error();
   if (Status s = require_exact(root, "kind", kPolicyKind); !s.ok()) return s.error();
 
@@ -713,8 +738,10 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
     p.deadline = *x;
   }
   if (const YAML::Node v = root["workload"]) {
-    if (Status s = read_dataset_workload(v, p); !s.ok()) return s.error();
-    if (Status s = read_workload(v, p.workload); !s.ok()) return s.error();
+    const auto workload = read_map(v, "workload", kWorkloadKeys);
+    if (!workload.ok()) return workload.error();
+    if (Status s = read_dataset_workload(*workload, p); !s.ok()) return s.error();
+    if (Status s = read_workload(*workload, p.workload); !s.ok()) return s.error();
   }
   if (Status s = validate_policy_workload(p.workload); !s.ok()) return s.error();
   if (const YAML::Node v = root["early_stop"]) {
@@ -738,8 +765,9 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
     if (Status s = read_node_settings(v, p.node); !s.ok()) return s.error();
   }
   if (const YAML::Node v = root["webhook"]) {
-    if (Status s = check_map(v, "webhook", kWebhookKeys); !s.ok()) return s.error();
-    if (const YAML::Node o = v["allow_opt_out"]) {
+    const auto webhook = read_map(v, "webhook", kWebhookKeys);
+    if (!webhook.ok()) return webhook.error();
+    if (const YAML::Node o = (*webhook)["allow_opt_out"]) {
       auto x = read_bool(o, "webhook.allow_opt_out");
       if (!x.ok()) return x.error();
       p.webhook.allow_opt_out = *x;

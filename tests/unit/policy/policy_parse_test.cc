@@ -459,3 +459,42 @@ TEST_CASE("a huge field value is cut in the error, which still names the field")
     CHECK(p.error().message.find("bytes starting \"") != std::string::npos);
   }
 }
+
+TEST_CASE("a scalar, a list or nothing where a map belongs is an error naming the field, in every section") {
+  const std::string rules = "rules: [{name: a, min_iops: 1}]\n";
+  struct Row {
+    std::string body, message;
+  };
+  for (const Row& row : {
+           // `workload: 5` once threw yaml-cpp's BadSubscript: every mode aborted (exit 134).
+           Row{"workload: 5\n" + rules, "workload: expected a map, got \"5\""},
+           Row{"workload: [randread]\n" + rules, "workload: expected a map, got a list"},
+           Row{"workload:\n" + rules, "workload: expected a map, got nothing"},
+           Row{"workload: dataset\n" + rules, "workload: expected a map, got \"dataset\""},
+           Row{"early_stop: true\n" + rules, "early_stop: expected a map, got \"true\""},
+           Row{"early_stop: [1]\n" + rules, "early_stop: expected a map, got a list"},
+           Row{"node: /data\n" + rules, "node: expected a map, got \"/data\""},
+           Row{"node: [/data]\n" + rules, "node: expected a map, got a list"},
+           Row{"webhook: true\n" + rules, "webhook: expected a map, got \"true\""},
+           Row{"metadata: name\n" + rules, "metadata: expected a map, got \"name\""},
+           Row{"metadata: {labels: team}\n" + rules,
+               "metadata.labels: expected a non-empty map of label: value, got \"team\""},
+           Row{"rules: [{name: a, min_iops: 1, selector: nvme}]\n", "rules[0].selector: expected a map, got \"nvme\""},
+           Row{"rules: [{name: a, min_iops: 1, selector: [nvme]}]\n", "rules[0].selector: expected a map, got a list"},
+           Row{"rules: [{name: a, min_iops: 1, selector: {pod_labels: team}}]\n",
+               "rules[0].selector.pod_labels: expected a non-empty map of label: value, got \"team\""},
+           Row{"rules: [[name, a]]\n", "rules[0]: expected a map, got a list"},
+           Row{"rules: [~]\n", "rules[0]: expected a map, got nothing"},
+           Row{"rules: a\n", "rules: expected a list of rules, got \"a\""},
+           Row{"node: {paths: [[/a]]}\n" + rules,
+               "node.paths[0]: expected an absolute path, or {path, name}, got a list"},
+           Row{"node: {paths: /a}\n" + rules,
+               "node.paths: expected a non-empty list of paths or {path, name}, got \"/a\""},
+       }) {
+    CAPTURE(row.body);
+    expect_error(row.body, row.message);
+  }
+  auto list = parse_policy("- apiVersion: iogate.io/v1\n- kind: StoragePolicy\n", "t");
+  REQUIRE_FALSE(list.ok());
+  CHECK(list.error().message == "policy: expected a map, got a list");
+}
