@@ -33,9 +33,11 @@ std::string_view on_error_name(OnError e);        // "fail-closed", "fail-open"
 
 // Which volumes a rule is about. Every part given must match; an empty selector matches all.
 struct RuleSelector {
-  std::vector<DeviceClass> device_classes;        // the volume's class is one of these
-  std::vector<std::string> paths;                 // the dataset path is at or under one (globs allowed)
-  std::map<std::string, std::string> pod_labels;  // like matchLabels: every label present and equal
+  std::vector<DeviceClass> device_classes;  // the volume's class is one of these
+  std::vector<std::string> paths;           // the dataset path is at or under one (globs allowed)
+  // Like matchLabels: every label present and equal; keys and values in Kubernetes' syntax
+  // (label_syntax.h), so a value is at most 63 characters.
+  std::map<std::string, std::string> pod_labels;
   bool empty() const { return device_classes.empty() && paths.empty() && pod_labels.empty(); }
 };
 

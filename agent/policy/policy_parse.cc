@@ -17,6 +17,7 @@
 
 #include "base/quote.h"
 #include "base/units.h"
+#include "policy/label_syntax.h"
 #include "policy/policy.h"
 
 namespace iogate {
@@ -208,16 +209,33 @@ Result<std::vector<std::string>> read_paths(const YAML::Node& n, const std::stri
   return out;
 }
 
-Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, const std::string& path) {
-  if (!n.IsMap() || n.size() == 0) return expected(path, "a non-empty map of label: value", n);
+// Labels, or with `annotations` annotations, checked as the API server checks an object's: the
+// same syntax for keys, label values of at most 63 characters, annotations of 256 KiB in all.
+Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, const std::string& path,
+                                                       bool annotations = false) {
+  const std::string_view what = annotations ? "annotation" : "label";
+  if (!n.IsMap() || n.size() == 0) return expected(path, fmt::format("a non-empty map of {}: value", what), n);
   std::map<std::string, std::string> out;
+  size_t bytes = 0;
   for (const auto& kv : n) {
     if (!kv.first.IsScalar() || kv.first.Scalar().empty())
-      return usage_error(fmt::format("{}: label names must be strings", path));
-    std::string key_path = child(path, kv.first.Scalar());
+      return usage_error(fmt::format("{}: {} names must be strings", path, what));
+    const std::string& key = kv.first.Scalar();
+    std::string key_path = child(path, key);
+    if (Status s = annotations ? check_annotation_key(key, key_path) : check_label_key(key, key_path); !s.ok())
+      return s.error();
     // An empty label value is legal in Kubernetes ("key: ''"); a null is not a value.
-    if (!kv.second.IsScalar()) return expected(key_path, "a label value (a string)", kv.second);
-    if (!out.emplace(kv.first.Scalar(), kv.second.Scalar()).second) return usage_error(key_path + ": given twice");
+    if (!kv.second.IsScalar())
+      return expected(key_path, fmt::format("{} value (a string)", annotations ? "an annotation" : "a label"),
+                      kv.second);
+    const std::string& value = kv.second.Scalar();
+    if (!annotations) {
+      if (Status s = check_label_value(value, key_path); !s.ok()) return s.error();
+    } else if ((bytes += key.size() + value.size()) > kAnnotationsMax) {
+      return usage_error(
+          fmt::format("{}: more than {} KiB in all, the most an object may have", path, kAnnotationsMax >> 10));
+    }
+    if (!out.emplace(key, value).second) return usage_error(key_path + ": given twice");
   }
   return out;
 }
@@ -554,7 +572,7 @@ Status read_metadata(const YAML::Node& node, Policy& p) {
   }
   for (const char* key : {"labels", "annotations"}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_labels(v, child("metadata", key));
+      auto x = read_labels(v, child("metadata", key), std::string_view(key) == "annotations");
       if (!x.ok()) return x.error();
     }
   }

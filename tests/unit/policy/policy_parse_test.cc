@@ -479,6 +479,8 @@ TEST_CASE("a scalar, a list or nothing where a map belongs is an error naming th
            Row{"metadata: name\n" + rules, "metadata: expected a map, got \"name\""},
            Row{"metadata: {labels: team}\n" + rules,
                "metadata.labels: expected a non-empty map of label: value, got \"team\""},
+           Row{"metadata: {annotations: [a]}\n" + rules,
+               "metadata.annotations: expected a non-empty map of annotation: value, got a list"},
            Row{"rules: [{name: a, min_iops: 1, selector: nvme}]\n", "rules[0].selector: expected a map, got \"nvme\""},
            Row{"rules: [{name: a, min_iops: 1, selector: [nvme]}]\n", "rules[0].selector: expected a map, got a list"},
            Row{"rules: [{name: a, min_iops: 1, selector: {pod_labels: team}}]\n",
@@ -497,4 +499,54 @@ TEST_CASE("a scalar, a list or nothing where a map belongs is an error naming th
   auto list = parse_policy("- apiVersion: iogate.io/v1\n- kind: StoragePolicy\n", "t");
   REQUIRE_FALSE(list.ok());
   CHECK(list.error().message == "policy: expected a map, got a list");
+}
+
+TEST_CASE("label keys and values, in selectors and metadata, as Kubernetes checks them") {
+  auto good = parse_policy(std::string(kHeader) +
+                               "metadata:\n  labels: {app.kubernetes.io/part-of: iogate, tier: ''}\n"
+                               "  annotations: {Example.com/Owner: 'the storage team, room 4'}\n"
+                               "rules:\n  - name: a\n    min_iops: 1\n"
+                               "    selector: {pod_labels: {example.com/team: vision-2, empty: ''}}\n",
+                           "t.yaml");
+  REQUIRE_MESSAGE(good.ok(), good.error().message);
+  CHECK(good->rules[0].selector.pod_labels.at("example.com/team") == "vision-2");
+  CHECK(good->rules[0].selector.pod_labels.at("empty") == "");
+
+  const std::string value(64, 'v');
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {team: " + value + "}}}]\n",
+               "rules[0].selector.pod_labels.team: expected a label value (empty, or at most 63 letters, digits, '-', "
+               "'_' or '.', starting and ending with a letter or digit), got \"" +
+                   value + "\"");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {team: -vision}}}]\n",
+               "rules[0].selector.pod_labels.team: expected a label value (empty, or at most 63 letters, digits, '-', "
+               "'_' or '.', starting and ending with a letter or digit), got \"-vision\"");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {'my team': a}}}]\n",
+               "rules[0].selector.pod_labels[\"my team\"]: not a label key: the name must be letters, digits, '-', "
+               "'_' or '.', starting and ending with a letter or digit");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {Example.com/team: a}}}]\n",
+               "rules[0].selector.pod_labels[\"Example.com/team\"]: not a label key: the prefix before '/' must be a "
+               "lower-case DNS subdomain of at most 253 characters (like example.com)");
+  expect_error("metadata: {labels: {team: " + value + "}}\nrules: [{name: a, min_iops: 1}]\n",
+               "metadata.labels.team: expected a label value (empty, or at most 63 letters, digits, '-', '_' or '.', "
+               "starting and ending with a letter or digit), got \"" +
+                   value + "\"");
+  expect_error("metadata: {annotations: {'a/b/c': x}}\nrules: [{name: a, min_iops: 1}]\n",
+               "metadata.annotations[\"a/b/c\"]: not an annotation key: at most one '/', between a DNS-subdomain "
+               "prefix and the name");
+  // Annotation values may be long, but not more than 256 KiB in all.
+  const std::string note(200'000, 'n');
+  CHECK(parse_policy(
+            std::string(kHeader) + "metadata: {annotations: {a: " + note + "}}\nrules: [{name: a, min_iops: 1}]\n", "t")
+            .ok());
+  expect_error("metadata: {annotations: {a: " + note + ", b: " + note + "}}\nrules: [{name: a, min_iops: 1}]\n",
+               "metadata.annotations: more than 256 KiB in all, the most an object may have");
+
+  // One long label value named by many aliases (the issue's 611 KB policy took 3.9 GB and passed):
+  // refused at the first value.
+  std::string bomb = std::string(kHeader) + "rules:\n  - name: a\n    min_iops: 1\n    selector:\n      pod_labels:\n" +
+                     "        k0: &v " + std::string(10'000, 'x') + "\n";
+  for (int i = 1; i < 300; ++i) bomb += "        k" + std::to_string(i) + ": *v\n";
+  auto refused = parse_policy(bomb, "t");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.rfind("rules[0].selector.pod_labels.k0: expected a label value", 0) == 0);
 }
