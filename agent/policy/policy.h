@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -133,12 +134,20 @@ struct Policy {
   WebhookSettings webhook;
 };
 
+// The most a policy may hold: a ConfigMap's limit (its data, all keys together, is at most 1 MiB).
+// A longer text is refused before it is parsed, and a file is never read past it, so /dev/zero or
+// a FIFO that never ends is refused after 1 MiB + 1 byte. policy_yaml.h bounds what the text may
+// expand to.
+inline constexpr size_t kPolicyMaxBytes = size_t{1} << 20;
+
 // Parses and validates a policy written in YAML or JSON (JSON is YAML). `source` is recorded in the
-// policy; error messages start with the field path and do not repeat `source`.
+// policy; error messages start with the field path and do not repeat `source`. Any text, however
+// broken or hostile, gives a policy or a usage error, within the bounds above.
 Result<Policy> parse_policy(std::string_view text, std::string_view source);
 
-// Reads and parses a file; errors start with the path ("p.yaml: rules[0].name: missing"). A file
-// that cannot be read is a configuration error too (exit 2): the user named it.
+// Reads (at most kPolicyMaxBytes + 1 bytes) and parses a file; errors start with the path
+// ("p.yaml: rules[0].name: missing"). A file that cannot be read is a configuration error too
+// (exit 2): the user named it.
 Result<Policy> load_policy_file(const std::string& path);
 
 // A built-in profile by name ("image-classification", "streaming", ...), or "profile:<name>".

@@ -5,20 +5,22 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "base/quote.h"
+#include "base/unique_fd.h"
 #include "base/units.h"
 #include "policy/label_syntax.h"
 #include "policy/policy.h"
+#include "policy/policy_yaml.h"
 
 namespace iogate {
 namespace {
@@ -544,13 +546,13 @@ Result<std::vector<Rule>> read_rules(const YAML::Node& n) {
   if (!n.IsSequence()) return expected("rules", "a list of rules", n);
   if (n.size() == 0) return usage_error("rules: empty; a policy needs at least one rule");
   std::vector<Rule> rules;
+  std::map<std::string, size_t> index;  // name → rule: tens of thousands of rules fit in 1 MiB
   for (size_t i = 0; i < n.size(); ++i) {
     auto r = read_rule(n[i], element("rules", i));
     if (!r.ok()) return r.error();
-    for (size_t j = 0; j < rules.size(); ++j) {
-      if (rules[j].name == r->name) {
-        return usage_error(fmt::format("rules[{}].name: \"{}\" is already the name of rules[{}]", i, r->name, j));
-      }
+    if (auto [it, added] = index.emplace(r->name, i); !added) {
+      return usage_error(
+          fmt::format("rules[{}].name: \"{}\" is already the name of rules[{}]", i, r->name, it->second));
     }
     rules.push_back(std::move(*r));
   }
@@ -636,16 +638,18 @@ Status read_node_settings(const YAML::Node& node, NodeSettings& ns) {
     std::string field = child(path, "paths");
     if (!v.IsSequence() || v.size() == 0) return expected(field, "a non-empty list of paths or {path, name}", v);
     ns.paths.clear();
+    std::map<std::string, size_t> by_path, by_name;  // → index: a scan of the others would be quadratic
     for (size_t i = 0; i < v.size(); ++i) {
       auto p = read_node_path(v[i], element(field, i));
       if (!p.ok()) return p.error();
-      for (size_t j = 0; j < ns.paths.size(); ++j) {
-        if (ns.paths[j].path == p->path)
-          return usage_error(
-              fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, j)));
-        if (!p->name.empty() && ns.paths[j].name == p->name) {
-          return usage_error(
-              fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name, element(field, j)));
+      if (auto [it, added] = by_path.emplace(p->path, i); !added) {
+        return usage_error(
+            fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, it->second)));
+      }
+      if (!p->name.empty()) {
+        if (auto [it, added] = by_name.emplace(p->name, i); !added) {
+          return usage_error(fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name,
+                                         element(field, it->second)));
         }
       }
       ns.paths.push_back(std::move(*p));
@@ -839,34 +843,50 @@ std::optional<DeviceClass> device_class_from_name(std::string_view name) {
 }
 
 Result<Policy> parse_policy(std::string_view text, std::string_view source) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp's message carries "yaml-cpp: error at line L, column C: what"; keep the position.
-    return usage_error(
-        fmt::format("line {}, column {}: not valid YAML or JSON: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+  if (text.size() > kPolicyMaxBytes) {
+    return usage_error(fmt::format("policy: larger than {} MiB, the most a ConfigMap holds", kPolicyMaxBytes >> 20));
   }
-  if (docs.size() > 1) return usage_error(fmt::format("policy: expected one YAML document, found {}", docs.size()));
-  return read_policy(docs.empty() ? YAML::Node() : docs[0], source);
+  auto document = load_policy_yaml(text);
+  if (!document.ok()) return document.error();
+  try {
+    return read_policy(*document, source);
+  } catch (const YAML::Exception& e) {
+    // The last line of defence: every reader checks a node's kind before it looks inside, so this
+    // is a bug (the fuzz target fails on this message), but still a usage error, not an abort.
+    return usage_error(fmt::format("policy: line {}, column {}: a YAML shape the reader does not expect ({})",
+                                   e.mark.line + 1, e.mark.column + 1, log_safe(e.msg)));
+  }
 }
 
 Result<Policy> load_policy_file(const std::string& path) {
+  // O_NONBLOCK: a FIFO without a writer opens at once (and reads as empty) instead of hanging.
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
+  struct stat st;
   // A directory opens and reads as nothing: it would be reported as an empty policy. In a pod it
   // is usually the ConfigMap volume's mount path given instead of its key's file.
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return usage_error(
         fmt::format("{}: is a directory, not a policy file (a ConfigMap volume: give its key's file, "
                     "e.g. {}/policy.yaml)",
                     path, path.ends_with('/') ? path.substr(0, path.size() - 1) : path));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return usage_error(fmt::format("{}: cannot read the policy file", path));
-  auto p = parse_policy(text.str(), path);
+  // Blocking again, so a pipe whose writer is slow is waited for rather than read as empty.
+  if (int flags = fcntl(fd.get(), F_GETFL); flags >= 0) fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  // One byte past the limit is enough to know the file is over it: /dev/zero is not read to the end.
+  std::string text(kPolicyMaxBytes + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = read(fd.get(), text.data() + got, text.size() - got);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
+    }
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  auto p = parse_policy(text, path);
   if (!p.ok()) return usage_error(fmt::format("{}: {}", path, p.error().message));
   return p;
 }
