@@ -12,6 +12,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
+#include "base/quote.h"
 #include "base/units.h"
 
 namespace iogate {
@@ -134,7 +135,8 @@ Result<YAML::Node> load_policy_yaml(std::string_view text) {
                     at(e.mark), e.depth()));
   } catch (const YAML::Exception& e) {
     // yaml-cpp's message carries "yaml-cpp: error at line L, column C: what"; keep the position.
-    return usage_error(fmt::format("{}: not valid YAML or JSON: {}", at(e.mark), e.msg));
+    // Some hold the user's text ("unknown escape character: " and the character, a newline even).
+    return usage_error(fmt::format("{}: not valid YAML or JSON: {}", at(e.mark), log_safe(e.msg)));
   }
 }
 

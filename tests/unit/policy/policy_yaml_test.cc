@@ -94,4 +94,9 @@ TEST_CASE("not YAML, several documents") {
   CHECK(error_of("a: [b\n").find("not valid YAML or JSON") != std::string::npos);
   CHECK(error_of("a: 1\n---\nb: 2\n---\nc: 3\n") == "policy: expected one YAML document, found 3");
   CHECK(error_of("a: *nowhere\n").find("not valid YAML or JSON") != std::string::npos);
+  // yaml-cpp's message may hold the user's text: the escaped character, or after a NUL a newline
+  // (the fuzz target's first finding: a two-line error).
+  CHECK(error_of("a: \"x\\\x01\"\n") == "line 1, column 8: not valid YAML or JSON: unknown escape character: \\x01");
+  CHECK(error_of(std::string("a: b\0\n: c\n", 10)) ==
+        "line 2, column 1: not valid YAML or JSON: unknown escape character: \\x0a");
 }
