@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/quote.h"
 #include "base/units.h"
 
 namespace iogate {
@@ -42,7 +43,7 @@ Result<RwMode> parse_rw_mode(std::string_view text, std::string_view what) {
   for (RwMode m : kRwModes) {
     if (text == rw_mode_name(m)) return m;
   }
-  return usage_error(fmt::format("{}: unknown workload \"{}\" (expected {})", what, text, rw_mode_choices()));
+  return usage_error(fmt::format("{}: unknown workload {} (expected {})", what, quote_value(text), rw_mode_choices()));
 }
 
 bool rw_mode_reads(RwMode m) { return m == RwMode::kRandRead || m == RwMode::kRead || m == RwMode::kRandRw; }

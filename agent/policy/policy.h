@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,9 +34,11 @@ std::string_view on_error_name(OnError e);        // "fail-closed", "fail-open"
 
 // Which volumes a rule is about. Every part given must match; an empty selector matches all.
 struct RuleSelector {
-  std::vector<DeviceClass> device_classes;        // the volume's class is one of these
-  std::vector<std::string> paths;                 // the dataset path is at or under one (globs allowed)
-  std::map<std::string, std::string> pod_labels;  // like matchLabels: every label present and equal
+  std::vector<DeviceClass> device_classes;  // the volume's class is one of these
+  std::vector<std::string> paths;           // the dataset path is at or under one (globs allowed)
+  // Like matchLabels: every label present and equal; keys and values in Kubernetes' syntax
+  // (label_syntax.h), so a value is at most 63 characters.
+  std::map<std::string, std::string> pod_labels;
   bool empty() const { return device_classes.empty() && paths.empty() && pod_labels.empty(); }
 };
 
@@ -131,12 +134,20 @@ struct Policy {
   WebhookSettings webhook;
 };
 
+// The most a policy may hold: a ConfigMap's limit (its data, all keys together, is at most 1 MiB).
+// A longer text is refused before it is parsed, and a file is never read past it, so /dev/zero or
+// a FIFO that never ends is refused after 1 MiB + 1 byte. policy_yaml.h bounds what the text may
+// expand to.
+inline constexpr size_t kPolicyMaxBytes = size_t{1} << 20;
+
 // Parses and validates a policy written in YAML or JSON (JSON is YAML). `source` is recorded in the
-// policy; error messages start with the field path and do not repeat `source`.
+// policy; error messages start with the field path and do not repeat `source`. Any text, however
+// broken or hostile, gives a policy or a usage error, within the bounds above.
 Result<Policy> parse_policy(std::string_view text, std::string_view source);
 
-// Reads and parses a file; errors start with the path ("p.yaml: rules[0].name: missing"). A file
-// that cannot be read is a configuration error too (exit 2): the user named it.
+// Reads (at most kPolicyMaxBytes + 1 bytes) and parses a file; errors start with the path
+// ("p.yaml: rules[0].name: missing"). A file that cannot be read is a configuration error too
+// (exit 2): the user named it.
 Result<Policy> load_policy_file(const std::string& path);
 
 // A built-in profile by name ("image-classification", "streaming", ...), or "profile:<name>".

@@ -5,19 +5,22 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "base/quote.h"
+#include "base/unique_fd.h"
 #include "base/units.h"
+#include "policy/label_syntax.h"
 #include "policy/policy.h"
+#include "policy/policy_yaml.h"
 
 namespace iogate {
 namespace {
@@ -93,8 +96,22 @@ std::string join(const Keys& words) {
   return out;
 }
 
-// A map whose keys are all known and appear once.
-Status check_map(const YAML::Node& n, const std::string& path, const Keys& known) {
+// A map node whose kind and keys read_map has checked: the one way the readers below look up a
+// field. yaml-cpp throws BadSubscript when a scalar is subscripted (`workload: 5` once aborted every
+// mode); a reader holding Fields can subscript nothing but a map.
+class Fields {
+ public:
+  // The field's node; false (undefined) when absent.
+  YAML::Node operator[](std::string_view key) const { return node_[std::string(key)]; }
+
+ private:
+  friend Result<Fields> read_map(const YAML::Node& n, const std::string& path, const Keys& known);
+  explicit Fields(const YAML::Node& node) : node_(node) {}
+  YAML::Node node_;
+};
+
+// A map whose keys are all known and appear once; `path` "" is the document itself.
+Result<Fields> read_map(const YAML::Node& n, const std::string& path, const Keys& known) {
   if (!n.IsMap()) return expected(path.empty() ? "policy" : path, "a map", n);
   std::set<std::string> seen;
   for (const auto& kv : n) {
@@ -109,7 +126,7 @@ Status check_map(const YAML::Node& n, const std::string& path, const Keys& known
     }
     if (!seen.insert(key).second) return usage_error(fmt::format("{}: given twice", child(path, key)));
   }
-  return ok_status();
+  return Fields(n);
 }
 
 Result<std::string> read_string(const YAML::Node& n, const std::string& path) {
@@ -194,16 +211,33 @@ Result<std::vector<std::string>> read_paths(const YAML::Node& n, const std::stri
   return out;
 }
 
-Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, const std::string& path) {
-  if (!n.IsMap() || n.size() == 0) return expected(path, "a non-empty map of label: value", n);
+// Labels, or with `annotations` annotations, checked as the API server checks an object's: the
+// same syntax for keys, label values of at most 63 characters, annotations of 256 KiB in all.
+Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, const std::string& path,
+                                                       bool annotations = false) {
+  const std::string_view what = annotations ? "annotation" : "label";
+  if (!n.IsMap() || n.size() == 0) return expected(path, fmt::format("a non-empty map of {}: value", what), n);
   std::map<std::string, std::string> out;
+  size_t bytes = 0;
   for (const auto& kv : n) {
     if (!kv.first.IsScalar() || kv.first.Scalar().empty())
-      return usage_error(fmt::format("{}: label names must be strings", path));
-    std::string key_path = child(path, kv.first.Scalar());
+      return usage_error(fmt::format("{}: {} names must be strings", path, what));
+    const std::string& key = kv.first.Scalar();
+    std::string key_path = child(path, key);
+    if (Status s = annotations ? check_annotation_key(key, key_path) : check_label_key(key, key_path); !s.ok())
+      return s.error();
     // An empty label value is legal in Kubernetes ("key: ''"); a null is not a value.
-    if (!kv.second.IsScalar()) return expected(key_path, "a label value (a string)", kv.second);
-    if (!out.emplace(kv.first.Scalar(), kv.second.Scalar()).second) return usage_error(key_path + ": given twice");
+    if (!kv.second.IsScalar())
+      return expected(key_path, fmt::format("{} value (a string)", annotations ? "an annotation" : "a label"),
+                      kv.second);
+    const std::string& value = kv.second.Scalar();
+    if (!annotations) {
+      if (Status s = check_label_value(value, key_path); !s.ok()) return s.error();
+    } else if ((bytes += key.size() + value.size()) > kAnnotationsMax) {
+      return usage_error(
+          fmt::format("{}: more than {} KiB in all, the most an object may have", path, kAnnotationsMax >> 10));
+    }
+    if (!out.emplace(key, value).second) return usage_error(key_path + ": given twice");
   }
   return out;
 }
@@ -253,7 +287,7 @@ const Keys kNodePathKeys = {"path", "name"};
 
 // workload.mode: dataset and its keys; the block-I/O keys are refused in that mode and the
 // dataset keys in the other.
-Status read_dataset_workload(const YAML::Node& n, Policy& p) {
+Status read_dataset_workload(const Fields& n, Policy& p) {
   const std::string path = "workload";
   if (const YAML::Node v = n["mode"]) {
     std::string m = v.IsScalar() ? v.Scalar() : "";
@@ -263,7 +297,7 @@ Status read_dataset_workload(const YAML::Node& n, Policy& p) {
   }
   const bool dataset = p.workload_mode == WorkloadMode::kDataset;
   for (std::string_view key : dataset ? kIoWorkloadKeys : kDatasetWorkloadKeys) {
-    if (n[std::string(key)]) {
+    if (n[key]) {
       return usage_error(
           fmt::format("{}: {}", child(path, std::string(key)),
                       dataset ? "not used by mode: dataset (it reads whole files)" : "only with mode: dataset"));
@@ -343,12 +377,10 @@ std::string_view scalar_words(FieldSyntax syntax) {
 
 // The block-I/O keys are the workload fields a policy may set (bench/workload.h), read with their
 // YAML words: true/false for a switch, "5 ms" as well as "5ms".
-Status read_workload(const YAML::Node& n, Workload& w) {
-  const std::string path = "workload";
-  if (Status s = check_map(n, path, kWorkloadKeys); !s.ok()) return s;
+Status read_workload(const Fields& n, Workload& w) {
   for (const WorkloadFieldInfo& f : workload_fields()) {
     if (!f.policy_key) continue;
-    const YAML::Node v = n[std::string(workload_field_name(f.field))];
+    const YAML::Node v = n[workload_field_name(f.field)];
     if (!v) continue;
     const std::string key_path = policy_spelling(f.field);
     std::string text;
@@ -376,9 +408,11 @@ Status read_workload(const YAML::Node& n, Workload& w) {
 
 Status validate_policy_workload(const Workload& w) { return validate_workload(w, policy_spelling); }
 
-Status read_early_stop(const YAML::Node& n, Policy& p) {
+Status read_early_stop(const YAML::Node& node, Policy& p) {
   const std::string path = "early_stop";
-  if (Status s = check_map(n, path, kEarlyStopKeys); !s.ok()) return s;
+  const auto fields = read_map(node, path, kEarlyStopKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["enabled"]) {
     auto x = read_bool(v, child(path, "enabled"));
     if (!x.ok()) return x.error();
@@ -405,9 +439,11 @@ Status read_early_stop(const YAML::Node& n, Policy& p) {
   return ok_status();
 }
 
-Result<RuleSelector> read_selector(const YAML::Node& n, const std::string& path) {
+Result<RuleSelector> read_selector(const YAML::Node& node, const std::string& path) {
   RuleSelector sel;
-  if (Status s = check_map(n, path, kSelectorKeys); !s.ok()) return s.error();
+  const auto fields = read_map(node, path, kSelectorKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["device_classes"]) {
     auto x = read_classes(v, child(path, "device_classes"));
     if (!x.ok()) return x.error();
@@ -433,9 +469,11 @@ bool valid_rule_name(const std::string& s) {
   });
 }
 
-Result<Rule> read_rule(const YAML::Node& n, const std::string& path) {
+Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   Rule r;
-  if (Status s = check_map(n, path, kRuleKeys); !s.ok()) return s.error();
+  const auto fields = read_map(node, path, kRuleKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   const YAML::Node name = n["name"];
   if (!name)
     return usage_error(child(path, "name") + ": missing; every rule needs a name (it appears in verdicts and Events)");
@@ -508,21 +546,23 @@ Result<std::vector<Rule>> read_rules(const YAML::Node& n) {
   if (!n.IsSequence()) return expected("rules", "a list of rules", n);
   if (n.size() == 0) return usage_error("rules: empty; a policy needs at least one rule");
   std::vector<Rule> rules;
+  std::map<std::string, size_t> index;  // name → rule: tens of thousands of rules fit in 1 MiB
   for (size_t i = 0; i < n.size(); ++i) {
     auto r = read_rule(n[i], element("rules", i));
     if (!r.ok()) return r.error();
-    for (size_t j = 0; j < rules.size(); ++j) {
-      if (rules[j].name == r->name) {
-        return usage_error(fmt::format("rules[{}].name: \"{}\" is already the name of rules[{}]", i, r->name, j));
-      }
+    if (auto [it, added] = index.emplace(r->name, i); !added) {
+      return usage_error(
+          fmt::format("rules[{}].name: \"{}\" is already the name of rules[{}]", i, r->name, it->second));
     }
     rules.push_back(std::move(*r));
   }
   return rules;
 }
 
-Status read_metadata(const YAML::Node& n, Policy& p) {
-  if (Status s = check_map(n, "metadata", kMetadataKeys); !s.ok()) return s;
+Status read_metadata(const YAML::Node& node, Policy& p) {
+  const auto fields = read_map(node, "metadata", kMetadataKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["name"]) {
     auto x = read_string(v, "metadata.name");
     if (!x.ok()) return x.error();
@@ -534,7 +574,7 @@ Status read_metadata(const YAML::Node& n, Policy& p) {
   }
   for (const char* key : {"labels", "annotations"}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_labels(v, child("metadata", key));
+      auto x = read_labels(v, child("metadata", key), std::string_view(key) == "annotations");
       if (!x.ok()) return x.error();
     }
   }
@@ -555,12 +595,13 @@ Result<NodePath> read_node_path(const YAML::Node& n, const std::string& path) {
   if (n.IsScalar()) {
     out.path = n.Scalar();
   } else if (n.IsMap()) {
-    if (Status s = check_map(n, path, kNodePathKeys); !s.ok()) return s.error();
-    const YAML::Node p = n["path"];
+    const auto fields = read_map(n, path, kNodePathKeys);
+    if (!fields.ok()) return fields.error();
+    const YAML::Node p = (*fields)["path"];
     if (!p) return usage_error(child(path, "path") + ": missing");
     if (!p.IsScalar()) return expected(child(path, "path"), "an absolute path", p);
     out.path = p.Scalar();
-    if (const YAML::Node v = n["name"]) {
+    if (const YAML::Node v = (*fields)["name"]) {
       if (!v.IsScalar() || !valid_node_path_name(v.Scalar())) {
         return expected(child(path, "name"),
                         "a lower-case DNS label of at most 40 characters (it becomes part of a node label key)", v);
@@ -588,23 +629,27 @@ Result<double> read_percentage(const YAML::Node& n, const std::string& path, dou
   return *x;
 }
 
-Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
+Status read_node_settings(const YAML::Node& node, NodeSettings& ns) {
   const std::string path = "node";
-  if (Status s = check_map(n, path, kNodeKeys); !s.ok()) return s;
+  const auto fields = read_map(node, path, kNodeKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
   if (const YAML::Node v = n["paths"]) {
     std::string field = child(path, "paths");
     if (!v.IsSequence() || v.size() == 0) return expected(field, "a non-empty list of paths or {path, name}", v);
     ns.paths.clear();
+    std::map<std::string, size_t> by_path, by_name;  // → index: a scan of the others would be quadratic
     for (size_t i = 0; i < v.size(); ++i) {
       auto p = read_node_path(v[i], element(field, i));
       if (!p.ok()) return p.error();
-      for (size_t j = 0; j < ns.paths.size(); ++j) {
-        if (ns.paths[j].path == p->path)
-          return usage_error(
-              fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, j)));
-        if (!p->name.empty() && ns.paths[j].name == p->name) {
-          return usage_error(
-              fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name, element(field, j)));
+      if (auto [it, added] = by_path.emplace(p->path, i); !added) {
+        return usage_error(
+            fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, it->second)));
+      }
+      if (!p->name.empty()) {
+        if (auto [it, added] = by_name.emplace(p->name, i); !added) {
+          return usage_error(fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name,
+                                         element(field, it->second)));
         }
       }
       ns.paths.push_back(std::move(*p));
@@ -663,19 +708,21 @@ Status read_node_settings(const YAML::Node& n, NodeSettings& ns) {
   return ok_status();
 }
 
-Status require_exact(const YAML::Node& root, const char* key, std::string_view want) {
+Status require_exact(const Fields& root, const char* key, std::string_view want) {
   const YAML::Node v = root[key];
   if (!v) return usage_error(fmt::format("{}: missing (expected \"{}\")", key, want));
   if (!v.IsScalar() || v.Scalar() != want) return expected(key, fmt::format("\"{}\"", want), v);
   return ok_status();
 }
 
-Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
-  if (!root || root.IsNull()) {
+Result<Policy> read_policy(const YAML::Node& document, std::string_view source) {
+  if (!document || document.IsNull()) {
     return usage_error(
         fmt::format("policy: empty; expected a map with apiVersion: {} and kind: {}", kPolicyApiVersion, kPolicyKind));
   }
-  if (Status s = check_map(root, "", kTopKeys); !s.ok()) return s.error();
+  const auto fields = read_map(document, "", kTopKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& root = *fields;
   if (Status s = require_exact(root, "apiVersion", kPolicyApiVersion); !s.ok()) return s.error();
   if (Status s = require_exact(root, "kind", kPolicyKind); !s.ok()) return s.error();
 
@@ -713,8 +760,10 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
     p.deadline = *x;
   }
   if (const YAML::Node v = root["workload"]) {
-    if (Status s = read_dataset_workload(v, p); !s.ok()) return s.error();
-    if (Status s = read_workload(v, p.workload); !s.ok()) return s.error();
+    const auto workload = read_map(v, "workload", kWorkloadKeys);
+    if (!workload.ok()) return workload.error();
+    if (Status s = read_dataset_workload(*workload, p); !s.ok()) return s.error();
+    if (Status s = read_workload(*workload, p.workload); !s.ok()) return s.error();
   }
   if (Status s = validate_policy_workload(p.workload); !s.ok()) return s.error();
   if (const YAML::Node v = root["early_stop"]) {
@@ -738,8 +787,9 @@ Result<Policy> read_policy(const YAML::Node& root, std::string_view source) {
     if (Status s = read_node_settings(v, p.node); !s.ok()) return s.error();
   }
   if (const YAML::Node v = root["webhook"]) {
-    if (Status s = check_map(v, "webhook", kWebhookKeys); !s.ok()) return s.error();
-    if (const YAML::Node o = v["allow_opt_out"]) {
+    const auto webhook = read_map(v, "webhook", kWebhookKeys);
+    if (!webhook.ok()) return webhook.error();
+    if (const YAML::Node o = (*webhook)["allow_opt_out"]) {
       auto x = read_bool(o, "webhook.allow_opt_out");
       if (!x.ok()) return x.error();
       p.webhook.allow_opt_out = *x;
@@ -793,34 +843,50 @@ std::optional<DeviceClass> device_class_from_name(std::string_view name) {
 }
 
 Result<Policy> parse_policy(std::string_view text, std::string_view source) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp's message carries "yaml-cpp: error at line L, column C: what"; keep the position.
-    return usage_error(
-        fmt::format("line {}, column {}: not valid YAML or JSON: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+  if (text.size() > kPolicyMaxBytes) {
+    return usage_error(fmt::format("policy: larger than {} MiB, the most a ConfigMap holds", kPolicyMaxBytes >> 20));
   }
-  if (docs.size() > 1) return usage_error(fmt::format("policy: expected one YAML document, found {}", docs.size()));
-  return read_policy(docs.empty() ? YAML::Node() : docs[0], source);
+  auto document = load_policy_yaml(text);
+  if (!document.ok()) return document.error();
+  try {
+    return read_policy(*document, source);
+  } catch (const YAML::Exception& e) {
+    // The last line of defence: every reader checks a node's kind before it looks inside, so this
+    // is a bug (the fuzz target fails on this message), but still a usage error, not an abort.
+    return usage_error(fmt::format("policy: line {}, column {}: a YAML shape the reader does not expect ({})",
+                                   e.mark.line + 1, e.mark.column + 1, log_safe(e.msg)));
+  }
 }
 
 Result<Policy> load_policy_file(const std::string& path) {
+  // O_NONBLOCK: a FIFO without a writer opens at once (and reads as empty) instead of hanging.
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
+  struct stat st;
   // A directory opens and reads as nothing: it would be reported as an empty policy. In a pod it
   // is usually the ConfigMap volume's mount path given instead of its key's file.
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return usage_error(
         fmt::format("{}: is a directory, not a policy file (a ConfigMap volume: give its key's file, "
                     "e.g. {}/policy.yaml)",
                     path, path.ends_with('/') ? path.substr(0, path.size() - 1) : path));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return usage_error(fmt::format("{}: cannot read the policy file", path));
-  auto p = parse_policy(text.str(), path);
+  // Blocking again, so a pipe whose writer is slow is waited for rather than read as empty.
+  if (int flags = fcntl(fd.get(), F_GETFL); flags >= 0) fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  // One byte past the limit is enough to know the file is over it: /dev/zero is not read to the end.
+  std::string text(kPolicyMaxBytes + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = read(fd.get(), text.data() + got, text.size() - got);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return usage_error(fmt::format("{}: cannot read the policy file: {}", path, std::strerror(errno)));
+    }
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  auto p = parse_policy(text, path);
   if (!p.ok()) return usage_error(fmt::format("{}: {}", path, p.error().message));
   return p;
 }

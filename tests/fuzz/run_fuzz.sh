@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds a libFuzzer target with clang++ and runs it for a short, bounded time on a copy of its
-# seed corpus. ctest runs this as fuzz.mountinfo (the mountinfo parser) and fuzz.admission (the
-# webhook's admission decisions).
+# seed corpus. ctest runs this as fuzz.mountinfo (the mountinfo parser), fuzz.admission (the
+# webhook's admission decisions) and fuzz.policy (policy parsing, what every mode reads first).
 #
-# Usage: run_fuzz.sh [TARGET]   TARGET: mountinfo (default) or admission
+# Usage: run_fuzz.sh [TARGET]   TARGET: mountinfo (default), admission or policy
 #
 # Environment:
 #   IOGATE_SOURCE_DIR  repository root (ctest sets it; default: two levels above this script)
@@ -61,15 +61,26 @@ case "$TARGET" in
     LIBS+=(-lcrypto)
     MAX_LEN=16384
     ;;
+  policy)
+    # parse_policy and what an accepted policy is shown with (policy_render, its table layout in
+    # report/); the bench/ and device/ files the policy's types pull in, as for admission.
+    SOURCES=(tests/fuzz/policy_fuzz.cc)
+    add_folder policy agent/policy/policy_probe.cc
+    add_folder base
+    SOURCES+=(agent/bench/workload.cc agent/bench/probe_result.cc agent/bench/stop_reason.cc
+              agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc agent/device/device_class.cc
+              agent/report/text_layout.cc)
+    MAX_LEN=16384
+    ;;
   *)
-    echo "usage: $0 [mountinfo|admission]" >&2
+    echo "usage: $0 [mountinfo|admission|policy]" >&2
     exit 1
     ;;
 esac
 for f in "${SOURCES[@]}"; do
   [[ -f "$SRC_DIR/$f" ]] || fail "no $f under $SRC_DIR (set IOGATE_SOURCE_DIR)"
 done
-if [[ "$TARGET" == admission ]]; then
+if [[ "$TARGET" == admission || "$TARGET" == policy ]]; then
   YAML_LIB=""
   for l in /usr/lib/x86_64-linux-gnu/libyaml-cpp.a /usr/lib/aarch64-linux-gnu/libyaml-cpp.a /usr/local/lib/libyaml-cpp.a \
            /usr/lib/libyaml-cpp.a; do

@@ -58,15 +58,15 @@ expect_short_usage '^iogate probe: --runtime: expected a duration .*, got a valu
   probe "$SCRATCH" --runtime "$arg"
 expect_short_usage '^iogate node: --path: expected an absolute path, got a value of 100,000 bytes starting "x{64}…"$' \
   node --path "$arg" --policy profile:training --no-api --once
-# A policy field: 10 MB where a duration and where a device class is expected, read by `policy
-# check` and by preflight.
-big=$(head -c 10000000 /dev/zero | tr '\0' 7)
+# A policy field: 1 MB (a policy is at most 1 MiB) where a duration and where a device class is
+# expected, read by `policy check` and by preflight.
+big=$(head -c 1000000 /dev/zero | tr '\0' 7)
 printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\ndeadline: %s\nrules: [{name: r, min_iops: 1}]\n' "$big" >"$SCRATCH/huge-deadline.yaml"
 printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\nrules: [{name: r, allowed_classes: [nvme, %s]}]\n' "$big" >"$SCRATCH/huge-class.yaml"
 unset big arg
-expect_short_usage '^iogate policy check: .*huge-deadline.yaml: deadline: .*a value of 10,000,000 bytes starting "7{64}…"' \
+expect_short_usage '^iogate policy check: .*huge-deadline.yaml: deadline: .*a value of 1,000,000 bytes starting "7{64}…"' \
   policy check "$SCRATCH/huge-deadline.yaml"
-expect_short_usage '^iogate policy check: .*huge-class.yaml: rules\[0\]\.allowed_classes\[1\]: unknown device class a value of 10,000,000 bytes starting "7{64}…"' \
+expect_short_usage '^iogate policy check: .*huge-class.yaml: rules\[0\]\.allowed_classes\[1\]: unknown device class a value of 1,000,000 bytes starting "7{64}…"' \
   policy check "$SCRATCH/huge-class.yaml"
-expect_short_usage 'huge-deadline.yaml: deadline: .*a value of 10,000,000 bytes' \
+expect_short_usage 'huge-deadline.yaml: deadline: .*a value of 1,000,000 bytes' \
   preflight "$SCRATCH" --policy "$SCRATCH/huge-deadline.yaml" --no-api

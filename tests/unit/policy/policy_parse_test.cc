@@ -1,7 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "example_policy.h"
 #include "policy/policy.h"
@@ -439,7 +446,7 @@ TEST_CASE("webhook.allow_opt_out: off unless the policy says so") {
 }
 
 TEST_CASE("a huge field value is cut in the error, which still names the field") {
-  const std::string big(10'000'000, '7');
+  const std::string big(1'000'000, '7');  // as large as a policy may be (1 MiB in all)
   struct Row {
     std::string body;
     std::string field;
@@ -449,8 +456,10 @@ TEST_CASE("a huge field value is cut in the error, which still names the field")
         Row{"rules: [{name: r, allowed_classes: [nvme, x" + big + "]}]\n", "rules[0].allowed_classes[1]: "},
         Row{"rules:\n  - name: r\n    min_bandwidth: " + big + "x\n", "rules[0].min_bandwidth: "},
         // A key: YAML's implicit keys stop at 1024 characters, an explicit one (?) does not.
-        Row{"? x" + big + "\n: 1\n", "[a value of 10,000,001 bytes starting \"x777"},
-        Row{"mode: " + big + "\n", "mode: "}}) {
+        Row{"? x" + big + "\n: 1\n", "[a value of 1,000,001 bytes starting \"x777"},
+        Row{"mode: " + big + "\n", "mode: "},
+        // bench/'s own message, once whole (fuzz.policy's second finding).
+        Row{"workload: {rw: " + big + "}\nrules: [{name: r, min_iops: 1}]\n", "workload.rw: unknown workload "}}) {
     auto p = parse_policy(kHeader + row.body, "huge.yaml");
     REQUIRE_FALSE(p.ok());
     CAPTURE(p.error().message.substr(0, 300));
@@ -458,4 +467,172 @@ TEST_CASE("a huge field value is cut in the error, which still names the field")
     CHECK(p.error().message.find(row.field) != std::string::npos);
     CHECK(p.error().message.find("bytes starting \"") != std::string::npos);
   }
+}
+
+TEST_CASE("a scalar, a list or nothing where a map belongs is an error naming the field, in every section") {
+  const std::string rules = "rules: [{name: a, min_iops: 1}]\n";
+  struct Row {
+    std::string body, message;
+  };
+  for (const Row& row : {
+           // `workload: 5` once threw yaml-cpp's BadSubscript: every mode aborted (exit 134).
+           Row{"workload: 5\n" + rules, "workload: expected a map, got \"5\""},
+           Row{"workload: [randread]\n" + rules, "workload: expected a map, got a list"},
+           Row{"workload:\n" + rules, "workload: expected a map, got nothing"},
+           Row{"workload: dataset\n" + rules, "workload: expected a map, got \"dataset\""},
+           Row{"early_stop: true\n" + rules, "early_stop: expected a map, got \"true\""},
+           Row{"early_stop: [1]\n" + rules, "early_stop: expected a map, got a list"},
+           Row{"node: /data\n" + rules, "node: expected a map, got \"/data\""},
+           Row{"node: [/data]\n" + rules, "node: expected a map, got a list"},
+           Row{"webhook: true\n" + rules, "webhook: expected a map, got \"true\""},
+           Row{"metadata: name\n" + rules, "metadata: expected a map, got \"name\""},
+           Row{"metadata: {labels: team}\n" + rules,
+               "metadata.labels: expected a non-empty map of label: value, got \"team\""},
+           Row{"metadata: {annotations: [a]}\n" + rules,
+               "metadata.annotations: expected a non-empty map of annotation: value, got a list"},
+           Row{"rules: [{name: a, min_iops: 1, selector: nvme}]\n", "rules[0].selector: expected a map, got \"nvme\""},
+           Row{"rules: [{name: a, min_iops: 1, selector: [nvme]}]\n", "rules[0].selector: expected a map, got a list"},
+           Row{"rules: [{name: a, min_iops: 1, selector: {pod_labels: team}}]\n",
+               "rules[0].selector.pod_labels: expected a non-empty map of label: value, got \"team\""},
+           Row{"rules: [[name, a]]\n", "rules[0]: expected a map, got a list"},
+           Row{"rules: [~]\n", "rules[0]: expected a map, got nothing"},
+           Row{"rules: a\n", "rules: expected a list of rules, got \"a\""},
+           Row{"node: {paths: [[/a]]}\n" + rules,
+               "node.paths[0]: expected an absolute path, or {path, name}, got a list"},
+           Row{"node: {paths: /a}\n" + rules,
+               "node.paths: expected a non-empty list of paths or {path, name}, got \"/a\""},
+       }) {
+    CAPTURE(row.body);
+    expect_error(row.body, row.message);
+  }
+  auto list = parse_policy("- apiVersion: iogate.io/v1\n- kind: StoragePolicy\n", "t");
+  REQUIRE_FALSE(list.ok());
+  CHECK(list.error().message == "policy: expected a map, got a list");
+}
+
+TEST_CASE("label keys and values, in selectors and metadata, as Kubernetes checks them") {
+  auto good = parse_policy(std::string(kHeader) +
+                               "metadata:\n  labels: {app.kubernetes.io/part-of: iogate, tier: ''}\n"
+                               "  annotations: {Example.com/Owner: 'the storage team, room 4'}\n"
+                               "rules:\n  - name: a\n    min_iops: 1\n"
+                               "    selector: {pod_labels: {example.com/team: vision-2, empty: ''}}\n",
+                           "t.yaml");
+  REQUIRE_MESSAGE(good.ok(), good.error().message);
+  CHECK(good->rules[0].selector.pod_labels.at("example.com/team") == "vision-2");
+  CHECK(good->rules[0].selector.pod_labels.at("empty") == "");
+
+  const std::string value(64, 'v');
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {team: " + value + "}}}]\n",
+               "rules[0].selector.pod_labels.team: expected a label value (empty, or at most 63 letters, digits, '-', "
+               "'_' or '.', starting and ending with a letter or digit), got \"" +
+                   value + "\"");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {team: -vision}}}]\n",
+               "rules[0].selector.pod_labels.team: expected a label value (empty, or at most 63 letters, digits, '-', "
+               "'_' or '.', starting and ending with a letter or digit), got \"-vision\"");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {'my team': a}}}]\n",
+               "rules[0].selector.pod_labels[\"my team\"]: not a label key: the name must be letters, digits, '-', "
+               "'_' or '.', starting and ending with a letter or digit");
+  expect_error("rules: [{name: a, min_iops: 1, selector: {pod_labels: {Example.com/team: a}}}]\n",
+               "rules[0].selector.pod_labels[\"Example.com/team\"]: not a label key: the prefix before '/' must be a "
+               "lower-case DNS subdomain of at most 253 characters (like example.com)");
+  expect_error("metadata: {labels: {team: " + value + "}}\nrules: [{name: a, min_iops: 1}]\n",
+               "metadata.labels.team: expected a label value (empty, or at most 63 letters, digits, '-', '_' or '.', "
+               "starting and ending with a letter or digit), got \"" +
+                   value + "\"");
+  expect_error("metadata: {annotations: {'a/b/c': x}}\nrules: [{name: a, min_iops: 1}]\n",
+               "metadata.annotations[\"a/b/c\"]: not an annotation key: at most one '/', between a DNS-subdomain "
+               "prefix and the name");
+  // Annotation values may be long, but not more than 256 KiB in all.
+  const std::string note(200'000, 'n');
+  CHECK(parse_policy(
+            std::string(kHeader) + "metadata: {annotations: {a: " + note + "}}\nrules: [{name: a, min_iops: 1}]\n", "t")
+            .ok());
+  expect_error("metadata: {annotations: {a: " + note + ", b: " + note + "}}\nrules: [{name: a, min_iops: 1}]\n",
+               "metadata.annotations: more than 256 KiB in all, the most an object may have");
+
+  // One long label value named by many aliases (the issue's 611 KB policy took 3.9 GB and passed):
+  // refused at the first value.
+  std::string bomb = std::string(kHeader) + "rules:\n  - name: a\n    min_iops: 1\n    selector:\n      pod_labels:\n" +
+                     "        k0: &v " + std::string(10'000, 'x') + "\n";
+  for (int i = 1; i < 300; ++i) bomb += "        k" + std::to_string(i) + ": *v\n";
+  auto refused = parse_policy(bomb, "t");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.rfind("rules[0].selector.pod_labels.k0: expected a label value", 0) == 0);
+}
+
+TEST_CASE("aliases: a shared part is read where it is named; past the bound, refused") {
+  auto shared = parse_policy(std::string(kHeader) +
+                                 "rules:\n  - {name: a, min_iops: 1, selector: &s {paths: [/data], device_classes: "
+                                 "[nvme]}}\n  - {name: b, max_p99_latency: 5ms, selector: *s}\n",
+                             "t.yaml");
+  REQUIRE_MESSAGE(shared.ok(), shared.error().message);
+  CHECK(shared->rules[1].selector.paths == std::vector<std::string>{"/data"});
+
+  // Paths have no length limit of their own: 1,000 aliases of a 100 kB path would be 100 MB.
+  std::string bomb = std::string(kHeader) + "rules:\n  - name: a\n    min_iops: 1\n    selector:\n      paths:\n" +
+                     "        - &p /" + std::string(100'000, 'd') + "\n";
+  for (int i = 0; i < 1000; ++i) bomb += "        - *p\n";
+  auto refused = parse_policy(bomb, "t");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("aliases expand it past 4 MiB") != std::string::npos);
+}
+
+TEST_CASE("a policy larger than a ConfigMap's 1 MiB is refused before it is parsed") {
+  const std::string valid = std::string(kHeader) + "rules: [{name: a, min_iops: 1}]\n";
+  std::string padded = valid + "#" + std::string(kPolicyMaxBytes - valid.size() - 2, ' ') + "\n";
+  REQUIRE(padded.size() == kPolicyMaxBytes);
+  auto at_limit = parse_policy(padded, "t");
+  CHECK_MESSAGE(at_limit.ok(), at_limit.error().message);
+  auto over = parse_policy(padded + " ", "t");
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.error().kind == ErrorKind::kUsage);
+  CHECK(over.error().message == "policy: larger than 1 MiB, the most a ConfigMap holds");
+
+  iogate::testing::ScratchDir dir;
+  const std::string file = dir.path.string() + "/big.yaml";
+  std::ofstream(file) << padded << std::string(10'000'000, '#');
+  auto big = load_policy_file(file);
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.error().kind == ErrorKind::kUsage);
+  CHECK(big.error().message == file + ": policy: larger than 1 MiB, the most a ConfigMap holds");
+
+  // /dev/zero once read until bad_alloc.
+  auto zero = load_policy_file("/dev/zero");
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.error().message == "/dev/zero: policy: larger than 1 MiB, the most a ConfigMap holds");
+}
+
+TEST_CASE("a FIFO is read like a file: without a writer it is empty, an endless one is cut at 1 MiB") {
+  iogate::testing::ScratchDir dir;
+  const std::string fifo = dir.path.string() + "/policy.yaml";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // No writer: opening does not wait for one.
+  auto empty = load_policy_file(fifo);
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().message.rfind(fifo + ": policy: empty", 0) == 0);
+
+  // A writer that never stops (yes > fifo): refused after 1 MiB + 1 byte; the writer then gets EPIPE.
+  std::thread writer([&] {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);  // EPIPE instead of the signal, in this thread
+    int fd = open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    const std::string chunk(65536, '#');
+    while (write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    close(fd);
+  });
+  // The writer's open waits for a reader; this one lets it in, and its first byte says it is there
+  // (before that, a reader would see no writer and an empty file).
+  int keep = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(keep >= 0);
+  char byte;
+  while (read(keep, &byte, 1) <= 0) std::this_thread::yield();
+  auto endless = load_policy_file(fifo);
+  close(keep);
+  writer.join();
+  REQUIRE_FALSE(endless.ok());
+  CHECK(endless.error().message == fifo + ": policy: larger than 1 MiB, the most a ConfigMap holds");
 }
