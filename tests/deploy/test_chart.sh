@@ -602,6 +602,12 @@ expect_schema_failure "certManager.enabled maybe" "at '/webhook/certManager/enab
 expect_schema_failure "serviceMonitor.interval 1 minute" "at '/nodeAgent/serviceMonitor/interval': '1 minute' does not match pattern" \
   --set 'nodeAgent.serviceMonitor.interval=1 minute'
 expect_schema_failure "a policy mode that does not exist" "at '/policy/mode': value must be one of 'enforce', 'warn', 'off'" --set policy.mode=strict
+expect_schema_failure "a selector label value of 64 characters" "at '/policy/rules/0/selector/pod_labels/team': maxLength: got 64, want 63" \
+  --set-json 'policy.rules=[{"name":"vision","selector":{"pod_labels":{"team":"'"$(printf 'v%.0s' {1..64})"'"}},"min_iops":100}]'
+expect_schema_failure "a selector label value ending in a dash" "at '/policy/rules/0/selector/pod_labels/team': 'vision-' does not match pattern" \
+  --set-json 'policy.rules=[{"name":"vision","selector":{"pod_labels":{"team":"vision-"}},"min_iops":100}]'
+expect_schema_failure "a selector label key with a space" "invalid propertyName 'my team'" \
+  --set-json 'policy.rules=[{"name":"vision","selector":{"pod_labels":{"my team":"vision"}},"min_iops":100}]'
 expect_schema_failure "a misspelt policy key (min_iop)" "at '/policy/rules/0': additional properties 'min_iop' not allowed" \
   --set 'policy.rules[0].name=r' --set 'policy.rules[0].min_iop=5'
 expect_schema_failure "a node path name with capitals" "at '/nodeAgent/paths/0/name': 'Data' does not match pattern" \
