@@ -89,10 +89,12 @@ TEST_CASE("byte budget: first come, first served; a small request does not overt
   REQUIRE(eventually([&] { return budget.waiting() == 1; }));  // the large one first in line
   std::atomic<bool> small_done{false};
   std::thread small([&] {
-    ByteBudget::Lease s = budget.acquire(2, 10s);  // 6 + 2 fits, but the large one is ahead
+    // 6 + 3 fits, but the large one is ahead; 8 + 3 does not, so the small one's turn comes only
+    // once the large one, having recorded itself, lets go: the order below is the grant order.
+    ByteBudget::Lease s = budget.acquire(3, 10s);
     CHECK(s.held());
     std::lock_guard<std::mutex> lock(mu);
-    order.push_back(2);
+    order.push_back(3);
     small_done = true;
   });
   REQUIRE(eventually([&] { return budget.waiting() == 2; }));
@@ -101,7 +103,7 @@ TEST_CASE("byte budget: first come, first served; a small request does not overt
   held.reset();
   large.join();
   small.join();
-  CHECK(order == std::vector<int>{8, 2});
+  CHECK(order == std::vector<int>{8, 3});
 }
 
 TEST_CASE("byte budget: a request whose wait runs out leaves the line to the next") {
