@@ -7,10 +7,11 @@
 #   (b) endless header lines: 431;
 #   (c) bodies: a Content-Length over the limit, 413 with its body unread; a chunked body (an
 #       endless chunk-size line), 411 unread;
-#   (d) 64 reviews of just under the body limit at once, of a pod of short environment variables
-#       (the densest JSON a real pod makes) and of one long annotation: every one answered 200,
-#       its uid echoed, /mutate's patch there;
-#   (e) reviews whose JSON would take more memory parsed than the webhook gives reviews: 413.
+#   (d) 64 reviews at once, of just under the body limit (one long annotation) and of 3 MiB (what
+#       the API server takes in one request) of a pod of short environment variables (the densest
+#       JSON a real pod makes): every one answered 200, its uid echoed, /mutate's patch there;
+#   (e) reviews whose JSON would take more memory parsed than the webhook gives reviews (empty
+#       objects, and environment variables up to the body limit): 413, naming what they would take;
 source "$(dirname "$0")/lib.sh"
 need_tool openssl
 need_tool python3
@@ -73,17 +74,24 @@ client endless-chunk endless-chunk --max-bytes $((LIMIT + (32 << 20)))
 assert_jq "$SCRATCH/endless-chunk.json" '.status == "HTTP/1.1 411 Length Required"' \
   "a chunked body (an endless chunk-size line): 411 unread, peak $(mib "$PEAK")"
 
-# (d) 64 reviews just under the limit at once.
-for kind in dense sparse; do
-  client "reviews-$kind" reviews --count 64 --bytes $((MAX_BODY - 100)) --kind $kind
+# (d) 64 reviews at once: of just under the limit, one long annotation each; of 3 MiB, the most
+# the API server takes in a request, a dense pod each.
+API_REQUEST=$((3 << 20))
+for kind in sparse dense; do
+  size=$((API_REQUEST - 100))
+  [[ $kind == sparse ]] && size=$((MAX_BODY - 100))
+  client "reviews-$kind" reviews --count 64 --bytes $size --kind $kind
   assert_jq "$SCRATCH/reviews-$kind.json" '.ok == 64' \
     "64 $kind reviews of $(jq .bytes "$SCRATCH/reviews-$kind.json") bytes at once: all answered, peak $(mib "$PEAK") ($(jq -c .failed "$SCRATCH/reviews-$kind.json"))"
 done
 
 # (e) Reviews that would take more parsed than all reviews together may.
-client reviews-objects reviews --count 4 --bytes $((MAX_BODY - 100)) --kind objects
-assert_jq "$SCRATCH/reviews-objects.json" '.statuses == {"413": 4}' \
-  "4 reviews of 3 MiB of empty objects (about 110 MiB each parsed): 413, peak $(mib "$PEAK")"
+for kind in objects dense; do
+  client "too-much-$kind" reviews --count 4 --bytes $((MAX_BODY - 100)) --kind $kind
+  assert_jq "$SCRATCH/too-much-$kind.json" \
+    '.statuses == {"413": 4} and (.messages | length == 1) and (.messages[0] | test("^this JSON would take [0-9]+ MiB parsed, more than the [0-9]+ MiB reviews may take$"))' \
+    "4 $kind reviews of just under the limit: 413, $(jq -r '.messages[0]' "$SCRATCH/too-much-$kind.json"), peak $(mib "$PEAK")"
+done
 
 [[ $(curl -sS --cacert "$CA" "https://$ADDR/healthz") == ok ]] || fail "/healthz after the cases"
 pass "still serving"

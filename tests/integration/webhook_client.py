@@ -9,10 +9,11 @@ webhook_client.py ADDR CA endless-chunk [--max-bytes N]
     A chunked POST whose chunk-size line never ends.
 webhook_client.py ADDR CA big-body --length N [--send N]
     A POST /mutate declaring Content-Length N, then sending up to --send bytes of it.
-webhook_client.py ADDR CA reviews --count N --bytes B [--kind dense|sparse]
+webhook_client.py ADDR CA reviews --count N --bytes B [--kind KIND]
     N AdmissionReviews of a GPU pod padded to B bytes, all at once, one connection and thread each,
     half to /mutate, half to /validate; each answer is checked (200, the uid echoed, allowed, the
-    node-affinity patch for /mutate); "statuses" counts the answers' HTTP statuses.
+    node-affinity patch for /mutate); "statuses" counts the answers' HTTP statuses, "messages" the
+    distinct refusals (status.message, or the text of a non-200 answer).
 
 The status of an answer is taken as soon as it arrives, while the client is still sending: a
 server that answers early and then stops reading must not be mistaken for one that never answered.
@@ -152,8 +153,8 @@ def big_body(args):
 
 def review_body(uid, size, kind):
     """An AdmissionReview of a GPU pod, padded to `size` bytes: dense (many short environment
-    variables, the most JSON values a byte of a real pod carries), sparse (one long annotation), or
-    objects (an array of empty objects: no pod has one, but it takes the most memory parsed)."""
+    variables, the most JSON values a byte of a real pod carries), sparse (one long annotation),
+    or objects (an array of empty objects: no pod has one, but it takes the most memory parsed)."""
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"generateName": "train-", "namespace": "ml", "annotations": {}},
            "spec": {"containers": [{"name": "train", "image": "pytorch", "env": [],
@@ -186,9 +187,12 @@ def review_body(uid, size, kind):
 def reviews(args):
     results = [None] * args.count
     statuses = ["none"] * args.count
-    # One body, each request's uid put in place of the placeholder (the same length).
+    messages = [None] * args.count
+    # One body, each request's uid put in place of the placeholder (the same length) as it is sent:
+    # 64 copies of 8 MiB would be half a GiB in this client.
     template = review_body("uid-%06d" % 0, args.bytes, args.kind)
-    bodies = [template.replace(b'"uid-000000"', b'"uid-%06d"' % i, 1) for i in range(args.count)]
+    at = template.index(b'"uid-000000"')
+    prefix, suffix = memoryview(template)[:at], memoryview(template)[at + len(b'"uid-000000"'):]
     start = threading.Barrier(args.count, timeout=120)
 
     def one(i):
@@ -202,14 +206,18 @@ def reviews(args):
         try:
             start.wait()
             req = (b"POST %s?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                   b"Content-Length: %d\r\n\r\n" % (path.encode(), len(bodies[i])))
-            sock.sendall(req + bodies[i])
+                   b"Content-Length: %d\r\n\r\n" % (path.encode(), len(template)))
+            sock.sendall(req + prefix[:65536])
+            sock.sendall(prefix[65536:])
+            sock.sendall(b'"uid-%06d"' % i)
+            sock.sendall(suffix)
             status, body = sock.read_answer(timeout=120)
         except Exception as e:  # noqa: BLE001 - reported, not raised
             results[i] = "%s: %s" % (path, e)
             return
         statuses[i] = status.split(" ")[1] if status else "none"
         if statuses[i] != "200":
+            messages[i] = body.decode(errors="replace").strip()[:200]
             results[i] = "%s: %s %s" % (path, status, body[:200])
             return
         try:
@@ -217,6 +225,7 @@ def reviews(args):
         except ValueError as e:
             results[i] = "%s: not JSON: %s" % (path, e)
             return
+        messages[i] = r.get("status", {}).get("message")
         if r.get("uid") != "uid-%06d" % i or r.get("allowed") is not True:
             results[i] = "%s: %s" % (path, json.dumps(r)[:200])
         elif path == "/mutate" and "randread-iops" not in base64.b64decode(r.get("patch", "")).decode():
@@ -230,8 +239,9 @@ def reviews(args):
     for t in threads:
         t.join()
     failed = [r for r in results if r != "ok"]
-    return {"count": args.count, "bytes": len(bodies[0]), "ok": args.count - len(failed), "failed": failed[:5],
-            "statuses": {s: statuses.count(s) for s in sorted(set(statuses))}}
+    return {"count": args.count, "bytes": len(template), "ok": args.count - len(failed), "failed": failed[:5],
+            "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
+            "messages": sorted(set(m for m in messages if m))}
 
 
 def main():

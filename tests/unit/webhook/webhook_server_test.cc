@@ -20,7 +20,10 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "base/unique_fd.h"
+#include "http/bounded_stream.h"
 #include "http/loopback_sockets.h"
 #include "webhook/json_footprint.h"
 #include "webhook/tls_files.h"
@@ -220,13 +223,14 @@ TEST_CASE("webhook server: JSON only, bounded bodies; what is not a webhook call
   CHECK(res->status == 200);
   CHECK(res->body == fits);
 
-  SUBCASE("the default limit is 3 MiB") {
+  SUBCASE("the default limit is the decisions' own, kMaxAdmissionBody") {
     auto server3 = start(loaded(a + "/server.crt", a + "/server.key"));
     auto c3 = client(*server3, a + "/ca.crt");
-    res = c3->Post("/mutate", std::string(3 * 1024 * 1024 + 1, ' '), "application/json");
+    res = c3->Post("/mutate", std::string(kMaxAdmissionBody + 1, ' '), "application/json");
     REQUIRE(res);
     CHECK(res->status == 413);
-    res = c3->Post("/mutate", std::string(3 * 1024 * 1024, ' '), "application/json");
+    CHECK(res->body == fmt::format("request body over {} bytes\n", kMaxAdmissionBody));
+    res = c3->Post("/mutate", std::string(kMaxAdmissionBody, ' '), "application/json");
     REQUIRE(res);
     CHECK(res->status == 200);
   }
@@ -551,6 +555,7 @@ TEST_CASE("webhook server: reviews are let in by what they take parsed: 413 for 
   // While the thread waits in the handler, no REQUIRE: its failure would leave the thread running.
   res = client(server, a + "/ca.crt")->Post("/validate", text, "application/json");
   CHECK((res && res->status == 503 && res->body == "busy: other reviews take the memory this one needs; retry\n"));
+  CHECK((res && res->get_header_value("Retry-After") == std::to_string(kBusyRetryAfterSeconds)));
   res = client(server, a + "/ca.crt")->Post("/validate", "{}", "application/json");  // small: room for it
   CHECK((res && res->status == 200));
   let_go();
