@@ -61,10 +61,11 @@ bool BoundedStream::count_head(const char* bytes, size_t n) {
 }
 
 void BoundedStream::trip(int status, std::string_view text) {
+  std::string retry = status == 503 ? fmt::format("Retry-After: {}\r\n", kBusyRetryAfterSeconds) : "";
   std::string answer = fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n"
-      "Connection: close\r\n\r\n{}",
-      status, httplib::detail::status_message(status), text.size(), text);
+      "{}Connection: close\r\n\r\n{}",
+      status, httplib::detail::status_message(status), text.size(), retry, text);
   for (size_t done = 0; done < answer.size();) {
     ssize_t n = inner_.write(answer.data() + done, answer.size() - done);
     if (n <= 0) break;

@@ -14,7 +14,7 @@
 // and holds a share of the listener's ByteBudget as large: taken at the body's first byte (a
 // request answered without its body takes none), given back once the request is answered (the
 // route's own copies of the body live that long). More bytes than that: 413; no room within
-// body_wait: 503.
+// body_wait: 503 with Retry-After (kBusyRetryAfterSeconds).
 // A refusal is written at once, with "Connection: close"; reads and writes fail from then on, so
 // cpp-httplib ends the connection without an answer of its own.
 #pragma once
@@ -29,6 +29,11 @@
 #include "http/byte_budget.h"
 
 namespace iogate {
+
+// What a 503 for want of room in a budget says in Retry-After: room comes back as the requests
+// before it are answered, and a client that honours it (the API server's webhook client does,
+// within its timeout) calls again instead of failing.
+inline constexpr int kBusyRetryAfterSeconds = 1;
 
 struct RequestBounds {
   // The request line and headers: Go's net/http takes 1 MiB, nginx 32 KiB, Node.js 16 KiB; the

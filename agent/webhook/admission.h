@@ -63,10 +63,18 @@ inline constexpr const char* kPolicyVolumeName = "iogate-policy";
 inline constexpr const char* kPolicyMountPath = "/etc/iogate";
 inline constexpr const char* kPolicyFileName = "policy.yaml";
 
-// The API server sends at most 3 MiB a request, but a review of an UPDATE carries the object and
-// the old object (each up to etcd's 1.5 MiB, larger as JSON than as protobuf). Larger bodies are
-// answered 413 without being parsed.
-inline constexpr size_t kMaxAdmissionBody = 6 * 1024 * 1024;
+// The longest AdmissionReview the webhook takes (the HTTPS server refuses a longer body unread,
+// 413; webhook_server.h). The API server takes at most 3 MiB a request (MaxRequestBodyBytes, fixed
+// in kube-apiserver), but what it sends a webhook is its own JSON of the object, after defaults
+// and earlier webhooks, and of an UPDATE's old object too. A pod it can store is at most 1.5 MiB of
+// protobuf (etcd's --max-request-bytes), which the API server writes as up to 2.5 times as much
+// JSON (measured with its serializer: container ports 2.5, environment variables 2.2, node
+// affinity 2.0, labels 1.0): an UPDATE review of two such pods and the envelope, 8 MiB. (Strings
+// full of '<', '>' or '&' come out 6 times longer, \u003c: a review of such a pod can be longer
+// still, and is refused.) Memory is not bounded by this but by the server's budgets: bodies in
+// flight and reviews being parsed, each a review's json_footprint (about 14 times the densest
+// JSON, so such a review over about 4.4 MiB is refused as one that could never fit).
+inline constexpr size_t kMaxAdmissionBody = 8 * 1024 * 1024;
 // JSON nested deeper is refused before parsing (400): a pod is nested about 15 levels, and code
 // that walks JSON recursively (comparison, dump) must not meet 100,000.
 inline constexpr int kMaxAdmissionJsonDepth = 100;
@@ -102,9 +110,9 @@ struct WebhookConfig {
 // a JSON object, even one that is no valid review: then allowed false, status.code 400 and a
 // message, echoing request.uid where there is one. A body that is not JSON, not an object, or
 // nested deeper than kMaxAdmissionJsonDepth: 400 and a short text/plain reason; one larger than
-// kMaxAdmissionBody: 413. 500 (text/plain) only for a WebhookConfig without a policy or an
-// exception that should not happen. The response echoes request.uid and is always
-// apiVersion admission.k8s.io/v1, kind AdmissionReview.
+// kMaxAdmissionBody: 413 (the server refuses those before they get here). 500 (text/plain) only
+// for a WebhookConfig without a policy or an exception that should not happen. The response
+// echoes request.uid and is always apiVersion admission.k8s.io/v1, kind AdmissionReview.
 struct AdmissionOutcome {
   int http_status = 200;
   std::string content_type = "application/json";

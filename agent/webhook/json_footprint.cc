@@ -16,6 +16,10 @@ constexpr size_t kArray = chunk(24);             // std::vector
 constexpr size_t kElement = 3 * kSlot;           // see the header
 constexpr size_t kString = chunk(32);            // std::string
 constexpr size_t kShortString = 15;              // libstdc++ keeps up to 15 bytes in the object
+constexpr size_t kPending = 3 * kSlot;           // a value on the destructor's stack (see the header)
+// Containers nested deeper than this have their children counted as always pending: valid
+// reviews nest about 15 deep, and a count per level must not cost more than the text.
+constexpr size_t kTrackedDepth = 256;
 
 size_t text_bytes(size_t length) { return length > kShortString ? chunk(length + 1) : 0; }
 
@@ -26,10 +30,31 @@ size_t json_footprint(std::string_view text) {
   // deeper than the body is long cannot be, so this is at most 1/8 of the text.
   std::vector<bool> in_object;
   size_t bytes = 0, longest_token = 0;
+  // The destructor's stack: children seen so far in each open container (the first kTrackedDepth
+  // levels), the sum over them of those before the last (pending while the last is emptied), the
+  // children of deeper containers, and the most the stack holds when a container is emptied.
+  std::vector<size_t> seen;
+  size_t pending = 0, untracked = 0, most = 0;
   // A value in an array costs its element; a member's value is in its node; the root has a slot.
   auto value = [&] {
     if (in_object.empty()) bytes += kSlot;
     else if (!in_object.back()) bytes += kElement;
+    if (in_object.empty()) return;
+    if (in_object.size() > kTrackedDepth) {
+      ++untracked;
+    } else if (++seen.back() > 1) {
+      ++pending;
+    }
+  };
+  auto close = [&] {
+    if (in_object.empty()) return;
+    if (in_object.size() <= kTrackedDepth) {
+      size_t children = seen.back(), before = children > 0 ? children - 1 : 0;
+      most = std::max(most, children + pending - before);
+      pending -= before;
+      seen.pop_back();
+    }
+    in_object.pop_back();
   };
   size_t i = 0, n = text.size();
   while (i < n) {
@@ -38,9 +63,10 @@ size_t json_footprint(std::string_view text) {
       value();
       bytes += c == '{' ? kObject : kArray;
       in_object.push_back(c == '{');
+      if (in_object.size() <= kTrackedDepth) seen.push_back(0);
       ++i;
     } else if (c == '}' || c == ']') {
-      if (!in_object.empty()) in_object.pop_back();
+      close();
       ++i;
     } else if (c == '"') {
       size_t start = ++i;
@@ -67,7 +93,9 @@ size_t json_footprint(std::string_view text) {
       ++i;  // whitespace, ',' and ':'
     }
   }
-  return bytes + 6 * longest_token;
+  // Containers left open (cut text) are emptied too.
+  while (!in_object.empty()) close();
+  return bytes + 6 * longest_token + 2 * chunk(0) + kPending * (most + untracked);
 }
 
 }  // namespace iogate

@@ -9,9 +9,16 @@
 //   - an array: its std::vector (32) and 48 per element (16 each, capacity up to twice the size,
 //     and the old buffer beside the new while it grows);
 //   - a string value: its std::string (48) and text over 15 bytes; escapes only shrink it;
-//   - the lexer's two buffers (the token, and its raw text for errors): 6 times the longest token.
+//   - the lexer's two buffers (the token, and its raw text for errors): 6 times the longest token,
+//     and two chunks at least;
+//   - freeing the tree: nlohmann's destructor does not recurse but moves the values below a
+//     container onto a std::vector of its own (16 bytes each), the last child taken first, so
+//     when a container is emptied the vector holds its children and, for each container around
+//     it, the children before the one on the way down; 48 bytes for each of the most it holds at
+//     once (capacity doubled, and the old buffer beside the new while it grows). A pod of 150,000
+//     labels took 6 MB more while being freed than parsed.
 // Numbers, booleans and null live in their 16-byte slot. tests/unit/webhook/json_footprint_test.cc
-// checks the bound against what parsing takes.
+// checks the bound against what parsing and freeing take.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +26,9 @@
 
 namespace iogate {
 
-// An upper bound on the heap bytes nlohmann::json::parse(text) holds at its peak, for valid JSON
-// (for invalid text, parsing stops early and holds less). One linear pass.
+// An upper bound on the heap bytes nlohmann::json::parse(text) holds at its peak, and its tree
+// while being freed, for valid JSON (for invalid text, parsing stops early and holds less). One
+// linear pass.
 size_t json_footprint(std::string_view text);
 
 }  // namespace iogate

@@ -1,6 +1,19 @@
 #include "webhook/json_patch.h"
 
+#include <memory>
+
 namespace iogate {
+namespace {
+
+// Where nlohmann's serializer writes: only counted.
+class CountingOutput : public nlohmann::detail::output_adapter_protocol<char> {
+ public:
+  void write_character(char) override { ++bytes; }
+  void write_characters(const char*, size_t length) override { bytes += length; }
+  size_t bytes = 0;
+};
+
+}  // namespace
 
 std::string pointer_token(std::string_view token) {
   std::string out;
@@ -30,8 +43,15 @@ nlohmann::json patch_add(std::string path, nlohmann::json value) {
   return {{"op", "add"}, {"path", std::move(path)}, {"value", std::move(value)}};
 }
 
-nlohmann::json patch_replace(std::string path, nlohmann::json value) {
-  return {{"op", "replace"}, {"path", std::move(path)}, {"value", std::move(value)}};
+nlohmann::json patch_copy(std::string from, std::string path) {
+  return {{"op", "copy"}, {"from", std::move(from)}, {"path", std::move(path)}};
+}
+
+size_t json_text_bytes(const nlohmann::json& value) {
+  auto out = std::make_shared<CountingOutput>();
+  nlohmann::detail::serializer<nlohmann::json> writer(out, ' ', nlohmann::json::error_handler_t::replace);
+  writer.dump(value, false, false, 0);
+  return out->bytes;
 }
 
 }  // namespace iogate

@@ -19,8 +19,9 @@ namespace {
 
 // A preferred term's weight in warn mode: the most a preference can weigh.
 constexpr int kPreferredWeight = 100;
-// The API server takes at most 3 MiB a request and etcd 1.5 MiB an object: a larger patch could
-// only fail there, after costing both sides its size.
+// What a patch may add to a pod, its own bytes and those its copy operations repeat. etcd stores
+// at most 1.5 MiB an object: a pod grown by more could only fail there, after costing the API
+// server the copies.
 constexpr size_t kMaxPatchBytes = 1536 * 1024;
 
 std::string requirements_reason(const StorageDemand& d, const Policy& p, const std::string& requirements) {
@@ -69,6 +70,7 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
   AdmissionResponse response;
   response.warnings = review.warnings;
   response.patch = nlohmann::json::array();
+  size_t copied_bytes = 0;  // what the patch's copy operations repeat of the pod
   std::vector<std::string> done;
   if (!demand.selected) {
     done.push_back("no GPUs and no rule selecting its labels");
@@ -85,8 +87,16 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
     } else {
       bool enforce = policy.mode == PolicyMode::kEnforce;
       size_t before = response.patch.size();
-      Status s = enforce ? add_required_affinity(pod, *alternatives, response.patch)
-                         : add_preferred_affinity(pod, *alternatives, kPreferredWeight, response.patch);
+      Status s = ok_status();
+      if (enforce) {
+        Result<size_t> copied = add_required_affinity(pod, *alternatives, response.patch);
+        if (copied) copied_bytes = *copied;
+        else s = copied.error();
+      } else {
+        s = add_preferred_affinity(pod, *alternatives, kPreferredWeight, response.patch);
+      }
+      // A judged pod: refused with the reason, not admitted without what the policy demands (in warn
+      // mode only a mistyped affinity gets here, which the API server would refuse as well).
       if (!s) return refusal(review, 400, "the pod's node affinity cannot be extended: " + s.error().message);
       std::string text = requirements_text(*alternatives);
       done.push_back(fmt::format("{}, {} affinity {}{}", demand.selected_by, enforce ? "required" : "preferred", text,
@@ -104,9 +114,15 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
                        ? fmt::format("preflight injected for volume {} at {}", *inject, dataset_path.value_or(""))
                        : "preflight already there");
   }
-  if (size_t bytes = response.patch.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
-      bytes > kMaxPatchBytes) {
-    return refusal(review, 400, fmt::format("the patch would be {} bytes, more than a pod may grow by", bytes));
+  if (size_t bytes = json_text_bytes(response.patch) + copied_bytes; bytes > kMaxPatchBytes) {
+    std::string copies =
+        copied_bytes == 0
+            ? ""
+            : fmt::format(" ({} of them its own nodeSelectorTerms, repeated for each alternative after the first)",
+                          copied_bytes);
+    return refusal(review, 400,
+                   fmt::format("the patch would add {} bytes to the pod{}, more than a pod may grow by ({})", bytes,
+                               copies, kMaxPatchBytes));
   }
   std::string summary;
   for (const std::string& d : done) summary += "; " + d;

@@ -64,42 +64,79 @@ bool holds_alternative(const nlohmann::json& expressions, const nlohmann::json& 
                      [&](const nlohmann::json& e) { return has_requirement(expressions, e); });
 }
 
-// The pod's terms with the alternatives ANDed in (the header says how).
-Result<nlohmann::json> merged_terms(const nlohmann::json& terms, const std::vector<nlohmann::json>& alternatives) {
-  nlohmann::json out = nlohmann::json::array();
+// One of the pod's required terms, read: its expressions (an empty array when it has none), and
+// whether it gets the alternatives (it matches some node and holds none of them yet).
+struct TermView {
+  const nlohmann::json* expressions = nullptr;
+  bool has_expressions = false;  // matchExpressions present and not null
+  bool crossed = false;
+};
+
+Result<TermView> view_term(const nlohmann::json& term, size_t i, const std::vector<nlohmann::json>& alternatives) {
+  static const nlohmann::json none = nlohmann::json::array();
+  std::string where = fmt::format("nodeSelectorTerms[{}]", i);
+  if (!term.is_object()) return usage_error(fmt::format("{} is a {}, not an object", where, term.type_name()));
+  auto expressions = member(term, "matchExpressions", kArray, where);
+  if (!expressions) return expressions.error();
+  auto fields = member(term, "matchFields", kArray, where);
+  if (!fields) return fields.error();
+  TermView v;
+  v.has_expressions = *expressions != nullptr;
+  v.expressions = v.has_expressions ? *expressions : &none;
+  bool matches_nothing = v.expressions->empty() && (*fields == nullptr || (*fields)->empty());
+  bool done = std::any_of(alternatives.begin(), alternatives.end(),
+                          [&](const nlohmann::json& a) { return holds_alternative(*v.expressions, a); });
+  v.crossed = !matches_nothing && !done;
+  return v;
+}
+
+// The operations that put `alternative`'s expressions the term lacks into the term at `path`
+// (which holds what `term` says).
+void extend_term(const TermView& term, const std::string& path, const nlohmann::json& alternative,
+                 nlohmann::json& ops) {
+  nlohmann::json missing = nlohmann::json::array();
+  for (const nlohmann::json& e : alternative) {
+    if (!has_requirement(*term.expressions, e) && !has_requirement(missing, e)) missing.push_back(e);
+  }
+  if (!term.has_expressions) {
+    ops.push_back(patch_add(path + "/matchExpressions", std::move(missing)));
+    return;
+  }
+  for (nlohmann::json& e : missing) ops.push_back(patch_add(path + "/matchExpressions/-", std::move(e)));
+}
+
+// The operations that AND the alternatives into the pod's terms (the header says how), and the
+// bytes their copies repeat. Terms are worked from the last to the first, so that the copies
+// inserted after a term move only terms already done.
+Result<size_t> cross_terms(const nlohmann::json& terms, const std::vector<nlohmann::json>& alternatives,
+                           const std::string& terms_path, nlohmann::json& ops) {
+  std::vector<TermView> views;
+  size_t after = 0;  // terms once crossed
   for (size_t i = 0; i < terms.size(); ++i) {
-    if (out.size() + alternatives.size() > kMaxNodeSelectorTerms) {
+    auto v = view_term(terms[i], i, alternatives);
+    if (!v) return v.error();
+    after += v->crossed ? alternatives.size() : 1;
+    if (after > kMaxNodeSelectorTerms) {
       return usage_error(fmt::format("{} nodeSelectorTerms, each crossed with {} alternative{}, would be more than {}",
                                      terms.size(), alternatives.size(), alternatives.size() == 1 ? "" : "s",
                                      kMaxNodeSelectorTerms));
     }
-    const nlohmann::json& term = terms[i];
-    std::string where = fmt::format("nodeSelectorTerms[{}]", i);
-    if (!term.is_object()) return usage_error(fmt::format("{} is a {}, not an object", where, term.type_name()));
-    auto expressions = member(term, "matchExpressions", kArray, where);
-    if (!expressions) return expressions.error();
-    auto fields = member(term, "matchFields", kArray, where);
-    if (!fields) return fields.error();
-    static const nlohmann::json none = nlohmann::json::array();
-    const nlohmann::json& have = *expressions ? **expressions : none;
-    bool matches_nothing = have.empty() && (*fields == nullptr || (*fields)->empty());
-    bool done = std::any_of(alternatives.begin(), alternatives.end(),
-                            [&](const nlohmann::json& a) { return holds_alternative(have, a); });
-    if (matches_nothing || done) {
-      out.push_back(term);
-      continue;
-    }
-    for (const nlohmann::json& alternative : alternatives) {
-      nlohmann::json merged = have;
-      for (const nlohmann::json& e : alternative) {
-        if (!has_requirement(merged, e)) merged.push_back(e);
-      }
-      nlohmann::json t = term;
-      t["matchExpressions"] = std::move(merged);
-      out.push_back(std::move(t));
-    }
+    views.push_back(*v);
   }
-  return out;
+  size_t copied = 0;
+  for (size_t i = views.size(); i-- > 0;) {
+    if (!views[i].crossed) continue;
+    std::string path = fmt::format("{}/{}", terms_path, i);
+    std::string next = fmt::format("{}/{}", terms_path, i + 1);
+    // Inserted at i + 1 from the last alternative to the second, they end in the alternatives' order.
+    for (size_t a = alternatives.size(); a-- > 1;) {
+      ops.push_back(patch_copy(path, next));
+      extend_term(views[i], next, alternatives[a], ops);
+      copied += json_text_bytes(terms[i]);
+    }
+    extend_term(views[i], path, alternatives[0], ops);
+  }
+  return copied;
 }
 
 nlohmann::json terms_of(const std::vector<nlohmann::json>& alternatives) {
@@ -108,42 +145,45 @@ nlohmann::json terms_of(const std::vector<nlohmann::json>& alternatives) {
   return terms;
 }
 
-// Values as a sorted list: In [a, b] equals In [b, a]. Absent and null are an empty list.
-nlohmann::json value_set(const nlohmann::json& requirement) {
-  auto it = requirement.find("values");
-  if (it == requirement.end() || it->is_null()) return nlohmann::json::array();
-  if (!it->is_array()) return *it;
-  std::vector<nlohmann::json> values(it->begin(), it->end());
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  return values;
+// A member of a requirement, or null when absent.
+const nlohmann::json& field(const nlohmann::json& requirement, const char* key) {
+  static const nlohmann::json null;
+  auto it = requirement.find(key);
+  return it == requirement.end() ? null : *it;
+}
+
+// Whether every element of `a` is in `b`.
+bool within(const nlohmann::json& a, const nlohmann::json& b) {
+  return std::all_of(a.begin(), a.end(),
+                     [&](const nlohmann::json& v) { return std::find(b.begin(), b.end(), v) != b.end(); });
 }
 
 }  // namespace
 
 bool same_requirement(const nlohmann::json& a, const nlohmann::json& b) {
   if (!a.is_object() || !b.is_object()) return false;
-  auto field = [](const nlohmann::json& o, const char* key) {
-    auto it = o.find(key);
-    return it == o.end() ? nlohmann::json() : *it;
-  };
-  return field(a, "key") == field(b, "key") && field(a, "operator") == field(b, "operator") &&
-         value_set(a) == value_set(b);
+  if (field(a, "key") != field(b, "key") || field(a, "operator") != field(b, "operator")) return false;
+  // Values as a set: In [a, b] equals In [b, a]. Absent and null are an empty list.
+  const nlohmann::json& x = field(a, "values");
+  const nlohmann::json& y = field(b, "values");
+  bool x_list = x.is_array() || x.is_null(), y_list = y.is_array() || y.is_null();
+  if (!x_list || !y_list) return x == y;
+  return within(x, y) && within(y, x);
 }
 
-Status add_required_affinity(const nlohmann::json& pod, const std::vector<nlohmann::json>& alternatives,
-                             nlohmann::json& ops) {
-  if (alternatives.empty()) return ok_status();
+Result<size_t> add_required_affinity(const nlohmann::json& pod, const std::vector<nlohmann::json>& alternatives,
+                                     nlohmann::json& ops) {
+  if (alternatives.empty()) return size_t{0};
   nlohmann::json required = {{"nodeSelectorTerms", terms_of(alternatives)}};
   const nlohmann::json* node = nullptr;
-  if (Status s = node_affinity(pod, {{kRequired, required}}, ops, node); !s) return s;
-  if (node == nullptr) return ok_status();
+  if (Status s = node_affinity(pod, {{kRequired, required}}, ops, node); !s) return s.error();
+  if (node == nullptr) return size_t{0};
 
   auto existing = member(*node, kRequired, kObject, "spec.affinity.nodeAffinity");
   if (!existing) return existing.error();
   if (*existing == nullptr) {
     ops.push_back(patch_add(pointer({"spec", "affinity", "nodeAffinity", kRequired}), required));
-    return ok_status();
+    return size_t{0};
   }
   std::string terms_path = pointer({"spec", "affinity", "nodeAffinity", kRequired, "nodeSelectorTerms"});
   auto terms = member(**existing, "nodeSelectorTerms", kArray, std::string("spec.affinity.nodeAffinity.") + kRequired);
@@ -151,12 +191,9 @@ Status add_required_affinity(const nlohmann::json& pod, const std::vector<nlohma
   // No terms at all would match no node (the API refuses it anyway): ours become the terms.
   if (*terms == nullptr || (*terms)->empty()) {
     ops.push_back(patch_add(terms_path, terms_of(alternatives)));
-    return ok_status();
+    return size_t{0};
   }
-  auto merged = merged_terms(**terms, alternatives);
-  if (!merged) return merged.error();
-  if (*merged != **terms) ops.push_back(patch_replace(terms_path, std::move(*merged)));
-  return ok_status();
+  return cross_terms(**terms, alternatives, terms_path, ops);
 }
 
 Status add_preferred_affinity(const nlohmann::json& pod, const std::vector<nlohmann::json>& alternatives, int weight,

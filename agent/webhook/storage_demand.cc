@@ -23,10 +23,16 @@ std::string class_names(const std::vector<DeviceClass>& list) {
   return "[" + out + "]";
 }
 
-std::map<std::string, std::string> pod_labels(const nlohmann::json& pod) {
+// The pod's labels that a rule's selector names: looked up by the policy's keys rather than all
+// copied, since a pod may carry megabytes of them and only these are compared.
+std::map<std::string, std::string> pod_labels(const Policy& p, const nlohmann::json& pod) {
+  const nlohmann::json& all = object_at(object_at(pod, "metadata"), "labels");
   std::map<std::string, std::string> labels;
-  for (const auto& [key, value] : object_at(object_at(pod, "metadata"), "labels").items()) {
-    if (value.is_string()) labels[key] = value.get<std::string>();
+  for (const Rule& r : p.rules) {
+    for (const auto& [key, wanted] : r.selector.pod_labels) {
+      auto it = all.find(key);
+      if (it != all.end() && it->is_string()) labels[key] = it->get<std::string>();
+    }
   }
   return labels;
 }
@@ -65,7 +71,7 @@ StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
   StorageDemand d;
   d.gpus = pod_gpu_count(pod, extra_gpu_resources);
   d.iops_labelled = p.workload.rw == RwMode::kRandRead;
-  std::map<std::string, std::string> labels = pod_labels(pod);
+  std::map<std::string, std::string> labels = pod_labels(p, pod);
 
   if (d.gpus > 0) {
     d.selected = true;

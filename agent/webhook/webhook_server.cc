@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "http/bounded_stream.h"
 #include "http/pooled_server.h"
 #include "webhook/json_footprint.h"
 
@@ -162,6 +163,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
       ByteBudget::Lease room = reviews.acquire(cost, budget_wait);
       if (!room.held()) {
         res.status = 503;
+        res.set_header("Retry-After", std::to_string(kBusyRetryAfterSeconds));
         res.set_content("busy: other reviews take the memory this one needs; retry\n", kText);
         return;
       }

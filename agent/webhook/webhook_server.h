@@ -8,7 +8,8 @@
 //
 // Bodies: application/json only (415), with a Content-Length (411 without one: chunked bodies
 // are refused, the API server never sends them, and a declared length lets a body be refused or
-// given room before a byte of it is read), at most max_body_bytes (413). A Content-Length that is
+// given room before a byte of it is read), at most max_body_bytes (413; kMaxAdmissionBody, the
+// longest review the API server sends for a pod it can store). A Content-Length that is
 // not digits only, or several that differ: 400. Methods other than GET, HEAD, POST: 405. Where
 // the body is left unread the connection is closed after the answer.
 //
@@ -16,8 +17,12 @@
 // http/bounded_stream.h bounds it (414, 431); bodies being read or held, all connections
 // together, within body_bytes_in_flight; and the reviews being parsed and decided within
 // review_bytes_in_flight, each counted by what its JSON takes parsed (webhook/json_footprint.h:
-// 4 to 40 times its size). A request waits for room in each, in arrival order, for up to half
-// read_timeout, and gets 503 after that; a review that could never fit gets 413.
+// 4 to 40 times its size, freeing it included). A request waits for room in each, in arrival
+// order, for up to half read_timeout, and gets 503 with Retry-After: 1 after that (the API
+// server's webhook client calls again after that second, within its timeout); a review that
+// could never fit gets 413. So many reviews of the largest size at once (64 of 8 MiB would be 512
+// MiB of bodies alone) are not held at once but queued, then answered 503, never more than
+// the budgets.
 //
 // Connections cannot starve it: one that sends nothing waits without a thread (HttpWorkers) and
 // is closed after read_timeout; each served one has a thread of its own, up to max_workers.
@@ -32,6 +37,7 @@
 #include "base/result.h"
 #include "http/byte_budget.h"
 #include "http/listener.h"
+#include "webhook/admission.h"
 #include "webhook/certificate_reloader.h"
 
 namespace iogate {
@@ -42,11 +48,11 @@ struct WebhookHandlers {
 };
 
 struct WebhookServerOptions {
-  // An AdmissionReview carries the object and its old version; etcd caps an object near 1.5 MiB.
-  size_t max_body_bytes = 3 * 1024 * 1024;
-  // The chart's memory limit is 128 MiB, and the webhook takes about 7 MiB idle: four of the
-  // largest bodies at once, and 64 MiB of parsed reviews (a 3 MiB review of a pod of short
-  // environment variables is counted at 39 MiB, one of a long annotation at 21 MiB).
+  size_t max_body_bytes = kMaxAdmissionBody;
+  // The chart's memory limit is 128 MiB, and the webhook takes about 7 MiB idle: bodies of 12 MiB
+  // at once (one of the largest and a smaller one, or four of 3 MiB), and 64 MiB of reviews being
+  // parsed (a 3 MiB review of a pod of short environment variables is counted at 44 MiB, one of a
+  // long annotation at 21 MiB, one of 8 MiB of annotation at 56 MiB).
   size_t body_bytes_in_flight = 12 * 1024 * 1024;
   size_t review_bytes_in_flight = 64 * 1024 * 1024;
   // Longest wait for the next bytes of a handshake or request (not for a whole request), and for a

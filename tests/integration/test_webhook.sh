@@ -84,9 +84,9 @@ code=$(printf 'not json' | hook_curl -o /dev/null -w '%{http_code}' -H 'Content-
 [[ $code == 400 ]] || fail "not JSON: HTTP $code, want 400"
 code=$(printf '{}' | hook_curl -o /dev/null -w '%{http_code}' -H 'Content-Type: text/plain' --data-binary @- "https://$ADDR/mutate")
 [[ $code == 415 ]] || fail "text/plain: HTTP $code, want 415"
-head -c 8000000 /dev/zero | tr '\0' ' ' >"$SCRATCH/big.json"
+head -c 16000000 /dev/zero | tr '\0' ' ' >"$SCRATCH/big.json"
 code=$(hook_curl -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$SCRATCH/big.json" "https://$ADDR/validate")
-[[ $code == 413 ]] || fail "8 MB body: HTTP $code, want 413"
+[[ $code == 413 ]] || fail "16 MB body: HTTP $code, want 413"
 jq -n '{apiVersion:"admission.k8s.io/v1beta1",kind:"AdmissionReview",request:{uid:"x"}}' | post mutate >"$SCRATCH/bad.json"
 assert_jq "$SCRATCH/bad.json" '.response.allowed == false and .response.status.code == 400 and .response.uid == "x"' \
   "wrong apiVersion: a well-formed refusal echoing the uid"

@@ -7,10 +7,16 @@
 #   (b) endless header lines: 431;
 #   (c) bodies: a Content-Length over the limit, 413 with its body unread; a chunked body (an
 #       endless chunk-size line), 411 unread;
-#   (d) 64 reviews of just under the body limit at once, of a pod of short environment variables
-#       (the densest JSON a real pod makes) and of one long annotation: every one answered 200,
-#       its uid echoed, /mutate's patch there;
-#   (e) reviews whose JSON would take more memory parsed than the webhook gives reviews: 413.
+#   (d) 64 reviews at once, of just under the body limit (one long annotation) and of 3 MiB (what
+#       the API server takes in one request) of a pod of short environment variables (the densest
+#       JSON a real pod makes): every one answered 200, its uid echoed, /mutate's patch there;
+#   (e) reviews whose JSON would take more memory parsed than the webhook gives reviews (empty
+#       objects, and environment variables up to the body limit): 413, naming what they would take;
+#   (f) /mutate on pods of 3 MiB whose node affinity is most of them (one nodeSelectorTerm of
+#       80,000 expressions, or one expression of some 220,000 node names), one alone and 64 at once:
+#       each answered with a patch of a few hundred bytes (the pod's terms are extended in place,
+#       never copied); under a policy whose floors differ by disk class (two alternatives, each
+#       term repeated) the same pods are refused (allowed false), the message naming the bytes.
 source "$(dirname "$0")/lib.sh"
 need_tool openssl
 need_tool python3
@@ -26,16 +32,19 @@ pki_ca "$SCRATCH/pki" iogate-webhook-bounds
 pki_sign "$SCRATCH/pki" server /CN=localhost "$(pki_server_ext IP:127.0.0.1,DNS:localhost)"
 CA="$SCRATCH/pki/ca.crt"
 
+# start_webhook POLICY: the webhook judging by POLICY, as $hook on $ADDR (one at a time).
 # --request-deadline 30s: a request waits up to half of it for room in each budget, so that on a
 # slow machine the answers depend on the bounds, not on the speed.
-"$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key" \
-  --policy "$TESTS_DIR/fixtures/webhook-policy.yaml" --no-api --request-deadline 30s \
-  >/dev/null 2>"$SCRATCH/webhook.log" &
-hook=$!
-on_exit "kill $hook"
-for _ in $(seq 100); do grep -q "serving /mutate" "$SCRATCH/webhook.log" && break; sleep 0.1; done
-ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
-[[ -n $ADDR ]] || fail "webhook did not start: $(cat "$SCRATCH/webhook.log")"
+start_webhook() {
+  "$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key" \
+    --policy "$1" --no-api --request-deadline 30s >/dev/null 2>"$SCRATCH/webhook.log" &
+  hook=$!
+  on_exit "kill $hook 2>/dev/null"
+  for _ in $(seq 100); do grep -q "serving /mutate" "$SCRATCH/webhook.log" && break; sleep 0.1; done
+  ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
+  [[ -n $ADDR ]] || fail "webhook did not start: $(cat "$SCRATCH/webhook.log")"
+}
+start_webhook "$TESTS_DIR/fixtures/webhook-policy.yaml"
 
 vm_kib() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$hook/status"; }
 # client NAME ARGS...: resets the webhook's peak, runs the client case into $SCRATCH/NAME.json,
@@ -73,17 +82,54 @@ client endless-chunk endless-chunk --max-bytes $((LIMIT + (32 << 20)))
 assert_jq "$SCRATCH/endless-chunk.json" '.status == "HTTP/1.1 411 Length Required"' \
   "a chunked body (an endless chunk-size line): 411 unread, peak $(mib "$PEAK")"
 
-# (d) 64 reviews just under the limit at once.
-for kind in dense sparse; do
-  client "reviews-$kind" reviews --count 64 --bytes $((MAX_BODY - 100)) --kind $kind
+# (d) 64 reviews at once: of just under the limit, one long annotation each; of 3 MiB, the most
+# the API server takes in a request, a dense pod each.
+API_REQUEST=$((3 << 20))
+for kind in sparse dense; do
+  size=$((API_REQUEST - 100))
+  [[ $kind == sparse ]] && size=$((MAX_BODY - 100))
+  client "reviews-$kind" reviews --count 64 --bytes $size --kind $kind
   assert_jq "$SCRATCH/reviews-$kind.json" '.ok == 64' \
     "64 $kind reviews of $(jq .bytes "$SCRATCH/reviews-$kind.json") bytes at once: all answered, peak $(mib "$PEAK") ($(jq -c .failed "$SCRATCH/reviews-$kind.json"))"
 done
 
 # (e) Reviews that would take more parsed than all reviews together may.
-client reviews-objects reviews --count 4 --bytes $((MAX_BODY - 100)) --kind objects
-assert_jq "$SCRATCH/reviews-objects.json" '.statuses == {"413": 4}' \
-  "4 reviews of 3 MiB of empty objects (about 110 MiB each parsed): 413, peak $(mib "$PEAK")"
+for kind in objects dense; do
+  client "too-much-$kind" reviews --count 4 --bytes $((MAX_BODY - 100)) --kind $kind
+  assert_jq "$SCRATCH/too-much-$kind.json" \
+    '.statuses == {"413": 4} and (.messages | length == 1) and (.messages[0] | test("^this JSON would take [0-9]+ MiB parsed, more than the [0-9]+ MiB reviews may take$"))' \
+    "4 $kind reviews of just under the limit: 413, $(jq -r '.messages[0]' "$SCRATCH/too-much-$kind.json"), peak $(mib "$PEAK")"
+done
+
+# (f) /mutate on pods whose node affinity is most of their 3 MiB.
+for kind in affinity affinity-values; do
+  for count in 1 64; do
+    client "$kind-$count" reviews --count $count --bytes $((API_REQUEST - 100)) --kind $kind --mutate-only
+    assert_jq "$SCRATCH/$kind-$count.json" ".ok == $count and .patch_bytes < 4096" \
+      "$count $kind review(s) of 3 MiB at once: all answered, a patch of $(jq .patch_bytes "$SCRATCH/$kind-$count.json") bytes, peak $(mib "$PEAK") ($(jq -c .failed "$SCRATCH/$kind-$count.json"))"
+  done
+done
+[[ $(curl -sS --cacert "$CA" "https://$ADDR/healthz") == ok ]] || fail "/healthz after the cases"
+kill $hook
+wait $hook 2>/dev/null
+
+# The same under a policy whose floors differ by disk class: every term is repeated, once for
+# each of the two alternatives; the repeat is the API server's (a copy operation), and counted.
+cat >"$SCRATCH/two-floors.yaml" <<'POLICY'
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+workload: {rw: randread, bs: 4k, iodepth: 32}
+rules:
+  - {name: gpu-feed, min_iops: 10000, min_iops_per_gpu: 5000, forbidden_classes: [hdd]}
+  - {name: local-nvme, selector: {device_classes: [nvme]}, min_iops: 50000}
+POLICY
+start_webhook "$SCRATCH/two-floors.yaml"
+for count in 1 64; do
+  client "affinity-two-$count" reviews --count $count --bytes $((API_REQUEST - 100)) --kind affinity --mutate-only
+  assert_jq "$SCRATCH/affinity-two-$count.json" \
+    ".statuses == {\"200\": $count} and (.messages | length == 1) and (.messages[0] | test(\"^the patch would add [0-9]+ bytes to the pod .*, more than a pod may grow by\"))" \
+    "$count affinity review(s) of 3 MiB, two alternatives: refused, '$(jq -r '.messages[0]' "$SCRATCH/affinity-two-$count.json" | cut -c1-80)...', peak $(mib "$PEAK")"
+done
 
 [[ $(curl -sS --cacert "$CA" "https://$ADDR/healthz") == ok ]] || fail "/healthz after the cases"
 pass "still serving"

@@ -9,10 +9,12 @@ webhook_client.py ADDR CA endless-chunk [--max-bytes N]
     A chunked POST whose chunk-size line never ends.
 webhook_client.py ADDR CA big-body --length N [--send N]
     A POST /mutate declaring Content-Length N, then sending up to --send bytes of it.
-webhook_client.py ADDR CA reviews --count N --bytes B [--kind dense|sparse]
+webhook_client.py ADDR CA reviews --count N --bytes B [--kind KIND] [--mutate-only]
     N AdmissionReviews of a GPU pod padded to B bytes, all at once, one connection and thread each,
-    half to /mutate, half to /validate; each answer is checked (200, the uid echoed, allowed, the
-    node-affinity patch for /mutate); "statuses" counts the answers' HTTP statuses.
+    half to /mutate, half to /validate (all to /mutate with --mutate-only); each answer is checked
+    (200, the uid echoed, allowed, the node-affinity patch for /mutate); "statuses" counts the
+    answers' HTTP statuses, "messages" the distinct refusals (status.message, or the text of a
+    non-200 answer), "patch_bytes" the largest patch.
 
 The status of an answer is taken as soon as it arrives, while the client is still sending: a
 server that answers early and then stops reading must not be mistaken for one that never answered.
@@ -152,8 +154,10 @@ def big_body(args):
 
 def review_body(uid, size, kind):
     """An AdmissionReview of a GPU pod, padded to `size` bytes: dense (many short environment
-    variables, the most JSON values a byte of a real pod carries), sparse (one long annotation), or
-    objects (an array of empty objects: no pod has one, but it takes the most memory parsed)."""
+    variables, the most JSON values a byte of a real pod carries), sparse (one long annotation),
+    objects (an array of empty objects: no pod has one, but it takes the most memory parsed),
+    affinity (one required nodeSelectorTerm of as many short matchExpressions as fit: what /mutate
+    extends) or affinity-values (one matchExpression whose values are as many node names as fit)."""
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"generateName": "train-", "namespace": "ml", "annotations": {}},
            "spec": {"containers": [{"name": "train", "image": "pytorch", "env": [],
@@ -169,6 +173,19 @@ def review_body(uid, size, kind):
         pod["metadata"]["annotations"]["pad"] = "x" * (room - len('"pad":""'))
     elif kind == "objects":
         pod["spec"]["pad"] = [{}] * ((room - len(',"pad":[]')) // 3)
+    elif kind in ("affinity", "affinity-values"):
+        shell = ',"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":' \
+                '{"nodeSelectorTerms":[{"matchExpressions":[]}]}}}'
+        room -= len(shell) + 100
+        if kind == "affinity":
+            entry = len('{"key":"e000000","operator":"Exists"},')
+            exprs = [{"key": "e%06d" % i, "operator": "Exists"} for i in range(room // entry)]
+        else:
+            exprs = [{"key": "kubernetes.io/hostname", "operator": "NotIn",
+                      "values": ["node-%06d" % i for i in range(room // len('"node-000000",'))]}]
+        pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
+        pod["metadata"]["annotations"]["pad"] = "x" * max(0, size - len(text()) - len(',"pad":""'))
     else:
         env = pod["spec"]["containers"][0]["env"]
         i = 0
@@ -186,13 +203,17 @@ def review_body(uid, size, kind):
 def reviews(args):
     results = [None] * args.count
     statuses = ["none"] * args.count
-    # One body, each request's uid put in place of the placeholder (the same length).
+    messages = [None] * args.count
+    patch_bytes = [0] * args.count
+    # One body, each request's uid put in place of the placeholder (the same length) as it is sent:
+    # 64 copies of 8 MiB would be half a GiB in this client.
     template = review_body("uid-%06d" % 0, args.bytes, args.kind)
-    bodies = [template.replace(b'"uid-000000"', b'"uid-%06d"' % i, 1) for i in range(args.count)]
+    at = template.index(b'"uid-000000"')
+    prefix, suffix = memoryview(template)[:at], memoryview(template)[at + len(b'"uid-000000"'):]
     start = threading.Barrier(args.count, timeout=120)
 
     def one(i):
-        path = "/mutate" if i % 2 == 0 else "/validate"
+        path = "/mutate" if i % 2 == 0 or args.mutate_only else "/validate"
         try:
             sock = Conn(args.addr, args.ca)
         except Exception as e:  # noqa: BLE001 - reported, not raised
@@ -202,14 +223,18 @@ def reviews(args):
         try:
             start.wait()
             req = (b"POST %s?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                   b"Content-Length: %d\r\n\r\n" % (path.encode(), len(bodies[i])))
-            sock.sendall(req + bodies[i])
+                   b"Content-Length: %d\r\n\r\n" % (path.encode(), len(template)))
+            sock.sendall(req + prefix[:65536])
+            sock.sendall(prefix[65536:])
+            sock.sendall(b'"uid-%06d"' % i)
+            sock.sendall(suffix)
             status, body = sock.read_answer(timeout=120)
         except Exception as e:  # noqa: BLE001 - reported, not raised
             results[i] = "%s: %s" % (path, e)
             return
         statuses[i] = status.split(" ")[1] if status else "none"
         if statuses[i] != "200":
+            messages[i] = body.decode(errors="replace").strip()[:200]
             results[i] = "%s: %s %s" % (path, status, body[:200])
             return
         try:
@@ -217,6 +242,8 @@ def reviews(args):
         except ValueError as e:
             results[i] = "%s: not JSON: %s" % (path, e)
             return
+        messages[i] = r.get("status", {}).get("message")
+        patch_bytes[i] = len(base64.b64decode(r.get("patch", "")))
         if r.get("uid") != "uid-%06d" % i or r.get("allowed") is not True:
             results[i] = "%s: %s" % (path, json.dumps(r)[:200])
         elif path == "/mutate" and "randread-iops" not in base64.b64decode(r.get("patch", "")).decode():
@@ -230,8 +257,9 @@ def reviews(args):
     for t in threads:
         t.join()
     failed = [r for r in results if r != "ok"]
-    return {"count": args.count, "bytes": len(bodies[0]), "ok": args.count - len(failed), "failed": failed[:5],
-            "statuses": {s: statuses.count(s) for s in sorted(set(statuses))}}
+    return {"count": args.count, "bytes": len(template), "ok": args.count - len(failed), "failed": failed[:5],
+            "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
+            "messages": sorted(set(m for m in messages if m)), "patch_bytes": max(patch_bytes)}
 
 
 def main():
@@ -251,7 +279,8 @@ def main():
     s = sub.add_parser("reviews")
     s.add_argument("--count", type=int, required=True)
     s.add_argument("--bytes", type=int, required=True)
-    s.add_argument("--kind", choices=["dense", "sparse", "objects"], default="dense")
+    s.add_argument("--kind", choices=["dense", "sparse", "objects", "affinity", "affinity-values"], default="dense")
+    s.add_argument("--mutate-only", action="store_true")
     args = p.parse_args()
     fn = {"endless-header": endless_header, "many-headers": many_headers, "endless-chunk": endless_chunk,
           "big-body": big_body, "reviews": reviews}[args.cmd]

@@ -228,6 +228,14 @@ TEST_CASE("request bounds: a body waits for room in the budget of body bytes; 50
   auto [status, closed] = push(server.port, post);
   CHECK(status == "HTTP/1.1 503 Service Unavailable");
   CHECK(closed);
+  {  // It says when to call again.
+    UniqueFd fd = connect_to(server.port);
+    REQUIRE(send(fd.get(), post.data(), post.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(post.size()));
+    std::string answer;
+    char buf[4096];
+    for (ssize_t n; (n = recv(fd.get(), buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<size_t>(n));
+    CHECK(answer.find("\r\nRetry-After: " + std::to_string(kBusyRetryAfterSeconds) + "\r\n") != std::string::npos);
+  }
   // A request without a body needs no room.
   CHECK(push(server.port, "GET /ok HTTP/1.1\r\nConnection: close\r\n\r\n").first == "HTTP/1.1 200 OK");
   gate.release();

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "admission_fixtures.h"
+#include "heap_peak.h"
 #include "webhook/admission.h"
+#include "webhook/json_footprint.h"
 
 namespace iogate {
 namespace {
@@ -407,32 +409,140 @@ namespace {
 
 using namespace iogate::test;
 
-TEST_CASE("mutate: crossing terms with alternatives is bounded: too many terms, too large a patch") {
-  Policy policy = load_policy(
+// Two alternatives: nvme nodes at 50,000 IOPS, the others at 1,000.
+Policy two_floors() {
+  return load_policy(
       "rules:\n  - {name: local, selector: {device_classes: [nvme]}, min_iops: 50000}\n  - {name: any, min_iops: "
       "1000}\n");
-  json p = pod("1");
+}
+
+json with_required_terms(json p, json terms) {
+  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
+      std::move(terms);
+  return p;
+}
+
+// One term of `count` node names, the way a pod is kept off a list of nodes.
+json hostname_term(int count) {
+  json values = json::array();
+  for (int i = 0; i < count; ++i) values.push_back(fmt::format("host-{:06}", i));
+  return {{"matchExpressions", {expr("kubernetes.io/hostname", "NotIn", values)}}};
+}
+
+TEST_CASE("mutate: crossing terms with alternatives is bounded: too many terms, too much copied") {
+  Policy policy = two_floors();
   json terms = json::array();
   for (int i = 0; i < 129; ++i) terms.push_back({{"matchExpressions", {expr("pool", "In", {std::to_string(i)})}}});
-  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = terms;
-  json r = response_of(handle_mutate(review(p), config_for(policy)));
+  json r = response_of(handle_mutate(review(with_required_terms(pod("1"), terms)), config_for(policy)));
   CHECK(r["allowed"] == false);
   CHECK(r["status"]["code"] == 400);
   CHECK(r["status"]["message"].get<std::string>().find("129 nodeSelectorTerms, each crossed with 2 alternatives") !=
         std::string::npos);
   terms.erase(terms.begin() + 128);  // 128 × 2 = 256: still fine
-  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = terms;
-  CHECK(response_of(handle_mutate(review(p), config_for(policy)))["allowed"] == true);
+  CHECK(response_of(handle_mutate(review(with_required_terms(pod("1"), terms)), config_for(policy)))["allowed"] ==
+        true);
 
-  // One term of 1 MB, doubled by the two alternatives.
-  json values = json::array();
-  for (int i = 0; i < 100000; ++i) values.push_back(fmt::format("host-{:05}", i));
-  json q = pod("1");
-  q["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
-      json::array({{{"matchExpressions", {expr("kubernetes.io/hostname", "NotIn", values)}}}});
-  json big = response_of(handle_mutate(review(q), config_for(policy)));
+  // A term of 1.2 MB: its copy for the second alternative is made by the API server, and what it
+  // adds is counted against what a pod may grow by. Just under: allowed, the patch a few hundred
+  // bytes. 1.8 MB: refused, naming the bytes.
+  json q = with_required_terms(pod("1"), json::array({hostname_term(100000)}));
+  AdmissionOutcome o = handle_mutate(review(q), config_for(policy));
+  CHECK(response_of(o)["allowed"] == true);
+  CHECK(patch_of(o).dump().size() < 2000);
+  json slow = expr("iogate.io/disk-class", "NotIn", {"nvme"});
+  json fast = expr("iogate.io/disk-class", "In", {"nvme"});
+  json term = hostname_term(100000);
+  json want = json::array({term, term});
+  want[0]["matchExpressions"].push_back(slow);
+  want[0]["matchExpressions"].push_back(iops_gt("999"));
+  want[1]["matchExpressions"].push_back(fast);
+  want[1]["matchExpressions"].push_back(iops_gt("49999"));
+  CHECK(required_terms(patched(q, o)) == want);
+
+  json big = response_of(
+      handle_mutate(review(with_required_terms(pod("1"), json::array({hostname_term(150000)}))), config_for(policy)));
   CHECK(big["allowed"] == false);
-  CHECK(big["status"]["message"].get<std::string>().find("more than a pod may grow by") != std::string::npos);
+  CHECK(big["status"]["code"] == 400);
+  std::string message = big["status"]["message"];
+  CHECK(message.find("the patch would add 2") == 0);
+  CHECK(message.find("of them its own nodeSelectorTerms, repeated for each alternative after the first") !=
+        std::string::npos);
+  CHECK(message.find("more than a pod may grow by (1572864)") != std::string::npos);
+}
+
+TEST_CASE("mutate: the pod's own terms are extended in place, never repeated in the patch") {
+  // 100,000 expressions in one term (3 MB of JSON) and one alternative: the patch adds ours to
+  // the term and is as small as for a pod without affinity.
+  json exprs = json::array();
+  for (int i = 0; i < 100000; ++i) exprs.push_back({{"key", fmt::format("e{:06}", i)}, {"operator", "Exists"}});
+  json p = with_required_terms(pod("2"), json::array({{{"matchExpressions", exprs}}}));
+  Policy policy = gpu_feed();
+  AdmissionOutcome o = handle_mutate(review(p), config_for(policy));
+  json ops = patch_of(o);
+  CHECK(ops.dump().size() < 1000);
+  json want = exprs;
+  want.push_back(not_hdd());
+  want.push_back(iops_gt("9999"));
+  CHECK(required_terms(patched(p, o)) == json::array({{{"matchExpressions", want}}}));
+
+  // A term without matchExpressions (matchFields only) gets them whole; several terms with two
+  // alternatives keep their order: T1A1, T1A2, T2A1, T2A2.
+  json fields = {{"matchFields", {expr("metadata.name", "NotIn", {"bad"})}}};
+  json a = {{"matchExpressions", {expr("pool", "In", {"a"})}}};
+  json q = with_required_terms(pod("1"), json::array({fields, a}));
+  Policy two = two_floors();
+  json after = required_terms(patched(q, handle_mutate(review(q), config_for(two))));
+  REQUIRE(after.size() == 4);
+  CHECK(after[0]["matchFields"] == fields["matchFields"]);
+  CHECK(after[1]["matchFields"] == fields["matchFields"]);
+  CHECK(after[0]["matchExpressions"][1] == iops_gt("999"));
+  CHECK(after[1]["matchExpressions"][1] == iops_gt("49999"));
+  CHECK(after[2]["matchExpressions"][0] == a["matchExpressions"][0]);
+  CHECK(after[3]["matchExpressions"][2] == iops_gt("49999"));
+}
+
+TEST_CASE("mutate: handling a review takes no more than its parse is counted for") {
+  // The webhook lets a review in by json_footprint(body) (webhook_server.h): whatever /mutate
+  // builds besides the parsed review must fit in what that counts, or reviews let in together
+  // could take more than the budget. Shapes of 2 to 3 MB, each the most of one kind of content.
+  json exprs = json::array();
+  for (int i = 0; i < 80000; ++i) exprs.push_back({{"key", fmt::format("e{:06}", i)}, {"operator", "Exists"}});
+  json affinity = with_required_terms(pod("4"), json::array({{{"matchExpressions", exprs}}}));
+  json hosts = with_required_terms(pod("4"), json::array({hostname_term(200000)}));
+  json two_terms = with_required_terms(pod("4"), json::array({hostname_term(40000), hostname_term(40000)}));
+  json env = pod("4");
+  for (int i = 0; i < 80000; ++i)
+    env["spec"]["containers"][0]["env"].push_back({{"name", fmt::format("E{:06}", i)}, {"value", "1"}});
+  json labels = pod("0");
+  for (int i = 0; i < 150000; ++i) labels["metadata"]["labels"][fmt::format("l{:06}", i)] = "";
+  labels["metadata"]["labels"]["team"] = "vision";
+  Policy one = gpu_feed();
+  Policy two = two_floors();
+  Policy by_label = load_policy("rules:\n  - {name: vision, selector: {pod_labels: {team: vision}}, min_iops: 1000}\n");
+  struct Case {
+    const char* name;
+    const json& pod;
+    const Policy& policy;
+    bool allowed;
+  };
+  for (const Case& c : {Case{"one term of 80,000 expressions", affinity, one, true},
+                        Case{"the same, crossed with two alternatives", affinity, two, false},
+                        Case{"one expression of 200,000 values", hosts, one, true},
+                        Case{"two terms of 40,000 values, two alternatives", two_terms, two, true},
+                        Case{"80,000 environment variables", env, two, true},
+                        Case{"150,000 labels, a rule selecting one", labels, by_label, true}}) {
+    CAPTURE(std::string(c.name));
+    std::string body = review(c.pod);
+    size_t counted = json_footprint(body);
+    size_t before = reset_heap_peak();
+    AdmissionOutcome o = handle_mutate(body, config_for(c.policy));
+    size_t took = heap_peak() - before;
+    CAPTURE(body.size());
+    CAPTURE(took);
+    CAPTURE(counted);
+    CHECK(took <= counted);
+    CHECK(response_of(o)["allowed"] == c.allowed);
+  }
 }
 
 }  // namespace

@@ -3,8 +3,12 @@
 #include <map>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "admission_fixtures.h"
+#include "heap_peak.h"
 #include "webhook/admission.h"
+#include "webhook/json_footprint.h"
 
 namespace iogate {
 namespace {
@@ -234,6 +238,33 @@ TEST_CASE("validate: class floors: the node's disk-class label picks its floor")
   // No class label: held to the strictest floor.
   CHECK(response_of(handle_validate(review(on_node(pod("1"), "unlabelled-class")), config_for(policy),
                                     nodes.lookup()))["allowed"] == false);
+}
+
+TEST_CASE("validate: handling a review takes no more than its parse is counted for") {
+  // As for /mutate (mutate_test.cc): an UPDATE carries two pods, here of 100,000 labels and a
+  // node affinity of 30,000 expressions each, pinned by its hostname; the rule selects by label.
+  json p = pod("0");
+  for (int i = 0; i < 100000; ++i) p["metadata"]["labels"][fmt::format("l{:06}", i)] = "";
+  p["metadata"]["labels"]["team"] = "vision";
+  json exprs = json::array({expr("kubernetes.io/hostname", "In", {"slow-1"})});
+  for (int i = 0; i < 30000; ++i) exprs.push_back({{"key", fmt::format("e{:06}", i)}, {"operator", "Exists"}});
+  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
+      json::array({{{"matchExpressions", exprs}}});
+  json old = p;
+  old["spec"]["affinity"] = nullptr;
+  Policy policy = load_policy("rules:\n  - {name: vision, selector: {pod_labels: {team: vision}}, min_iops: 10000}\n");
+  Nodes nodes = cluster();
+  std::string body = review(p, "UPDATE", old);
+  size_t counted = json_footprint(body);
+  size_t before = reset_heap_peak();
+  AdmissionOutcome o = handle_validate(body, config_for(policy), nodes.lookup());
+  size_t took = heap_peak() - before;
+  CAPTURE(body.size());
+  CAPTURE(took);
+  CAPTURE(counted);
+  CHECK(took <= counted);
+  CHECK(response_of(o)["allowed"] == false);  // slow-1 measured 8,120 IOPS
+  CHECK(nodes.calls == 1);
 }
 
 }  // namespace

@@ -20,8 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "base/unique_fd.h"
+#include "http/bounded_stream.h"
 #include "http/loopback_sockets.h"
+#include "webhook/json_footprint.h"
 #include "webhook/tls_files.h"
 #include "webhook/webhook_server.h"
 
@@ -219,13 +223,14 @@ TEST_CASE("webhook server: JSON only, bounded bodies; what is not a webhook call
   CHECK(res->status == 200);
   CHECK(res->body == fits);
 
-  SUBCASE("the default limit is 3 MiB") {
+  SUBCASE("the default limit is the decisions' own, kMaxAdmissionBody") {
     auto server3 = start(loaded(a + "/server.crt", a + "/server.key"));
     auto c3 = client(*server3, a + "/ca.crt");
-    res = c3->Post("/mutate", std::string(3 * 1024 * 1024 + 1, ' '), "application/json");
+    res = c3->Post("/mutate", std::string(kMaxAdmissionBody + 1, ' '), "application/json");
     REQUIRE(res);
     CHECK(res->status == 413);
-    res = c3->Post("/mutate", std::string(3 * 1024 * 1024, ' '), "application/json");
+    CHECK(res->body == fmt::format("request body over {} bytes\n", kMaxAdmissionBody));
+    res = c3->Post("/mutate", std::string(kMaxAdmissionBody, ' '), "application/json");
     REQUIRE(res);
     CHECK(res->status == 200);
   }
@@ -516,14 +521,15 @@ TEST_CASE("webhook server: reviews are let in by what they take parsed: 413 for 
   REQUIRE_MESSAGE(s.ok(), s.error().message);
   auto& server = **s;
 
-  // 300 KB of empty objects take about 11 MiB parsed.
+  // 300 KB of empty objects are counted at about 15 MiB (parsed, then freed).
   std::string objects = "[{}";
   for (int i = 0; i < 100000; ++i) objects += ",{}";
   objects += "]";
   auto res = client(server, a + "/ca.crt")->Post("/validate", objects, "application/json");
   REQUIRE(res);
   CHECK(res->status == 413);
-  CHECK(res->body == "this JSON would take 10 MiB parsed, more than the 1 MiB reviews may take\n");
+  CHECK((json_footprint(objects) >> 20) == 15);
+  CHECK(res->body == "this JSON would take 15 MiB parsed, more than the 1 MiB reviews may take\n");
 
   // 120 KiB of one string takes 7 times that with the lexer's buffers: one at a time in 1 MiB.
   std::string text = "\"" + std::string(120 * 1024, 'x') + "\"";
@@ -549,6 +555,7 @@ TEST_CASE("webhook server: reviews are let in by what they take parsed: 413 for 
   // While the thread waits in the handler, no REQUIRE: its failure would leave the thread running.
   res = client(server, a + "/ca.crt")->Post("/validate", text, "application/json");
   CHECK((res && res->status == 503 && res->body == "busy: other reviews take the memory this one needs; retry\n"));
+  CHECK((res && res->get_header_value("Retry-After") == std::to_string(kBusyRetryAfterSeconds)));
   res = client(server, a + "/ca.crt")->Post("/validate", "{}", "application/json");  // small: room for it
   CHECK((res && res->status == 200));
   let_go();
