@@ -213,7 +213,26 @@ void attempt(Agent& a, size_t i) {
     }
     return true;
   };
-  if (a.policy.workload_mode == WorkloadMode::kDataset) {
+  bool dataset = a.policy.workload_mode == WorkloadMode::kDataset;
+  std::optional<Demand> synthetic;  // workload.mode auto on a data path without a dataset
+  if (a.policy.workload_mode == WorkloadMode::kAuto) {
+    auto source = auto_sample_source(path, a.stop);
+    if (!source.ok()) {
+      ++o.errors;
+      retry_later(PathState::kError, source.error().message);
+      return;
+    }
+    dataset = *source == SampleSource::kDataset;
+    if (!dataset) {
+      synthetic = synthetic_demand(a.policy, ctx, stack->device_class);
+      if (!synthetic) {
+        ++o.errors;
+        retry_later(PathState::kError, "no dataset under the path and no applicable rule with a demand");
+        return;
+      }
+    }
+  }
+  if (dataset) {
     DatasetRequest req = policy_dataset_request(a.policy, path, a.options.root, ctx, &*stack);
     spdlog::info("{}: probing {}", path, describe_dataset_request(req));
     const Clock::time_point started = Clock::now();
@@ -229,7 +248,8 @@ void attempt(Agent& a, size_t i) {
     measured(measurement_from_dataset(*result), took);
     return;
   }
-  ProbeRequest req = policy_probe_request(a.policy, path, a.options.root, ctx, &*stack);
+  ProbeRequest req = synthetic ? synthetic_sample_request(a.policy, *synthetic, path, a.options.root, ctx, &*stack)
+                              : policy_probe_request(a.policy, path, a.options.root, ctx, &*stack);
   o.io_priority = io_priority_note(a.options, *stack);
   spdlog::info("{}: probing {} at I/O priority {}", path, describe_probe_request(a.policy, req), o.io_priority);
   const Clock::time_point started = Clock::now();
@@ -237,7 +257,9 @@ void attempt(Agent& a, size_t i) {
   const nanoseconds took = Clock::now() - started;
   if (!settled(result, took)) return;
   set_quantiles(o, *result);
-  measured(measurement_from_probe(*result), took);
+  measured(synthetic ? measurement_from_synthetic_samples(*result, *synthetic->sample_bytes)
+                     : measurement_from_probe(*result),
+           took);
 }
 
 // One sync's deadline for the client: its own bound, or less when --once's deadline is nearer.

@@ -163,8 +163,9 @@ MetadataChanges node_labels(const NodeJudgement& j, const std::vector<PathOutcom
   const Measurement& bm = *outcomes[best.index].measurement;
   labels[label_key("disk-class", "")] = std::string(device_class_name(bm.device_class));
   labels[label_key("tier", "")] = std::string(node_tier_name(best.tier));
-  // The label means 4k random-read IOPS: a dataset run's samples/s is not that, so none is written.
-  if (bm.rw == RwMode::kRandRead && !bm.dataset)
+  // The label means 4k random-read IOPS: samples/s (a dataset run's, or synthetic sample reads')
+  // are not that, so none is written.
+  if (bm.rw == RwMode::kRandRead && !bm.samples)
     labels[label_key("randread-iops", "")] = std::to_string(std::llround(bm.iops));
   bool mixed = false;
   for (const PathJudgement& pj : j.paths) {
@@ -172,7 +173,7 @@ MetadataChanges node_labels(const NodeJudgement& j, const std::vector<PathOutcom
     mixed |= is_mixed(*o.measurement);
     if (o.config.name.empty()) continue;
     labels[label_key("disk-class", o.config.name)] = std::string(device_class_name(o.measurement->device_class));
-    if (o.measurement->rw == RwMode::kRandRead && !o.measurement->dataset) {
+    if (o.measurement->rw == RwMode::kRandRead && !o.measurement->samples) {
       labels[label_key("randread-iops", o.config.name)] = std::to_string(std::llround(o.measurement->iops));
     }
   }

@@ -17,9 +17,37 @@ struct Profile {
   std::string_view text;
 };
 
+constexpr std::string_view kImageTraining =
+    R"(# Image training from small files (ImageNet-style: every sample is its own JPEG, ~110 KB on
+# average, read in a shuffled order). Judged in the job's units, as MLPerf Storage judges storage:
+# the accelerator utilisation (AU) the samples/s the volume delivers allow the pod's GPUs.
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+metadata:
+  name: image-training
+# auto: where the volume holds the dataset (a dataset mount), its own files are read whole by
+# loader workers, as a DataLoader does; where it holds none (a scratch volume), synthetic
+# random reads of one sample each.
+workload: {mode: auto, runtime: 10s}
+rules:
+  - name: feed-gpus
+    description: samples fast enough to keep every GPU at least 90% busy
+    demand:
+      # One A100 trains ResNet-50 at ~2,500 images/s in mixed precision (NVIDIA's DALI figures:
+      # 2,500-3,000). MLPerf Storage's resnet50 configs, which read 114,660-byte TFRecord records,
+      # give 920/s for an A100 and 1,786/s for an H100 (demand: {workload: resnet50, accelerator: h100}).
+      samples_per_s: 2500
+      # ImageNet's 1.28 M training JPEGs average ~110 KB; synthetic samples are this size.
+      sample_size: 110k
+      # MLPerf Storage's passing AU for resnet50 and unet3d.
+      min_au: 0.90
+)";
+
 constexpr std::string_view kImageClassification =
-    R"(# Small-file image training (ImageNet-style): every sample is its own file (an ImageNet JPEG
-# averages ~110 KB) read in a shuffled order, so the volume sees random reads, not a stream.
+    R"(# Small-file image training (ImageNet-style) as a 4 KiB random-read IOPS floor: the measure the
+# node agent's labels and the webhook's node affinity use. An IOPS floor misjudges volumes whose
+# bandwidth, not IOPS, is short (a gp3 disk at 16,000 IOPS and 125 MiB/s feeds one GPU at AU
+# ~0.5 and passes here): for a preflight, image-training judges the AU itself.
 apiVersion: iogate.io/v1
 kind: StoragePolicy
 metadata:
@@ -101,7 +129,10 @@ rules:
 )";
 
 constexpr Profile kProfiles[] = {
-    {"image-classification", "4k random reads for small-file image training: >= 10,000 IOPS, 2,500/GPU, p99 <= 20 ms",
+    {"image-training", "small-file image training judged in AU: 2,500 samples/s of 110 KB per GPU at AU >= 0.90",
+     kImageTraining},
+    {"image-classification",
+     "4k random-read IOPS floor (the node agent's and webhook's): >= 10,000 IOPS, 2,500/GPU, p99 <= 20 ms",
      kImageClassification},
     {"streaming", "sequential 1 MiB reads for video/audio: >= 500 MB/s, 60 MB/s per GPU", kStreaming},
     {"llm-pretraining", "random 16 KiB reads from token shards: >= 1,000 IOPS, p99 <= 100 ms", kLlmPretraining},

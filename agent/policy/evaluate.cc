@@ -129,8 +129,19 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
       case CheckKind::kMinSamplesPerS:
         judge_floor(c, effective_min_samples_per_s(r, gpus), m.samples_per_s,
                     format_thousands(m.samples_per_s) + " samples/s");
-        c.passed = c.passed && m.dataset;  // a block-I/O run measures no samples
+        c.passed = c.passed && m.samples;  // a 4 KiB block-I/O run measures no samples
         break;
+      case CheckKind::kDemand: {
+        DemandOutcome o = judge_demand(*r.demand, demand_accelerators(gpus), m.samples_per_s);
+        c.measured_value = o.predicted_au;
+        c.threshold_value = o.min_au;
+        c.measured = fmt::format("AU {:.2f} ({} samples/s; sustains {} {})", o.predicted_au,
+                                 format_thousands(m.samples_per_s), o.accelerators_sustained,
+                                 o.accelerators_sustained == 1 ? "GPU" : "GPUs");
+        c.passed = o.passed && m.samples;
+        c.demand = o;
+        break;
+      }
       case CheckKind::kAllowedClasses: {
         // A mixed volume passes when every leaf is allowed: its class alone says nothing.
         c.measured = measured_class_text(m);
@@ -193,9 +204,20 @@ Measurement measurement_from_probe(const ProbeResult& r) {
   return m;
 }
 
+Measurement measurement_from_synthetic_samples(const ProbeResult& r, uint64_t sample_bytes) {
+  Measurement m = measurement_from_probe(r);
+  uint64_t bs = std::max<uint64_t>(m.block_size, 1);
+  uint64_t reads_per_sample = std::max<uint64_t>((sample_bytes + bs - 1) / bs, 1);
+  m.samples = true;
+  m.samples_per_s = m.iops / double(reads_per_sample);
+  m.sample_bytes = double(sample_bytes);
+  return m;
+}
+
 Measurement measurement_from_dataset(const DatasetProbeResult& r) {
   Measurement m;
   m.dataset = true;
+  m.samples = true;
   if (const LoaderRun* l = r.loader()) {
     m.samples_per_s = l->samples_per_s();
     m.iops = m.samples_per_s;
@@ -203,6 +225,7 @@ Measurement measurement_from_dataset(const DatasetProbeResult& r) {
     m.p99_latency_ns = double(l->file_ns.percentile(99));
     m.measured_s = double(l->elapsed_ns) / 1e9;
     m.direct = l->direct;
+    if (l->files_read > 0) m.sample_bytes = double(l->bytes_read) / double(l->files_read);
   }
   m.device_class = r.storage.device_class;
   collect_leaf_classes(r.storage.stack, m.leaf_classes);
@@ -244,8 +267,17 @@ std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus) {
   return floor_text(t, gpus, effective_min_bandwidth(r, gpus.value_or(0)));
 }
 
+std::string demand_text(const Demand& d, std::optional<int> gpus) {
+  std::string per_gpu = format_thousands(d.samples_per_s) + "/GPU";
+  if (!gpus) return fmt::format("AU >= {:.2f} at {} samples/s per GPU", d.min_au, format_thousands(d.samples_per_s));
+  int n = demand_accelerators(*gpus);
+  return fmt::format("AU >= {:.2f} at {} samples/s ({} x {})", d.min_au, format_thousands(samples_needed(d, n)),
+                     per_gpu, gpus_text(n));
+}
+
 std::vector<RuleThreshold> rule_thresholds(const Rule& r, std::optional<int> gpus) {
   std::vector<RuleThreshold> out;
+  if (r.demand) out.push_back({CheckKind::kDemand, demand_text(*r.demand, gpus)});
   if (r.min_iops || r.min_iops_per_gpu) out.push_back({CheckKind::kMinIops, min_iops_text(r, gpus)});
   if (r.max_p99_latency_ns) {
     out.push_back({CheckKind::kMaxP99Latency, "<= " + format_duration_ns(double(*r.max_p99_latency_ns))});
@@ -305,7 +337,7 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
 
 RuleIopsFloor rule_iops_floor(const Policy& p, const Rule& r, int gpus) {
   RuleIopsFloor f;
-  if (p.workload_mode == WorkloadMode::kDataset) return f;
+  if (p.workload_mode != WorkloadMode::kIo) return f;
   f.iops = effective_min_iops(r, gpus);
   double bandwidth = effective_min_bandwidth(r, gpus);
   if (bandwidth > 0 && p.workload.block_size > 0) {
@@ -327,6 +359,7 @@ std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, 
 
 std::string_view check_kind_name(CheckKind k) {
   switch (k) {
+    case CheckKind::kDemand: return "demand";
     case CheckKind::kMinIops: return "min_iops";
     case CheckKind::kMaxP99Latency: return "max_p99_latency";
     case CheckKind::kMinBandwidth: return "min_bandwidth";
@@ -377,6 +410,11 @@ Verdict evaluate_policy(const Policy& p, const Measurement& m, const EvaluationC
       v.caveats.push_back(fmt::format(
           "Rule {} sets only samples_per_s_per_gpu ({}/GPU) and the pod requests no GPUs, so its samples/s floor is 0.",
           r.name, format_thousands(double(*r.samples_per_s_per_gpu))));
+    }
+    if (r.demand && ctx.gpus <= 0) {
+      v.caveats.push_back(fmt::format(
+          "Rule {} states what each accelerator consumes and the pod requests no GPUs, so it was judged for one.",
+          r.name));
     }
     if (r.min_bandwidth_per_gpu_bytes_per_s && !r.min_bandwidth_bytes_per_s && ctx.gpus <= 0) {
       v.caveats.push_back(fmt::format(

@@ -48,13 +48,20 @@ struct Measurement {
   // A dataset run (workload.mode: dataset): files read whole per second; iops and
   // p99_latency_ns are then the samples/s and the file latency's p99, bandwidth its bytes/s.
   bool dataset = false;
+  // Samples measured: by a dataset run, or by synthetic sample reads (workload.mode auto on a
+  // volume without a dataset: each read is one sample, so samples/s is the IOPS).
+  bool samples = false;
   double samples_per_s = 0;
+  double sample_bytes = 0;  // the mean sample: the dataset's mean file, or the synthetic read's size
 };
 
 // Aggregates over jobs. Rates are over the longest job's measured window (as the report shows).
 Measurement measurement_from_probe(const ProbeResult& r);
 // The headline loader run (the sweep's fastest) of a dataset probe.
 Measurement measurement_from_dataset(const DatasetProbeResult& r);
+// A probe of synthetic sample reads (policy_probe.h's synthetic_sample_workload): each sample is
+// ceil(sample_bytes / block size) reads, so samples/s is the IOPS over that.
+Measurement measurement_from_synthetic_samples(const ProbeResult& r, uint64_t sample_bytes);
 
 // The pod the verdict is for. `path` is the dataset path as named on the command line, which
 // selectors' `paths` are matched against (the measurement's path when empty).
@@ -66,15 +73,24 @@ struct EvaluationContext {
 
 // What a check compares. Its name (check_kind_name) is the policy key it comes from and the
 // "check" of every verdict, annotation and report.
-enum class CheckKind { kMinIops, kMaxP99Latency, kMinBandwidth, kMinSamplesPerS, kAllowedClasses, kForbiddenClasses };
+enum class CheckKind {
+  kDemand,
+  kMinIops,
+  kMaxP99Latency,
+  kMinBandwidth,
+  kMinSamplesPerS,
+  kAllowedClasses,
+  kForbiddenClasses
+};
 std::string_view check_kind_name(CheckKind k);  // "min_iops", "max_p99_latency", ...
 
 struct RuleCheck {
   std::string rule;
   CheckKind check = CheckKind::kMinIops;
   std::string measured, threshold;  // "8,120 IOPS", ">= 10,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 2 GPUs)"
-  double measured_value = 0, threshold_value = 0;  // IOPS, ns, bytes/s; 0 for class checks
+  double measured_value = 0, threshold_value = 0;  // IOPS, ns, bytes/s, AU; 0 for class checks
   bool passed = false;
+  std::optional<DemandOutcome> demand;  // kDemand: needed, delivered, predicted AU, accelerators sustained
 };
 
 enum class VerdictOutcome { kPass, kFail, kWarn, kOff };  // kWarn: a check failed in warn mode
@@ -107,6 +123,10 @@ std::string min_iops_text(const Rule& r, std::optional<int> gpus);
 std::string min_bandwidth_text(const Rule& r, std::optional<int> gpus);
 std::string min_samples_text(const Rule& r, std::optional<int> gpus);  // ">= 2,000 samples/s (...)"
 
+// The demand as people read it: "AU >= 0.90 at 5,000 samples/s (2,500/GPU x 2 GPUs)"; without a
+// GPU count, "AU >= 0.90 at 2,500 samples/s per GPU".
+std::string demand_text(const Demand& d, std::optional<int> gpus);
+
 // The checks a rule makes, in the order a verdict lists them, each with its threshold as people
 // read it ("<= 5 ms", "none of hdd"): what evaluate_policy judges and `policy check` shows.
 struct RuleThreshold {
@@ -122,7 +142,8 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
 // A rule's IOPS floor for `gpus` GPUs: effective_min_iops, or its bandwidth floor converted to
 // IOPS at the workload's block size when that is higher. The one derivation of "the IOPS floor":
 // early stop, the webhook's node affinity, the node's labels, tier and metric all come from it.
-// 0 when the rule sets no IOPS or bandwidth floor, and in dataset mode (samples/s are not IOPS).
+// 0 when the rule sets no IOPS or bandwidth floor, and in dataset and auto modes (samples/s are
+// not IOPS; a demand is judged in samples, never as a 4 KiB IOPS floor).
 struct RuleIopsFloor {
   double iops = 0;
   bool from_bandwidth = false;  // the converted bandwidth floor is the higher one
@@ -141,6 +162,9 @@ std::vector<std::string> measurement_caveats(const Policy& p, const Measurement&
 // {"outcome","mode","gpus","policy","checks":[{rule,check,measured,threshold,measured_value,
 //  threshold_value,passed}],"rules_not_applicable":[],"caveats":[]}
 nlohmann::json verdict_to_json(const Verdict& v);
+// {"accelerators","samples_per_s_needed","samples_per_s_delivered","predicted_au","min_au",
+//  "accelerators_sustained"}: a demand check's figures, in the verdict and the compact report.
+nlohmann::json demand_outcome_json(const DemandOutcome& o);
 // A check as the compact annotations carry it: [rule, check, measured, threshold, passed].
 nlohmann::json compact_check_json(const RuleCheck& c);
 

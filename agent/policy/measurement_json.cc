@@ -33,6 +33,10 @@ nlohmann::json measurement_to_json(const Measurement& m) {
       {"stop_reason", stop_reason_name(m.stop_reason)},
       {"ci_half_width_relative", m.ci_half_width_relative.value_or(0.0)},
       {"ci_confidence", m.ci_confidence.value_or(0.0)},
+      {"dataset", m.dataset},
+      {"samples", m.samples},
+      {"samples_per_s", m.samples_per_s},
+      {"sample_bytes", m.sample_bytes},
   };
 }
 
@@ -83,6 +87,10 @@ std::optional<Measurement> measurement_from_json(const nlohmann::json& j) {
   boolean("read_existing_files", m.read_existing_files);
   boolean("read_block_device", m.read_block_device);
   boolean("wrote_test_file", m.wrote_test_file);
+  boolean("dataset", m.dataset);
+  boolean("samples", m.samples);
+  number("samples_per_s", m.samples_per_s);
+  number("sample_bytes", m.sample_bytes);
   count("files_bytes", m.files_bytes);
   count("readable_bytes", m.readable_bytes);
   std::string stop_reason;

@@ -20,6 +20,7 @@
 #include "base/result.h"
 #include "bench/workload.h"
 #include "device/device_class.h"
+#include "policy/demand.h"
 
 namespace iogate {
 
@@ -56,13 +57,23 @@ struct Rule {
   // Dataset workloads (workload.mode: dataset): samples (files read whole) per second, floor
   // max(min_samples_per_s, samples_per_s_per_gpu × GPUs), as for IOPS.
   std::optional<uint64_t> min_samples_per_s, samples_per_s_per_gpu;
+  // What the job consumes (policy/demand.h): judged as the accelerator utilisation the measured
+  // samples/s allow the pod's GPUs, against demand.min_au. Needs workload.mode auto or dataset.
+  std::optional<Demand> demand;
 };
 
 // What the probe does: block I/O on a test file (fio's workload), or the dataset loader over the
 // files under the path (iogate probe --mode dataset). A mode of its own rather than `rw: dataset`:
 // `rw` keeps fio's meaning, and a dataset run has no block size, queue depth or test file, so the
 // two sets of keys exclude each other and each is validated as a whole.
-enum class WorkloadMode { kIo, kDataset };
+// kAuto measures samples either way: the dataset loader where the path holds a dataset (at least
+// kMinDatasetFiles files: the usual read-only dataset mount), otherwise synthetic samples (random
+// whole-sample reads of a test file at the demand's sample size, as many in flight as the
+// loader's workers: synthetic_sample_workload in policy_probe.h).
+enum class WorkloadMode { kIo, kDataset, kAuto };
+std::string_view workload_mode_name(WorkloadMode m);  // "io", "dataset", "auto"
+// Fewer files than this is a scratch volume, not a dataset: too few to time a loader on.
+inline constexpr uint64_t kMinDatasetFiles = 100;
 
 // The dataset loader's settings (workload.mode: dataset); the runtime is workload.runtime.
 struct DatasetWorkload {

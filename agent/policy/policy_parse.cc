@@ -278,29 +278,40 @@ const Keys kRuleKeys = {"name",
                         "allowed_classes",
                         "forbidden_classes",
                         "min_samples_per_s",
-                        "samples_per_s_per_gpu"};
+                        "samples_per_s_per_gpu",
+                        "demand"};
+const Keys kDemandKeys = {"workload", "accelerator", "samples_per_s", "sample_size", "min_au"};
 const Keys kSelectorKeys = {"device_classes", "paths", "pod_labels"};
 const Keys kNodeKeys = {"paths",      "interval",     "jitter",        "busy_util",
                         "busy_retry", "taint_effect", "fast_min_iops", "fast_min_iops_per_gpu",
                         "fast_factor"};
 const Keys kNodePathKeys = {"path", "name"};
 
-// workload.mode: dataset and its keys; the block-I/O keys are refused in that mode and the
-// dataset keys in the other.
+// The block-I/O keys mode: auto takes for its synthetic sample reads; their block size and depth
+// come from the demand and the loader's workers.
+bool synthetic_sample_key(std::string_view key) { return key == "size" || key == "ramp"; }
+
+// workload.mode: dataset or auto and their keys; the block-I/O keys are refused in dataset mode
+// (auto takes the test file's size and ramp), and the dataset keys in io mode.
 Status read_dataset_workload(const Fields& n, Policy& p) {
   const std::string path = "workload";
   if (const YAML::Node v = n["mode"]) {
     std::string m = v.IsScalar() ? v.Scalar() : "";
     if (m == "dataset") p.workload_mode = WorkloadMode::kDataset;
+    else if (m == "auto") p.workload_mode = WorkloadMode::kAuto;
     else if (m == "io") p.workload_mode = WorkloadMode::kIo;
-    else return expected(child(path, "mode"), "io or dataset", v);
+    else return expected(child(path, "mode"), "io, dataset or auto", v);
   }
-  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
+  const bool dataset = p.workload_mode != WorkloadMode::kIo;
   for (std::string_view key : dataset ? kIoWorkloadKeys : kDatasetWorkloadKeys) {
+    if (p.workload_mode == WorkloadMode::kAuto && synthetic_sample_key(key)) continue;
     if (n[key]) {
-      return usage_error(
-          fmt::format("{}: {}", child(path, std::string(key)),
-                      dataset ? "not used by mode: dataset (it reads whole files)" : "only with mode: dataset"));
+      std::string_view why = p.workload_mode == WorkloadMode::kDataset
+                                 ? "not used by mode: dataset (it reads whole files)"
+                             : dataset ? "not used by mode: auto (its synthetic reads are one sample each, as many "
+                                         "in flight as workers)"
+                                       : "only with mode: dataset or auto";
+      return usage_error(fmt::format("{}: {}", child(path, std::string(key)), why));
     }
   }
   if (!dataset) return ok_status();
@@ -334,28 +345,33 @@ Status read_dataset_workload(const Fields& n, Policy& p) {
   return ok_status();
 }
 
-// Rules check what the workload measures: samples/s only a dataset run, IOPS and per-I/O latency
-// only a block-I/O run.
+// Rules check what the workload measures: samples/s (and a demand) only a dataset or auto run,
+// IOPS and per-I/O latency only a block-I/O run. Auto's synthetic reads need a sample size.
 Status check_rules_against_workload(const Policy& p) {
-  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
+  const bool samples = p.workload_mode != WorkloadMode::kIo;
   for (size_t i = 0; i < p.rules.size(); ++i) {
     const Rule& r = p.rules[i];
     const std::string path = element("rules", i);
-    if (dataset) {
+    if (samples) {
       for (auto [key, set] :
            {std::pair{"min_iops", bool(r.min_iops)}, std::pair{"min_iops_per_gpu", bool(r.min_iops_per_gpu)},
             std::pair{"max_p99_latency", bool(r.max_p99_latency_ns)}}) {
         if (set) {
-          return usage_error(
-              fmt::format("{}: not measured by workload.mode: dataset; use min_samples_per_s or "
-                          "samples_per_s_per_gpu",
-                          child(path, key)));
+          return usage_error(fmt::format(
+              "{}: not measured by workload.mode: {}; use demand, min_samples_per_s or samples_per_s_per_gpu",
+              child(path, key), workload_mode_name(p.workload_mode)));
         }
+      }
+      if (p.workload_mode == WorkloadMode::kAuto && r.demand && !r.demand->sample_bytes) {
+        return usage_error(fmt::format(
+            "{}: missing; workload.mode: auto reads synthetic samples of this size where the volume holds no dataset",
+            child(child(path, "demand"), "sample_size")));
       }
     } else {
       for (auto [key, set] : {std::pair{"min_samples_per_s", bool(r.min_samples_per_s)},
-                              std::pair{"samples_per_s_per_gpu", bool(r.samples_per_s_per_gpu)}}) {
-        if (set) return usage_error(fmt::format("{}: needs workload.mode: dataset", child(path, key)));
+                              std::pair{"samples_per_s_per_gpu", bool(r.samples_per_s_per_gpu)},
+                              std::pair{"demand", bool(r.demand)}}) {
+        if (set) return usage_error(fmt::format("{}: needs workload.mode: auto or dataset", child(path, key)));
       }
     }
   }
@@ -469,6 +485,75 @@ bool valid_rule_name(const std::string& s) {
   });
 }
 
+// A positive decimal ("250", "21.7"); at most a billion, far beyond any accelerator.
+Result<double> read_rate(const YAML::Node& n, const std::string& path) {
+  if (n.IsScalar()) {
+    const std::string& s = n.Scalar();
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && ptr == s.data() + s.size() && !s.empty() && v > 0 && v <= 1e9) return v;
+  }
+  return expected(path, "a positive number of samples a second (at most 1e9)", n);
+}
+
+// rules[].demand: numbers, or an MLPerf Storage workload × accelerator whose numbers any given
+// field overrides.
+Result<Demand> read_demand(const YAML::Node& node, const std::string& path) {
+  const auto fields = read_map(node, path, kDemandKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
+  Demand d;
+  const YAML::Node workload = n["workload"], accelerator = n["accelerator"];
+  if (workload || accelerator) {
+    if (!workload) return usage_error(child(path, "workload") + ": missing; accelerator names one of its accelerators");
+    if (!accelerator)
+      return usage_error(child(path, "accelerator") + ": missing; the workload's speed depends on it (" +
+                         named_workload_list() + ")");
+    auto w = read_string(workload, child(path, "workload"));
+    if (!w.ok()) return w.error();
+    auto a = read_string(accelerator, child(path, "accelerator"));
+    if (!a.ok()) return a.error();
+    const NamedWorkload* named = find_named_workload(*w, *a);
+    if (!named) {
+      return usage_error(fmt::format("{}: no MLPerf Storage workload {} on {} (known: {})", path, quote_value(*w),
+                                     quote_value(*a), named_workload_list()));
+    }
+    d.workload = *w;
+    d.accelerator = *a;
+    d.samples_per_s = named->samples_per_s();
+    d.sample_bytes = named->record_bytes;
+    d.min_au = named->min_au;
+  }
+  if (const YAML::Node v = n["samples_per_s"]) {
+    auto x = read_rate(v, child(path, "samples_per_s"));
+    if (!x.ok()) return x.error();
+    d.samples_per_s = *x;
+  } else if (d.workload.empty()) {
+    return usage_error(child(path, "samples_per_s") +
+                       ": missing; what one accelerator consumes at full utilisation (or name a workload and "
+                       "accelerator)");
+  }
+  if (const YAML::Node v = n["sample_size"]) {
+    std::string field = child(path, "sample_size");
+    if (!v.IsScalar()) return expected(field, kSizeWords, v);
+    auto x = parse_size(without_spaces(v.Scalar()), field);
+    if (!x.ok()) return x.error();
+    if (*x == 0 || *x > (uint64_t{1} << 30))
+      return usage_error(fmt::format("{}: must be above 0 and at most 1g, got {}", field, quote_value(v.Scalar())));
+    d.sample_bytes = *x;
+  }
+  if (const YAML::Node v = n["min_au"]) {
+    std::string field = child(path, "min_au");
+    if (!v.IsScalar()) return expected(field, "a fraction like 0.90 or 90%", v);
+    auto x = parse_fraction(v.Scalar(), field);
+    if (!x.ok()) return x.error();
+    if (*x <= 0 || *x > 1)
+      return usage_error(fmt::format("{}: must be above 0 and at most 1, got {}", field, quote_value(v.Scalar())));
+    d.min_au = *x;
+  }
+  return d;
+}
+
 Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   Rule r;
   const auto fields = read_map(node, path, kRuleKeys);
@@ -525,6 +610,11 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
       *field = *x;
     }
   }
+  if (const YAML::Node v = n["demand"]) {
+    auto x = read_demand(v, child(path, "demand"));
+    if (!x.ok()) return x.error();
+    r.demand = *x;
+  }
   for (DeviceClass c : r.forbidden_classes) {
     if (std::find(r.allowed_classes.begin(), r.allowed_classes.end(), c) != r.allowed_classes.end()) {
       return usage_error(
@@ -533,9 +623,9 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   }
   if (!r.min_iops && !r.min_iops_per_gpu && !r.max_p99_latency_ns && !r.min_bandwidth_bytes_per_s &&
       !r.min_bandwidth_per_gpu_bytes_per_s && r.allowed_classes.empty() && r.forbidden_classes.empty() &&
-      !r.min_samples_per_s && !r.samples_per_s_per_gpu) {
+      !r.min_samples_per_s && !r.samples_per_s_per_gpu && !r.demand) {
     return usage_error(fmt::format(
-        "{}: no check; give at least one of min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
+        "{}: no check; give at least one of demand, min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
         "min_bandwidth_per_gpu, allowed_classes, forbidden_classes, min_samples_per_s, samples_per_s_per_gpu",
         path));
   }
@@ -796,12 +886,12 @@ Result<Policy> read_policy(const YAML::Node& document, std::string_view source) 
     }
   }
   if (Status s = check_rules_against_workload(p); !s.ok()) return s.error();
-  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
-  auto probe_time = (dataset ? p.dataset.scan_time : p.workload.ramp) + p.workload.runtime;
+  const bool scans = p.workload_mode != WorkloadMode::kIo;
+  auto probe_time = (scans ? p.dataset.scan_time : p.workload.ramp) + p.workload.runtime;
   if (p.deadline < probe_time) {
     return usage_error(
         fmt::format("deadline: {} is shorter than {} + workload.runtime ({}); the probe could not finish",
-                    format_duration_compact(p.deadline.count()), dataset ? "workload.scan_time" : "workload.ramp",
+                    format_duration_compact(p.deadline.count()), scans ? "workload.scan_time" : "workload.ramp",
                     format_duration_compact(probe_time.count())));
   }
   return p;
@@ -822,6 +912,15 @@ std::string_view policy_mode_name(PolicyMode m) {
     case PolicyMode::kOff: return "off";
   }
   return "enforce";
+}
+
+std::string_view workload_mode_name(WorkloadMode m) {
+  switch (m) {
+    case WorkloadMode::kIo: return "io";
+    case WorkloadMode::kDataset: return "dataset";
+    case WorkloadMode::kAuto: return "auto";
+  }
+  return "io";
 }
 
 std::string_view on_error_name(OnError e) { return e == OnError::kFailOpen ? "fail-open" : "fail-closed"; }

@@ -55,6 +55,53 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   return req;
 }
 
+Result<SampleSource> auto_sample_source(const std::string& path, const std::atomic<bool>& stop) {
+  ScanBudget budget;
+  budget.time = kDatasetCheckTime;
+  budget.entries = kDatasetCheckEntries;
+  budget.sample_size = 1;  // only the count matters here
+  auto scan = scan_dataset(path, budget, stop);
+  if (!scan.ok()) return scan.error();
+  return scan->files_seen >= kMinDatasetFiles ? SampleSource::kDataset : SampleSource::kSynthetic;
+}
+
+std::optional<Demand> synthetic_demand(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
+  std::optional<Demand> pick;
+  for (const Rule& r : p.rules) {
+    if (!r.demand || !r.demand->sample_bytes) continue;
+    if (selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels)) continue;
+    if (!pick || *r.demand->sample_bytes > *pick->sample_bytes) pick = r.demand;
+  }
+  return pick;
+}
+
+Workload synthetic_sample_workload(const Policy& p, uint64_t sample_bytes) {
+  Workload w = p.workload;
+  constexpr uint64_t kAlign = 4096;
+  uint64_t read = std::min(std::max<uint64_t>(sample_bytes, 1), kMaxSyntheticRead);
+  w.rw = RwMode::kRandRead;
+  w.block_size = (read + kAlign - 1) / kAlign * kAlign;
+  w.iodepth = p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers();
+  w.numjobs = 1;
+  w.direct = true;
+  return w;
+}
+
+ProbeRequest synthetic_sample_request(const Policy& p, const Demand& d, const std::string& path,
+                                      const std::string& root, const EvaluationContext& ctx, const StorageStack* stack) {
+  ProbeRequest req{path, synthetic_sample_workload(p, *d.sample_bytes), root};
+  if (stack) req.storage = *stack;
+  req.early_stop.enabled = p.early_stop;
+  req.early_stop.tolerance = p.stop_tolerance;
+  req.early_stop.confidence = p.stop_confidence;
+  // The verdict flips where delivered samples/s = min_au × needed; in reads, times reads per sample.
+  uint64_t bs = req.workload.block_size;
+  double reads_per_sample = double(std::max<uint64_t>((*d.sample_bytes + bs - 1) / bs, 1));
+  double flip = d.min_au * samples_needed(d, demand_accelerators(ctx.gpus)) * reads_per_sample;
+  if (flip > 0) req.early_stop.threshold_iops = flip;
+  return req;
+}
+
 std::string describe_dataset_request(const DatasetRequest& r) {
   return fmt::format("dataset {} workers, {} sampled, scan up to {}, limit {}{}",
                      r.worker_counts.empty() ? 0 : r.worker_counts[0], r.scan.sample_size,

@@ -5,11 +5,15 @@
 // reports that stack rather than detecting the path again.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "bench/dataset_probe.h"
 #include "bench/probe.h"
 #include "device/device_class.h"
+#include "policy/demand.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
 
@@ -29,5 +33,29 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
 
 // "dataset 4 workers, 20000 sampled, scan 10s, limit 10s", for logs.
 std::string describe_dataset_request(const DatasetRequest& r);
+
+// workload.mode: auto measures the dataset under the path where there is one, else synthetic
+// samples. A dataset is at least kMinDatasetFiles regular files, counted by a walk bounded to
+// kDatasetCheckTime and kDatasetCheckEntries (a dataset shows itself within them; a scratch volume
+// is walked whole).
+enum class SampleSource { kDataset, kSynthetic };
+inline constexpr std::chrono::milliseconds kDatasetCheckTime{2000};
+inline constexpr uint64_t kDatasetCheckEntries = 100'000;
+// Errors: the path is missing or not a directory (usage), or unreadable.
+Result<SampleSource> auto_sample_source(const std::string& path, const std::atomic<bool>& stop);
+
+// The demand the synthetic sample reads stand for: of the applicable rules with a demand, the one
+// with the largest sample (a volume that feeds it feeds smaller ones at the same bytes/s);
+// nullopt when none applies.
+std::optional<Demand> synthetic_demand(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class);
+
+// Synthetic samples of `sample_bytes`: random reads of min(sample, kMaxSyntheticRead) rounded up to
+// 4 KiB (a larger sample is read in such pieces, as a loader reads a large file in chunks), one
+// per loader worker in flight, on the policy's test file (size, ramp, runtime). The early stop
+// compares samples/s × reads per sample against the demand's AU floor at the pod's GPUs.
+inline constexpr uint64_t kMaxSyntheticRead = uint64_t{1} << 20;
+Workload synthetic_sample_workload(const Policy& p, uint64_t sample_bytes);
+ProbeRequest synthetic_sample_request(const Policy& p, const Demand& d, const std::string& path,
+                                      const std::string& root, const EvaluationContext& ctx, const StorageStack* stack);
 
 }  // namespace iogate

@@ -25,15 +25,19 @@ std::string joined(const std::vector<std::string>& v) {
 
 nlohmann::json workload_json(const Policy& p) {
   const Workload& w = p.workload;
-  if (p.workload_mode == WorkloadMode::kDataset) {
+  if (p.workload_mode != WorkloadMode::kIo) {
     const DatasetWorkload& d = p.dataset;
-    return {{"mode", "dataset"},
-            {"workers", d.workers},
-            {"sample", d.sample},
-            {"scan_time_ns", d.scan_time.count()},
-            {"scan_entries", d.scan_entries},
-            {"runtime_ns", w.runtime.count()},
-            {"direct", d.direct}};
+    nlohmann::json j = {{"mode", workload_mode_name(p.workload_mode)},
+                        {"workers", d.workers},
+                        {"sample", d.sample},
+                        {"scan_time_ns", d.scan_time.count()},
+                        {"scan_entries", d.scan_entries},
+                        {"runtime_ns", w.runtime.count()},
+                        {"direct", d.direct}};
+    if (p.workload_mode == WorkloadMode::kAuto) {
+      j["synthetic"] = {{"size_bytes", w.size}, {"ramp_ns", w.ramp.count()}};
+    }
+    return j;
   }
   nlohmann::json j = {
       {"mode", "io"},         {"rw", rw_mode_name(w.rw)},        {"bs_bytes", w.block_size},  {"iodepth", w.iodepth},
@@ -77,6 +81,16 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
       j["min_bandwidth_per_gpu_bytes_per_s"] = *r.min_bandwidth_per_gpu_bytes_per_s;
     if (gpus && (r.min_bandwidth_bytes_per_s || r.min_bandwidth_per_gpu_bytes_per_s)) {
       j["effective_min_bandwidth_bytes_per_s"] = effective_min_bandwidth(r, *gpus);
+    }
+    if (r.demand) {
+      const Demand& d = *r.demand;
+      nlohmann::json dj = {{"workload", d.workload},
+                           {"accelerator", d.accelerator},
+                           {"samples_per_s", d.samples_per_s},
+                           {"sample_bytes", d.sample_bytes ? nlohmann::json(*d.sample_bytes) : nlohmann::json(nullptr)},
+                           {"min_au", d.min_au}};
+      if (gpus) dj["samples_per_s_needed"] = samples_needed(d, demand_accelerators(*gpus));
+      j["demand"] = std::move(dj);
     }
     j["allowed_classes"] = class_names(r.allowed_classes);
     j["forbidden_classes"] = class_names(r.forbidden_classes);
@@ -131,18 +145,31 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
   workload += fmt::format(" size={} ramp {}, runtime up to {}{}", format_size_compact(w.size),
                           format_duration_compact(w.ramp.count()), format_duration_compact(w.runtime.count()),
                           w.direct ? "" : ", buffered");
-  if (p.workload_mode == WorkloadMode::kDataset) {
+  if (p.workload_mode != WorkloadMode::kIo) {
     const DatasetWorkload& d = p.dataset;
     workload = fmt::format("dataset: {} workers, {} files sampled, scan up to {} or {} entries, runtime up to {}{}",
                            d.workers ? std::to_string(d.workers) : "70%-of-CPUs", d.sample,
                            format_duration_compact(d.scan_time.count()), d.scan_entries,
                            format_duration_compact(w.runtime.count()), d.direct ? ", O_DIRECT" : "");
+    if (p.workload_mode == WorkloadMode::kAuto) {
+      workload = fmt::format(
+          "auto: the {}; where the path holds fewer than {} files, synthetic samples (random whole-sample reads, "
+          "{} in flight, on a {} test file, ramp {})",
+          workload, kMinDatasetFiles, d.workers ? std::to_string(d.workers) : "70%-of-CPUs",
+          format_size_compact(w.size), format_duration_compact(w.ramp.count()));
+    }
   }
   field("workload", workload);
-  const bool dataset = p.workload_mode == WorkloadMode::kDataset;
-  if (dataset) {
+  if (p.workload_mode == WorkloadMode::kDataset) {
     field("early stop", "not used by dataset runs (each reads its sampled files once)");
     field("result ttl", "not used: dataset results are not shared through the PVC");
+  } else if (p.workload_mode == WorkloadMode::kAuto) {
+    field("early stop", "synthetic samples: " + (p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
+                                                   format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
+                                     : std::string("off: runs the whole runtime")));
+    field("result ttl", "synthetic samples: " + (p.result_ttl.count()
+                            ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused); a dataset's result is not shared"
+                            : std::string("0 (always probe)")));
   } else {
     field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
                                                    format_percent(p.stop_confidence), format_percent(p.stop_tolerance))

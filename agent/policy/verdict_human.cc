@@ -43,6 +43,13 @@ std::string render_verdict_human(const Verdict& v) {
 }
 
 std::string measurement_figures(const Measurement& m) {
+  if (m.samples && !m.dataset) {
+    return fmt::format("synthetic samples of {}: {} samples/s ({} {} reads/s), p99 {}, {} on {}",
+                       format_size_compact(uint64_t(m.sample_bytes)), format_thousands(m.samples_per_s),
+                       format_thousands(m.iops), format_size_compact(m.block_size),
+                       format_duration_ns(m.p99_latency_ns), format_rate_bytes(m.bandwidth_bytes_per_s),
+                       device_class_name(m.device_class));
+  }
   if (m.dataset) {
     return fmt::format("dataset: {} samples/s, file p99 {}, {} on {}", format_thousands(m.samples_per_s),
                        format_duration_ns(m.p99_latency_ns), format_rate_bytes(m.bandwidth_bytes_per_s),

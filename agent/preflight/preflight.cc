@@ -90,7 +90,16 @@ struct Run {
   nlohmann::json pod;              // empty without the API
   std::map<std::string, std::string> pod_labels;
   PreflightSummary summary;
+  // The path being judged reads synthetic samples for this demand (workload.mode auto on a volume
+  // without a dataset); nullopt: the policy's own workload.
+  std::optional<Demand> synthetic;
 };
+
+// What the probe of the path being judged runs, and the key its shared result is recorded under.
+Workload probed_workload(const Run& run) {
+  if (run.synthetic) return synthetic_sample_workload(run.policy, *run.synthetic->sample_bytes);
+  return run.policy.workload;
+}
 
 std::string pod_ref(const Run& run) { return run.summary.pod_namespace + "/" + run.summary.pod_name; }
 
@@ -200,12 +209,16 @@ std::optional<StorageStack> detect_path(const Run& run, const std::string& path)
 Result<ProbeResult> probe_path(Run& run, const std::string& path, const EvaluationContext& ctx,
                                const std::atomic<bool>* lock_lost) {
   const std::optional<StorageStack> stack = detect_path(run, path);
-  ProbeRequest req = policy_probe_request(run.policy, path, run.options.root, ctx, stack ? &*stack : nullptr);
+  const StorageStack* detected = stack ? &*stack : nullptr;
+  ProbeRequest req = run.synthetic
+                         ? synthetic_sample_request(run.policy, *run.synthetic, path, run.options.root, ctx, detected)
+                         : policy_probe_request(run.policy, path, run.options.root, ctx, detected);
   Workload& w = req.workload;
   auto runtime = runtime_within_deadline(run, path, kPrepareAllowance + w.ramp, w.runtime, "probe");
   if (!runtime.ok()) return runtime.error();
   w.runtime = *runtime;
-  spdlog::info("{}: probing {}", path, describe_probe_request(run.policy, req));
+  spdlog::info("{}: probing {}{}", path, run.synthetic ? "synthetic samples: " : "",
+               describe_probe_request(run.policy, req));
   return run_within_deadline(
       run, path, [&](const std::atomic<bool>& stop) { return run_probe(req, stop, nullptr); }, lock_lost);
 }
@@ -248,11 +261,11 @@ PathResult probed_result(const Run& run, const std::string& path, const Evaluati
   PathResult out;
   out.path = path;
   out.source = ResultSource::kProbe;
-  out.measurement = measurement_from_probe(probe);
+  out.measurement = run.synthetic ? measurement_from_synthetic_samples(probe, *run.synthetic->sample_bytes)
+                                  : measurement_from_probe(probe);
   out.probe = std::move(probe);
   out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
-  spdlog::info("{}: {:.0f} IOPS, p99 {} in {:.1f} s ({})", path, out.measurement.iops,
-               format_duration_ns(out.measurement.p99_latency_ns), out.measurement.measured_s,
+  spdlog::info("{}: {} in {:.1f} s ({})", path, measurement_figures(out.measurement), out.measurement.measured_s,
                stop_reason_name(out.measurement.stop_reason));
   return out;
 }
@@ -287,7 +300,7 @@ Result<std::optional<PathResult>> probe_locked(Run& run, const std::string& path
     return probe.error();
   }
   PathResult out = probed_result(run, path, ctx, std::move(*probe));
-  RecordedResult rec{workload_key(run.policy.workload), run.summary.node_name, pod_ref(run),
+  RecordedResult rec{workload_key(probed_workload(run)), run.summary.node_name, pod_ref(run),
                      std::chrono::system_clock::now(), measurement_to_json(out.measurement)};
   auto recorded = record_shared_result(*run.api, pvc, rec);
   if (!recorded.ok()) spdlog::warn("PVC {}: could not record the result: {}", pvc.name, recorded.error().summary());
@@ -298,7 +311,29 @@ Result<std::optional<PathResult>> probe_locked(Run& run, const std::string& path
 // the next pods when we hold the PVC's lock).
 Result<PathResult> judge_path(Run& run, const std::string& path) {
   EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
-  if (run.policy.workload_mode == WorkloadMode::kDataset) {
+  run.synthetic.reset();
+  bool dataset = run.policy.workload_mode == WorkloadMode::kDataset;
+  if (run.policy.workload_mode == WorkloadMode::kAuto) {
+    // A walk of at most kDatasetCheckTime: within the deadline's allowance for preparing a probe.
+    auto source = auto_sample_source(path, run.stop);
+    if (!source.ok()) return source.error();
+    dataset = *source == SampleSource::kDataset;
+    if (!dataset) {
+      const std::optional<StorageStack> stack = detect_path(run, path);
+      run.synthetic = synthetic_demand(run.policy, ctx, stack ? stack->device_class : DeviceClass::kUnknown);
+      if (!run.synthetic) {
+        return usage_error(fmt::format(
+            "{}: holds no dataset (fewer than {} files) and no applicable rule states a demand to read synthetic "
+            "samples for",
+            path, kMinDatasetFiles));
+      }
+    }
+    spdlog::info("{}: workload auto: {}", path,
+                 dataset ? "the path holds a dataset; reading its files"
+                         : fmt::format("no dataset under the path; synthetic samples of {}",
+                                       format_size_compact(*run.synthetic->sample_bytes)));
+  }
+  if (dataset) {
     // Not shared through the PVC: a dataset result depends on the dataset under this path, which
     // differs between pods of one claim more often than the volume's speed does.
     auto dataset = probe_dataset_path(run, path, ctx);
@@ -324,7 +359,7 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
 
   ShareRequest share;
   share.pvc = pvc;
-  share.workload = workload_key(run.policy.workload);
+  share.workload = workload_key(probed_workload(run));
   share.ttl = run.policy.result_ttl;
   share.pod = pod_ref(run);
   share.node = run.summary.node_name;

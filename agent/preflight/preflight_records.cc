@@ -84,12 +84,26 @@ MetadataChanges pod_annotations(const PreflightSummary& s) {
   if (r) {
     const Measurement& m = r->measurement;
     // randread-iops means what it says: other workloads' IOPS must not pose as a randread figure.
-    if (m.rw == RwMode::kRandRead) {
+    if (m.rw == RwMode::kRandRead && !m.samples) {
       a["iogate.io/randread-iops"] = fmt::format("{}", std::llround(m.iops));
     } else {
       a["iogate.io/randread-iops"] = std::nullopt;
     }
     a["iogate.io/p99-latency-us"] = fmt::format("{}", std::llround(m.p99_latency_ns / 1000));
+    // The demand's figures in the job's units, from the deciding path's first demand check.
+    const RuleCheck* demand = nullptr;
+    for (const RuleCheck& c : r->verdict.checks) {
+      if (c.demand && (!demand || (!c.passed && demand->passed))) demand = &c;
+    }
+    if (demand) {
+      a["iogate.io/predicted-au"] = fmt::format("{:.2f}", demand->demand->predicted_au);
+      a["iogate.io/accelerators-sustained"] = std::to_string(demand->demand->accelerators_sustained);
+      a["iogate.io/samples-per-s"] = fmt::format("{}", std::llround(m.samples_per_s));
+    } else {
+      a["iogate.io/predicted-au"] = std::nullopt;
+      a["iogate.io/accelerators-sustained"] = std::nullopt;
+      a["iogate.io/samples-per-s"] = m.samples ? std::optional<std::string>(fmt::format("{}", std::llround(m.samples_per_s))) : std::nullopt;
+    }
     a["iogate.io/device-class"] = std::string(device_class_name(m.device_class));
   }
   a["iogate.io/report"] = compact_report(s);

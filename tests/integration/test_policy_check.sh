@@ -40,7 +40,7 @@ cp "$SCRATCH/out" "$SCRATCH/json.json"
 assert_jq "$SCRATCH/json.json" '.mode == "warn" and .gpus == null and (.rules[0] | has("effective_min_iops") | not)' \
   "a JSON policy loads; without --gpus nothing is resolved"
 
-for profile in image-classification streaming llm-pretraining checkpointing; do
+for profile in image-training image-classification streaming llm-pretraining checkpointing; do
   expect_valid "profile:$profile"
   expect_valid "$profile" --output-format json
   cp "$SCRATCH/out" "$SCRATCH/profile.json"
@@ -49,7 +49,7 @@ for profile in image-classification streaming llm-pretraining checkpointing; do
   expect_valid "$SCRATCH/show.yaml"
   pass "policy show $profile prints a policy that checks as valid"
 done
-[[ $("$IOGATE" policy profiles | wc -l) -ge 4 ]] || fail "policy profiles lists fewer than 4 profiles"
+[[ $("$IOGATE" policy profiles | wc -l) -ge 5 ]] || fail "policy profiles lists fewer than 5 profiles"
 pass "policy profiles lists the built-ins"
 
 # Invalid: exit 2, one line on stderr with the file and the field path, nothing on stdout.

@@ -200,6 +200,7 @@ TEST_CASE("a dataset measurement writes no randread-iops label, and its samples/
   REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
   PathOutcome o = measured("/data", "train", 5000, DeviceClass::kNvme);
   o.measurement->dataset = true;
+  o.measurement->samples = true;
   o.measurement->samples_per_s = 5000;
   std::vector<PathOutcome> paths = {o};
   NodeJudgement j = judge_node(*parsed, paths, 0, "--gpus");

@@ -21,6 +21,7 @@ const char* kDatasetPolicy =
 Measurement dataset_run(double samples_per_s) {
   Measurement m;
   m.dataset = true;
+  m.samples = true;
   m.samples_per_s = samples_per_s;
   m.iops = samples_per_s;
   m.bandwidth_bytes_per_s = samples_per_s * 110e3;
@@ -56,16 +57,16 @@ TEST_CASE("each workload mode refuses the other's keys and checks, naming the fi
   CHECK(bs.error().message == "workload.bs: not used by mode: dataset (it reads whole files)");
   auto workers = parse("workload:\n  workers: 4\nrules:\n  - name: r\n    min_iops: 1\n");
   REQUIRE_FALSE(workers.ok());
-  CHECK(workers.error().message == "workload.workers: only with mode: dataset");
+  CHECK(workers.error().message == "workload.workers: only with mode: dataset or auto");
   auto iops = parse("workload:\n  mode: dataset\nrules:\n  - name: r\n    min_iops: 100\n");
   REQUIRE_FALSE(iops.ok());
   CHECK(iops.error().message.rfind("rules[0].min_iops: not measured by workload.mode: dataset", 0) == 0);
   auto samples = parse("rules:\n  - name: r\n    min_samples_per_s: 100\n");
   REQUIRE_FALSE(samples.ok());
-  CHECK(samples.error().message == "rules[0].min_samples_per_s: needs workload.mode: dataset");
+  CHECK(samples.error().message == "rules[0].min_samples_per_s: needs workload.mode: auto or dataset");
   auto mode = parse("workload:\n  mode: files\nrules:\n  - name: r\n    min_iops: 1\n");
   REQUIRE_FALSE(mode.ok());
-  CHECK(mode.error().message.rfind("workload.mode: expected io or dataset", 0) == 0);
+  CHECK(mode.error().message.rfind("workload.mode: expected io, dataset or auto", 0) == 0);
   auto bad = parse("workload:\n  mode: dataset\nrules:\n  - name: r\n    min_samples_per_s: fast\n");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.rfind("rules[0].min_samples_per_s:", 0) == 0);

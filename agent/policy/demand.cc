@@ -1,0 +1,88 @@
+#include "policy/demand.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+
+namespace iogate {
+
+const std::vector<NamedWorkload>& named_workloads() {
+  // From mlcommons/storage configs/dlio/workload/<workload>_<accelerator>.yaml: reader.batch_size,
+  // train.computation_time, dataset.record_length_bytes and metric.au, as published (MLPerf
+  // Storage v1.0/v2.0). resnet50's samples are 114,660-byte TFRecord records (1,251 to a file);
+  // unet3d's are ~140 MiB npz files (stdev 68 MB); cosmoflow's 2.8 MB TFRecord files.
+  // unet3d_b200.yaml halves H100's computation time (its comment: B200 ~2x an H100); no other
+  // workload publishes a B200 config.
+  static const std::vector<NamedWorkload> kWorkloads = {
+      {"resnet50", "a100", 400, 0.435, 114'660, 0.90, "configs/dlio/workload/resnet50_a100.yaml"},
+      {"resnet50", "h100", 400, 0.224, 114'660, 0.90, "configs/dlio/workload/resnet50_h100.yaml"},
+      {"unet3d", "a100", 7, 0.636, 146'600'628, 0.90, "configs/dlio/workload/unet3d_a100.yaml"},
+      {"unet3d", "h100", 7, 0.323, 146'600'628, 0.90, "configs/dlio/workload/unet3d_h100.yaml"},
+      {"unet3d", "b200", 7, 0.162, 146'600'628, 0.90, "configs/dlio/workload/unet3d_b200.yaml"},
+      {"cosmoflow", "a100", 1, 0.00551, 2'828'486, 0.70, "configs/dlio/workload/cosmoflow_a100.yaml"},
+      {"cosmoflow", "h100", 1, 0.00350, 2'828'486, 0.70, "configs/dlio/workload/cosmoflow_h100.yaml"},
+  };
+  return kWorkloads;
+}
+
+const NamedWorkload* find_named_workload(std::string_view workload, std::string_view accelerator) {
+  for (const NamedWorkload& w : named_workloads()) {
+    if (w.workload == workload && w.accelerator == accelerator) return &w;
+  }
+  return nullptr;
+}
+
+std::string named_workload_list() {
+  std::string out;
+  std::string_view current;
+  for (const NamedWorkload& w : named_workloads()) {
+    if (w.workload != current) {
+      if (!current.empty()) out += "), ";
+      out += fmt::format("{} ({}", w.workload, w.accelerator);
+      current = w.workload;
+    } else {
+      out += fmt::format(", {}", w.accelerator);
+    }
+  }
+  return out.empty() ? out : out + ")";
+}
+
+int demand_accelerators(int gpus) { return std::max(gpus, 1); }
+
+double samples_needed(const Demand& d, int accelerators) { return d.samples_per_s * std::max(accelerators, 0); }
+
+double predicted_au(double delivered_samples_per_s, double needed_samples_per_s) {
+  if (needed_samples_per_s <= 0) return 1;
+  return std::clamp(delivered_samples_per_s / needed_samples_per_s, 0.0, 1.0);
+}
+
+int accelerators_sustained(const Demand& d, double delivered_samples_per_s) {
+  if (d.samples_per_s <= 0 || d.min_au <= 0 || delivered_samples_per_s <= 0) return 0;
+  // A tiny epsilon so that delivering exactly N × floor × r counts as sustaining N.
+  double n = delivered_samples_per_s / (d.min_au * d.samples_per_s);
+  return static_cast<int>(std::min(std::floor(n + 1e-9), 1e6));
+}
+
+DemandOutcome judge_demand(const Demand& d, int accelerators, double delivered_samples_per_s) {
+  DemandOutcome o;
+  o.accelerators = accelerators;
+  o.samples_per_s_needed = samples_needed(d, accelerators);
+  o.samples_per_s_delivered = delivered_samples_per_s;
+  o.predicted_au = predicted_au(delivered_samples_per_s, o.samples_per_s_needed);
+  o.min_au = d.min_au;
+  o.accelerators_sustained = accelerators_sustained(d, delivered_samples_per_s);
+  // The same comparison as accelerators_sustained, so "passes" and "sustains N" never disagree.
+  o.passed = o.accelerators_sustained >= accelerators;
+  return o;
+}
+
+std::string demand_summary(const Demand& d) {
+  std::string rate = fmt::format("{} samples/s per accelerator", format_thousands(d.samples_per_s));
+  if (d.workload.empty()) return rate;
+  return fmt::format("{} on {}: {}", d.workload, d.accelerator, rate);
+}
+
+}  // namespace iogate
