@@ -5,7 +5,7 @@
 #             scan's cost is the walk and the stats, not the data), on an ext4 loop device made for
 #             it (1.4M inodes) on DIR, unmounted and removed on exit; the page cache dropped
 #             before each run, so the walk reads the directories from the device
-#   capped    1,500 files of 100-120 KiB (real data) on a rig capped at 500 read IOPS (bench/rig.sh),
+#   capped    6,000 files of 100-120 KiB (real data) on a rig capped at 500 read IOPS (bench/rig.sh),
 #             where the loader, not the scan, takes the time
 # "before" is the probe as it was: --scan-files 0 (no file budget: the 10 s and 2M-entry budgets
 # only), no early stop, --no-limit (no limit measurement); "after" is --early-stop with the
@@ -46,9 +46,9 @@ else
   train=$mnt/train
 fi
 
-rig_up dsv-500 --backing tmpfs --riops 500 --size 400m >/dev/null
+rig_up dsv-500 --backing tmpfs --riops 500 --size 1g >/dev/null
 capped=$(rig_dir dsv-500)/ds
-python3 "$bench_root/tests/integration/make_dataset.py" "$capped" --files 1500 --dirs 15 --subdirs 3 \
+python3 "$bench_root/tests/integration/make_dataset.py" "$capped" --files 6000 --dirs 60 --subdirs 6 \
   --min-kib 100 --max-kib 120 --large 0 >/dev/null
 
 run() {  # TREE VARIANT ROUND RUNNER... -- ARGS...

@@ -208,7 +208,7 @@ if verdict_ds:
     w("`bench/dataset_verdict.sh` (`bash bench/run.sh dataset_verdict`): `iogate probe --mode dataset --workers 2`,")
     w("page cache dropped before each run, wall time from start to exit. `imagenet`: 1,300,000 sparse files of")
     w("100–120 KiB in 1,000 directories on an ext4 loop device (the walk and the stats read the device; the")
-    w("loader reads holes, at memory speed). `capped`: 1,500 files of 100–120 KiB on a rig capped at 500 read")
+    w("loader reads holes, at memory speed). `capped`: 6,000 files of 100–120 KiB on a rig capped at 500 read")
     w("IOPS. `before`: `--scan-files 0 --no-limit` (the 10 s / 2M-entry scan budgets, a 10 s loader run, no")
     w("limit measurement: the probe as it was); `after`: `--early-stop` with the defaults (100,000 files")
     w("listed, the ~1.2 s limit measurement included). Goal: about the 2–3 s of the 4 KiB probe.")
