@@ -201,6 +201,31 @@ if advice:
         w(f"| {label} | {knee} | {sweep} | {message} |")
     w("")
 
+verdict_ds = rows("dataset_verdict.tsv")
+if verdict_ds:
+    w("## Time to a dataset verdict")
+    w("")
+    w("`bench/dataset_verdict.sh` (`bash bench/run.sh dataset_verdict`): `iogate probe --mode dataset --workers 2`,")
+    w("page cache dropped before each run, wall time from start to exit. `imagenet`: 1,300,000 sparse files of")
+    w("100–120 KiB in 1,000 directories on an ext4 loop device (the walk and the stats read the device; the")
+    w("loader reads holes, at memory speed). `capped`: 6,000 files of 100–120 KiB on a rig capped at 500 read")
+    w("IOPS. `before`: `--scan-files 0 --no-limit` (the 10 s / 2M-entry scan budgets, a 10 s loader run, no")
+    w("limit measurement: the probe as it was); `after`: `--early-stop` with the defaults (100,000 files")
+    w("listed, the ~1.2 s limit measurement included). Goal: about the 2–3 s of the 4 KiB probe.")
+    w("")
+    w("| tree | variant | wall s (median [range]) | scan s | loader s | files estimated | samples/s | loader stop | limit |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    groups = collections.OrderedDict()
+    for row in verdict_ds:
+        groups.setdefault((row[0], row[1]), []).append(row)
+    for (tree, variant), rs in groups.items():
+        wall = [num(r[3]) / 1e3 for r in rs]
+        w(f"| {tree} | {variant} | {mr(wall, f2)} | {f2(med([num(r[4]) / 1e3 for r in rs]))} "
+          f"| {f2(med([num(r[5]) / 1e3 for r in rs]))} | {mr([num(r[6]) for r in rs], f0)} "
+          f"| {f0(med([num(r[7]) for r in rs]))} | {', '.join(sorted(set(r[8] for r in rs)))} "
+          f"| {', '.join(sorted(set(r[9] for r in rs)))} |")
+    w("")
+
 budgets = rows("budgets.tsv")
 if budgets:
     w("## Budgets")

@@ -8,7 +8,8 @@
 # Sections: machine, parity (= parity_disk + parity_rig: bench/parity.sh on the disk and on a rig
 # capped at 50k IOPS and 500 MiB/s each way), verdict (bench/verdict.sh
 # on rigs capped at 3k/16k/50k read IOPS and on the disk), dataset (bench/dataset_vs_python.sh, and
-# the sweep's advice on a 2,000 IOPS rig and on the disk), budgets (peak RSS, preflight wall time,
+# the sweep's advice on a 2,000 IOPS rig and on the disk), dataset_verdict (bench/dataset_verdict.sh:
+# time to a dataset verdict on 1.3M files and on a capped rig, before and after its bounds), budgets (peak RSS, preflight wall time,
 # binary size). Raw rows go to bench/results/SECTION.tsv; bench/results.py turns them into
 # bench/RESULTS.md. Needs root (the rigs) and an idle machine: anything else running is measured too.
 set -euo pipefail
@@ -24,7 +25,7 @@ export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
 bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
 sections=("$@")
-((${#sections[@]})) || sections=(machine parity verdict dataset budgets)
+((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
 # disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
 RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
@@ -94,6 +95,13 @@ section_dataset() {
   } >"$out/dataset_advice.tsv"
   rm -rf "$data"
   rig_down ds-2k
+}
+
+# Time to a dataset verdict on ImageNet's 1.3M files and on a capped rig, before and after the
+# scan's file budget and the loader's early stop (bench/dataset_verdict.sh).
+section_dataset_verdict() {
+  bash "$here/dataset_verdict.sh" "$DIR" "$ROUNDS" >"$out/dataset_verdict.tsv.new"
+  mv "$out/dataset_verdict.tsv.new" "$out/dataset_verdict.tsv"
 }
 
 section_budgets() {

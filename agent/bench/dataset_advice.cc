@@ -29,6 +29,14 @@ bool slow_per_file(DeviceClass c) {
 
 namespace {
 
+// ", and the limit is bandwidth (why)" where the finding names one.
+std::string limit_clause(const FeedLimitFinding& l) {
+  if (l.limit == FeedLimit::kUnknown) return "";
+  return fmt::format("; the limit is {} ({})", feed_limit_name(l.limit), l.why);
+}
+
+bool storage_cap(FeedLimit l) { return l == FeedLimit::kIops || l == FeedLimit::kBandwidth; }
+
 // With a sweep the answer is measured, not estimated: Little's law on the headline run's mean
 // file latency overstates the workers needed wherever that latency grew with the queue.
 Recommendation workers_from_sweep(const DatasetFacts& f, double target) {
@@ -50,9 +58,9 @@ Recommendation workers_from_sweep(const DatasetFacts& f, double target) {
   } else if (f.knee_workers > 0 && f.knee_workers < most) {
     message = fmt::format(
         "{} samples/s: no worker count reached it; the best was {} at {} workers and the sweep stopped scaling at {}, "
-        "so the storage, not the worker count, is the limit ({:.1f}x short): storage with more IOPS or lower "
-        "per-file latency, a local cache, or shards",
-        format_count(target), format_count(best->second), best->first, f.knee_workers, target / best->second);
+        "so the storage, not the worker count, is the limit ({:.1f}x short){}: {}",
+        format_count(target), format_count(best->second), best->first, f.knee_workers, target / best->second,
+        limit_clause(f.limit), feed_limit_remedy(f.limit.limit));
   } else {
     message = fmt::format(
         "{} samples/s: not reached, and still scaling at {} workers ({} measured): try more workers (threads "
@@ -77,6 +85,24 @@ std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f) {
   std::vector<Recommendation> out;
   if (f.target_samples_per_s && *f.target_samples_per_s > 0 && f.sweep.size() > 1) {
     out.push_back(workers_from_sweep(f, *f.target_samples_per_s));
+  } else if (f.target_samples_per_s && *f.target_samples_per_s > 0 && f.samples_per_s > 0 &&
+             f.samples_per_s < *f.target_samples_per_s && storage_cap(f.limit.limit)) {
+    // A cap: Little's law would ask for more workers, which a capped volume does not reward.
+    double target = *f.target_samples_per_s;
+    out.push_back(
+        {"workers-for-target",
+         fmt::format("{} samples/s: {} workers read {}, and the volume caps {} ({}): more workers will "
+                     "not reach it ({:.1f}x short): {}",
+                     format_count(target), f.workers, format_count(f.samples_per_s), feed_limit_name(f.limit.limit),
+                     f.limit.why, target / f.samples_per_s, feed_limit_remedy(f.limit.limit)),
+         {{"target_samples_per_s", target},
+          {"mean_file_ns", f.mean_file_ns},
+          {"workers_needed", 0},
+          {"cpus", f.cpus},
+          {"measured_samples_per_s", f.samples_per_s},
+          {"measured_workers", f.workers},
+          {"knee_workers", f.knee_workers},
+          {"from_sweep", 0}}});
   } else if (f.target_samples_per_s && *f.target_samples_per_s > 0 && f.mean_file_ns > 0) {
     double target = *f.target_samples_per_s;
     int needed = workers_for_rate(target, f.mean_file_ns);
@@ -86,8 +112,8 @@ std::vector<Recommendation> recommend_for_dataset(const DatasetFacts& f) {
     if (needed > f.cpus) {
       message += fmt::format(
           ", more than the {} CPUs: more workers than cores (threads, not processes) or "
-          "asynchronous reads, or storage with lower per-file latency",
-          f.cpus);
+          "asynchronous reads, or storage with lower per-file latency{}",
+          f.cpus, limit_clause(f.limit));
     } else {
       message += fmt::format(": set num_workers to at least {} (of {} CPUs)", needed, f.cpus);
     }

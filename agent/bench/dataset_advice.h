@@ -5,7 +5,10 @@
 //   workers-for-target   with a sweep: the fewest workers that reached the target, or, when none
 //                        did, the best rate and the knee (storage-bound, or still scaling);
 //                        without one, Little's law: concurrent reads needed = target samples/s ×
-//                        mean file latency, against the CPUs available
+//                        mean file latency, against the CPUs available, unless the volume caps
+//                        IOPS or bandwidth below the target (more workers cannot help). Where the
+//                        storage is the limit, the message names the limit (feed_limit.h) and
+//                        its remedy.
 //   cache-in-ram         the dataset fits in the node's memory (MemTotal): tmpfs or a warm page cache
 //   pack-into-shards     median file < 128 KiB on a slow or network volume: per-file costs dominate
 //   move-to-nvme         a rotational disk under the path
@@ -18,12 +21,12 @@
 #include <utility>
 #include <vector>
 
+#include "bench/feed_limit.h"
 #include "device/device_class.h"
 
 namespace iogate {
 
 inline constexpr uint64_t kSmallFileBytes = 128 * 1024;
-inline constexpr double kOpenDominatesFraction = 0.5;
 
 struct DatasetFacts {
   double files_estimate = 0;
@@ -41,6 +44,7 @@ struct DatasetFacts {
   DeviceClass device_class = DeviceClass::kUnknown;
   bool rotational_leaf = false;
   std::optional<double> target_samples_per_s;
+  FeedLimitFinding limit;  // what limits samples_per_s (kUnknown: not known)
 };
 
 struct Recommendation {

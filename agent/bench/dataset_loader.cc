@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include <fmt/format.h>
@@ -24,11 +25,13 @@ constexpr size_t kDirectAlign = 4096;
 struct SharedState {
   std::atomic<size_t> next{0};
   std::atomic<bool> direct_refused{false};
-  uint64_t deadline_ns = 0;
+  std::atomic<uint64_t> deadline_ns{0};  // brought forward by the early stop
+  std::atomic<uint64_t> completed{0};    // files read whole, for the early stop's samples
+  std::atomic<int> running{0};
 };
 
 struct WorkerResult {
-  uint64_t files = 0, bytes = 0, errors = 0;
+  uint64_t files = 0, bytes = 0, errors = 0, cpu_ns = 0;
   std::string first_error;
   LatencyHistogram open_ns, first_byte_ns, file_ns;
 };
@@ -44,7 +47,7 @@ UniqueFd open_sample(const std::string& path, bool direct) {
 enum class ReadOutcome { kOk, kError, kDirectRefused, kStopped };
 
 // Open, read whole, drop from the cache, close; records the three latencies on success.
-ReadOutcome read_one(const SampledFile& f, bool direct, AlignedBuffer& buf, size_t chunk, const SharedState& shared,
+ReadOutcome read_one(const SampledFile& f, bool direct, AlignedBuffer& buf, size_t chunk, SharedState& shared,
                      const std::atomic<bool>& stop, WorkerResult& out) {
   uint64_t t0 = monotonic_ns();
   UniqueFd fd = open_sample(f.path, direct);
@@ -80,13 +83,15 @@ ReadOutcome read_one(const SampledFile& f, bool direct, AlignedBuffer& buf, size
     total += static_cast<uint64_t>(n);
     // A short read of a regular file at or past its listed size is its end: no extra read().
     if (n == 0 || (static_cast<size_t>(n) < want && total >= f.size_bytes)) break;
-    if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns) return ReadOutcome::kStopped;
+    if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns.load(std::memory_order_relaxed))
+      return ReadOutcome::kStopped;
   }
   // The cache must not answer the next run (or the next round of a benchmark): drop the pages.
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
   fd.reset();
   uint64_t t_done = monotonic_ns();
   out.files++;
+  shared.completed.fetch_add(1, std::memory_order_relaxed);
   out.bytes += total;
   out.open_ns.record(t_open - t0);
   out.first_byte_ns.record(t_first - t0 - drop_ns);
@@ -94,8 +99,14 @@ ReadOutcome read_one(const SampledFile& f, bool direct, AlignedBuffer& buf, size
   return ReadOutcome::kOk;
 }
 
-void worker(const std::vector<SampledFile>& files, size_t first, size_t count, const LoaderOptions& o,
-            SharedState& shared, const std::atomic<bool>& stop, WorkerResult& out) {
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  return ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec)
+                                                            : 0;
+}
+
+void read_files(const std::vector<SampledFile>& files, size_t first, size_t count, const LoaderOptions& o,
+                SharedState& shared, const std::atomic<bool>& stop, WorkerResult& out) {
   size_t chunk = std::max(kDirectAlign, o.chunk_bytes / kDirectAlign * kDirectAlign);
   AlignedBuffer buf(chunk);
   if (!buf.valid()) {
@@ -104,7 +115,8 @@ void worker(const std::vector<SampledFile>& files, size_t first, size_t count, c
     return;
   }
   for (;;) {
-    if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns) return;
+    if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns.load(std::memory_order_relaxed))
+      return;
     size_t i = shared.next.fetch_add(1, std::memory_order_relaxed);
     if (i >= count) return;
     const SampledFile& f = files[(first + i) % files.size()];
@@ -117,6 +129,48 @@ void worker(const std::vector<SampledFile>& files, size_t first, size_t count, c
     if (r == ReadOutcome::kError) out.errors++;
     if (r == ReadOutcome::kStopped) return;
   }
+}
+
+// The thread's CPU time tells a reader waiting on storage from one busy on its own CPU (feed_limit.h).
+void worker(const std::vector<SampledFile>& files, size_t first, size_t count, const LoaderOptions& o,
+            SharedState& shared, const std::atomic<bool>& stop, WorkerResult& out) {
+  uint64_t cpu0 = thread_cpu_ns();
+  read_files(files, first, count, o, shared, stop, out);
+  out.cpu_ns = thread_cpu_ns() - cpu0;
+  shared.running.fetch_sub(1);
+}
+
+// Samples the files completed each interval until the workers are done, and brings the deadline
+// forward when the early stop says so. Returns its decision (reason kNone: it never stopped).
+StopDecision sample_until_done(const EarlyStopConfig& config, uint64_t start, SharedState& shared,
+                               const std::atomic<bool>& stop) {
+  EarlyStop es(config);
+  const uint64_t interval = static_cast<uint64_t>(std::max<int64_t>(1'000'000, config.sample_interval.count()));
+  uint64_t tick = start + interval, last = 0, last_ns = start;
+  bool ramp = true;
+  StopDecision d;
+  while (shared.running.load() > 0) {
+    uint64_t now = monotonic_ns();
+    if (now < tick) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(tick - now, 5'000'000)));
+      continue;
+    }
+    // Over the time that really passed: a sampler scheduled late must not inflate a sample.
+    uint64_t done = shared.completed.load(std::memory_order_relaxed);
+    if (!ramp) es.add_sample(double(done - last) / (double(now - last_ns) / 1e9));
+    ramp = false;
+    last = done;
+    last_ns = now;
+    tick = now + interval;
+    d = es.decide();
+    if (d.stop && !stop.load()) {
+      shared.deadline_ns.store(monotonic_ns());
+      return d;
+    }
+  }
+  d.ci = es.interval();
+  d.reason = StopReason::kNone;
+  return d;
 }
 
 }  // namespace
@@ -142,18 +196,22 @@ LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t
   SharedState shared;
   uint64_t start = monotonic_ns();
   shared.deadline_ns = start + static_cast<uint64_t>(std::max<int64_t>(0, o.runtime.count()));
+  shared.running = run.workers;
   std::vector<WorkerResult> results(static_cast<size_t>(run.workers));
+  StopDecision early;
   {
     std::vector<std::jthread> threads;
     for (WorkerResult& r : results) {
       threads.emplace_back([&, out = &r] { worker(files, first, count, o, shared, stop, *out); });
     }
+    if (o.early_stop.enabled) early = sample_until_done(o.early_stop, start, shared, stop);
   }
   run.elapsed_ns = monotonic_ns() - start;
   for (WorkerResult& r : results) {
     run.files_read += r.files;
     run.bytes_read += r.bytes;
     run.errors += r.errors;
+    run.cpu_ns += r.cpu_ns;
     if (run.first_error.empty()) run.first_error = r.first_error;
     run.open_ns.merge(r.open_ns);
     run.first_byte_ns.merge(r.first_byte_ns);
@@ -166,9 +224,11 @@ LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t
         "reading");
   }
   run.files_taken = std::min(shared.next.load(), count);
-  run.stop_reason = stop.load()                ? StopReason::kSignal
-                    : run.files_taken >= count ? StopReason::kFiles
-                                               : StopReason::kRuntime;
+  run.interval = early.ci;
+  run.stop_reason = stop.load()                         ? StopReason::kSignal
+                    : early.reason != StopReason::kNone ? early.reason
+                    : run.files_taken >= count          ? StopReason::kFiles
+                                                        : StopReason::kRuntime;
   return run;
 }
 

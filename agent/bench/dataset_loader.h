@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/adaptive_stop.h"
 #include "bench/dataset_scan.h"
 #include "bench/latency_histogram.h"
 #include "bench/stop_reason.h"
@@ -31,6 +32,11 @@ struct LoaderOptions {
   std::chrono::nanoseconds runtime = std::chrono::seconds(10);  // a limit: the run also ends with its files
   bool direct = false;
   size_t chunk_bytes = 1 << 20;  // read() size for files larger than this
+  // The block probe's early stop (adaptive_stop.h) on samples/s: one sample per sample_interval
+  // (the files completed in it), the first interval left out as the ramp (threads starting,
+  // directories looked up). threshold_iops, when set, is a samples/s target here: the run stops
+  // once clearly above or below it.
+  EarlyStopConfig early_stop;
 };
 
 struct LoaderRun {
@@ -41,10 +47,13 @@ struct LoaderRun {
   uint64_t errors = 0;      // files that could not be opened or read
   std::string first_error;  // "path: reason", the first of them
   uint64_t elapsed_ns = 0;
+  uint64_t cpu_ns = 0;    // CPU time of the worker threads together (CLOCK_THREAD_CPUTIME_ID)
   size_t first_file = 0;  // the range of the list this run was given
   size_t files_given = 0;
-  size_t files_taken = 0;                      // of those, how many workers took (read, failed or cut short)
-  StopReason stop_reason = StopReason::kNone;  // kFiles (all read), kRuntime, kSignal
+  size_t files_taken = 0;  // of those, how many workers took (read, failed or cut short)
+  // kFiles (all read), kRuntime, kSignal, or the early stop's kSettled, kAboveThreshold, kBelowThreshold.
+  StopReason stop_reason = StopReason::kNone;
+  ConfidenceInterval interval;  // of samples/s, when the early stop was enabled (its samples: interval.samples)
   LatencyHistogram open_ns, first_byte_ns, file_ns;
   std::vector<std::string> notes;  // fallbacks, e.g. O_DIRECT refused
 

@@ -123,8 +123,6 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
   cpu_set_t set;
   r.cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
   r.mem_total_bytes = read_mem_total_bytes(proc);
-  r.stop_reason = stop.load() ? StopReason::kSignal : StopReason::kComplete;
-
   if (const LoaderRun* l = r.loader()) {
     for (const LoaderRun& run : r.sweep) {
       for (const std::string& n : run.notes) {
@@ -135,6 +133,33 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
             fmt::format("{} workers: {} files could not be read; first: {}", run.workers, run.errors, run.first_error));
       }
     }
+    // Past every file a loader run took, so the points read files no run left in a cache.
+    size_t cursor = 0;
+    for (const LoaderRun& run : r.sweep) cursor = std::max(cursor, run.first_file + run.files_taken);
+    // Files in memory (tmpfs, ramfs) have no storage to be limited by; a loop device over a file
+    // in memory (class ram too) has a block layer, which may cap it: it is measured.
+    const bool in_memory = r.storage.mount.fs_type == "tmpfs" || r.storage.mount.fs_type == "ramfs";
+    if (!in_memory && !stop.load()) {
+      if (on_progress) on_progress({"limit", l->workers});
+      r.limit_points = measure_feed_points(files, cursor, l->workers, req.limit, stop);
+      for (const std::string& n : r.limit_points.notes) r.warnings.push_back(n);
+    }
+    FeedFacts ff;
+    ff.workers = l->workers;
+    ff.samples_per_s = l->samples_per_s();
+    ff.bytes_per_s = l->bytes_per_s();
+    ff.open_p50_ns = l->open_ns.percentile(50);
+    ff.file_p50_ns = l->file_ns.percentile(50);
+    ff.mean_file_ns = l->file_ns.mean();
+    ff.cpu_ns = l->cpu_ns;
+    ff.elapsed_ns = l->elapsed_ns;
+    ff.cpus = r.cpus;
+    ff.page_cache = in_memory;
+    ff.whole = r.limit_points.whole;
+    ff.halves = r.limit_points.halves;
+    ff.doubled = r.limit_points.doubled;
+    r.limit = classify_feed_limit(ff);
+
     DatasetFacts f;
     f.files_estimate = r.scan.files_estimate;
     f.bytes_estimate = r.scan.bytes_estimate;
@@ -153,8 +178,10 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
     f.device_class = r.storage.device_class;
     f.rotational_leaf = has_rotational_leaf(r.storage);
     f.target_samples_per_s = req.target_samples_per_s;
+    f.limit = r.limit;
     r.recommendations = recommend_for_dataset(f);
   }
+  r.stop_reason = stop.load() ? StopReason::kSignal : StopReason::kComplete;
   return r;
 }
 

@@ -1,8 +1,10 @@
 // The dataset probe: can this volume feed the GPUs with this dataset, in samples per second?
 //
 // Scan the tree (dataset_scan.h), shuffle the sampled files, run the loader once or over a sweep
-// of worker counts (dataset_loader.h), and say what to do about it (dataset_advice.h), with
-// what `iogate detect` says about the storage under the path. Never writes to the dataset.
+// of worker counts (dataset_loader.h), name what limits it (feed_limit.h, from three short read
+// patterns at the headline's worker count: feed_points.h, ~1.2 s) and say what to do about it
+// (dataset_advice.h), with what `iogate detect` says about the storage under the path. Never
+// writes to the dataset.
 #pragma once
 
 #include <atomic>
@@ -16,6 +18,8 @@
 #include "bench/dataset_advice.h"
 #include "bench/dataset_loader.h"
 #include "bench/dataset_scan.h"
+#include "bench/feed_limit.h"
+#include "bench/feed_points.h"
 #include "bench/stop_reason.h"
 #include "device/storage_stack.h"
 
@@ -30,10 +34,11 @@ struct DatasetRequest {
   std::optional<uint64_t> seed;                // sampling and shuffling; fresh unless given
   std::optional<double> target_samples_per_s;  // for the workers-for-target recommendation
   std::optional<StorageStack> storage;         // PATH's, where the caller detected it (as ProbeRequest's)
+  FeedPointsOptions limit;                     // the measurement behind `DatasetProbeResult::limit`
 };
 
 struct DatasetProgress {
-  std::string phase;  // "scan", "load"
+  std::string phase;  // "scan", "load", "limit"
   int workers = 0;    // while loading
 };
 using DatasetProgressCallback = std::function<void(const DatasetProgress&)>;
@@ -50,6 +55,8 @@ struct DatasetProbeResult {
   int knee_workers = 0;          // scaling_knee over the sweep (the only count for a single run)
   int cpus = 0;
   uint64_t mem_total_bytes = 0;
+  FeedLimitFinding limit;   // what limits the headline's samples/s, with the numbers
+  FeedPoints limit_points;  // what it was judged on (empty where not measured)
   std::vector<Recommendation> recommendations;
   std::vector<std::string> warnings;
   StopReason stop_reason = StopReason::kNone;  // kComplete or kSignal

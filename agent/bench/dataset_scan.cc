@@ -10,11 +10,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <deque>
 
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "base/rng.h"
 #include "base/unique_fd.h"
 #include "bench/reservoir.h"
 
@@ -65,22 +65,36 @@ class Walk {
     deadline_ns_ = start_ns_ + static_cast<uint64_t>(std::max<int64_t>(0, budget.time.count()));
   }
 
+  // Level by level, each level in a random order: a walk cut short has read a uniform sample of
+  // the directories of its last level, so their fan-out extrapolates to the unread ones without
+  // bias, and the files they listed are a uniform (cluster) sample of the level's files, not
+  // the first classes in directory order.
   DatasetScan run(UniqueFd root_fd) {
-    queue_.push_back({scan_.root, 0});
+    std::vector<PendingDir> level{{scan_.root, 0}};
+    std::vector<PendingDir> next;
     bool first = true;
-    while (!queue_.empty() && scan_.stop_reason == StopReason::kNone) {
-      PendingDir dir = std::move(queue_.front());
-      queue_.pop_front();
-      UniqueFd fd = first ? std::move(root_fd) : open_directory(AT_FDCWD, dir.path.c_str());
-      first = false;
-      if (!fd.valid()) {
-        note_open_failure(dir.path, errno);
-        continue;
+    while (!level.empty() && scan_.stop_reason == StopReason::kNone) {
+      for (size_t i = level.size(); i > 1; --i) std::swap(level[i - 1], level[order_rng_.below(i)]);
+      size_t i = 0;
+      for (; i < level.size() && scan_.stop_reason == StopReason::kNone; ++i) {
+        const PendingDir& dir = level[i];
+        UniqueFd fd = first ? std::move(root_fd) : open_directory(AT_FDCWD, dir.path.c_str());
+        first = false;
+        if (!fd.valid()) {
+          note_open_failure(dir.path, errno);
+          continue;
+        }
+        read_directory(fd.get(), dir, next);
       }
-      read_directory(fd.get(), dir);
+      if (scan_.stop_reason != StopReason::kNone) {
+        for (; i < level.size(); ++i) depth(level[i].depth).dirs_pending++;
+        for (const PendingDir& d : next) depth(d.depth).dirs_pending++;
+        break;
+      }
+      level = std::move(next);
+      next.clear();
     }
     if (scan_.stop_reason == StopReason::kNone) scan_.stop_reason = StopReason::kComplete;
-    for (const PendingDir& d : queue_) depth(d.depth).dirs_pending++;
     finish();
     return std::move(scan_);
   }
@@ -108,19 +122,22 @@ class Walk {
   bool over_budget(bool check_clock = true) {
     if (!check_clock) {
       if (scan_.entries_read >= budget_.entries) scan_.stop_reason = StopReason::kEntries;
+      if (budget_.files && scan_.files_seen > budget_.files) scan_.stop_reason = StopReason::kFiles;
       return scan_.stop_reason != StopReason::kNone;
     }
     if (stop_.load(std::memory_order_relaxed)) {
       scan_.stop_reason = StopReason::kSignal;
     } else if (scan_.entries_read >= budget_.entries) {
       scan_.stop_reason = StopReason::kEntries;
+    } else if (budget_.files && scan_.files_seen > budget_.files) {
+      scan_.stop_reason = StopReason::kFiles;
     } else if (monotonic_ns() >= deadline_ns_) {
       scan_.stop_reason = StopReason::kTime;
     }
     return scan_.stop_reason != StopReason::kNone;
   }
 
-  void read_directory(int fd, const PendingDir& dir) {
+  void read_directory(int fd, const PendingDir& dir, std::vector<PendingDir>& next) {
     alignas(8) char buf[64 * 1024];
     uint64_t files = 0, subdirs = 0, entries = 0;
     for (;;) {
@@ -150,7 +167,7 @@ class Walk {
         }
         if (type == DT_DIR) {
           ++subdirs;
-          queue_.push_back({join(dir.path, name), dir.depth + 1});
+          next.push_back({join(dir.path, name), dir.depth + 1});
         } else if (type == DT_REG) {
           ++files;
           ++scan_.files_seen;
@@ -210,7 +227,8 @@ class Walk {
       bool any_level = !scan_.depths.empty() && scan_.depths[0].dirs_read > 0;
       scan_.estimate_method = any_level
                                   ? "estimated: files listed plus, for each unread directory, the mean fan-out "
-                                    "(files and subdirectories per directory) of the levels read, breadth first"
+                                    "(files and subdirectories per directory) of the directories read at its level "
+                                    "and below, breadth first, each level in random order (a uniform sample of it)"
                                   : "lower bound: the budget ran out inside the top directory, with no level read "
                                     "completely to extrapolate from";
     }
@@ -224,7 +242,7 @@ class Walk {
   const std::atomic<bool>& stop_;
   Reservoir<SampledFile> reservoir_;
   DatasetScan scan_;
-  std::deque<PendingDir> queue_;
+  FastRng order_rng_{mix_seed(budget_.seed, 1)};
   uint64_t start_ns_ = 0, deadline_ns_ = 0;
 };
 

@@ -17,7 +17,7 @@ enum class StopReason {
   kAboveThreshold,  // "above-threshold": clearly above the early stop's threshold
   kBelowThreshold,  // "below-threshold": clearly below it
   kComplete,        // "complete": a dataset probe or scan did all it had to
-  kFiles,           // "files": the dataset loader read every file it was given
+  kFiles,           // "files": the dataset loader read every file it was given; the scan listed its file budget
   kEntries,         // "entries": the dataset scan's entry budget ran out
   kTime,            // "time": the dataset scan's time budget ran out
 };

@@ -19,8 +19,9 @@ int run_dataset_probe_command(const DatasetRequest& request, bool json) {
   DatasetProgressCallback progress;
   if (tty) {
     progress = [](const DatasetProgress& p) {
-      std::string text = p.phase == "scan" ? "iogate: scanning the dataset…"
-                                           : fmt::format("iogate: reading samples with {} workers…", p.workers);
+      std::string text = p.phase == "scan"    ? "iogate: scanning the dataset…"
+                         : p.phase == "limit" ? "iogate: finding what limits the reads…"
+                                              : fmt::format("iogate: reading samples with {} workers…", p.workers);
       std::fprintf(stderr, "\r\033[K%s", text.c_str());
     };
   }

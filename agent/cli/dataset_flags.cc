@@ -16,8 +16,13 @@ po::options_description dataset_flags() {
       "workers", po::value<std::string>(), "loader threads, or a sweep list 1,2,4,8,16 (default 70% of the CPUs)")(
       "scan-time", po::value<std::string>()->default_value("10s"), "time budget of the directory walk")(
       "scan-entries", po::value<std::string>()->default_value("2000000"), "entry budget of the directory walk")(
+      "scan-files", po::value<std::string>()->default_value(std::to_string(ScanBudget{}.files)),
+      "files listed before the walk stops (0: no limit); beyond it the count is estimated")(
       "sample", po::value<std::string>()->default_value("20000"), "files sampled (uniformly) for sizes and the loader")(
-      "target-samples-per-s", po::value<std::string>(), "the rate to feed the GPUs: advice on the workers it needs");
+      "target-samples-per-s", po::value<std::string>(), "the rate to feed the GPUs: advice on the workers it needs")(
+      "min-samples-per-s", po::value<std::string>(),
+      "with --early-stop: also stop the loader once samples/s are clearly above or below this")(
+      "no-limit", po::bool_switch(), "skip the ~1.2 s measurement that names the limit (IOPS, bandwidth, ...)");
   return d;
 }
 
@@ -54,6 +59,9 @@ Result<DatasetRequest> dataset_request_from_flags(const po::variables_map& vm, c
   auto entries = parse_integer(str("scan-entries"), "--scan-entries", 1, int64_t{1} << 40);
   if (!entries.ok()) return entries.error();
   r.scan.entries = static_cast<uint64_t>(*entries);
+  auto files = parse_integer(str("scan-files"), "--scan-files", 0, int64_t{1} << 40);
+  if (!files.ok()) return files.error();
+  r.scan.files = static_cast<uint64_t>(*files);
   auto sample = parse_integer(str("sample"), "--sample", 1, 10'000'000);
   if (!sample.ok()) return sample.error();
   r.scan.sample_size = static_cast<size_t>(*sample);
@@ -80,6 +88,20 @@ Result<DatasetRequest> dataset_request_from_flags(const po::variables_map& vm, c
     if (!seed.ok()) return seed.error();
     r.seed = static_cast<uint64_t>(*seed);
   }
+  r.loader.early_stop.enabled = vm["early-stop"].as<bool>();
+  auto tolerance = parse_fraction(str("tolerance"), "--tolerance");
+  if (!tolerance.ok()) return tolerance.error();
+  r.loader.early_stop.tolerance = *tolerance;
+  if (vm.count("min-samples-per-s")) {
+    if (!r.loader.early_stop.enabled) {
+      return usage_error("--min-samples-per-s: only with --early-stop (it is a reason to stop early)");
+    }
+    auto floor = parse_integer(str("min-samples-per-s"), "--min-samples-per-s", 1, int64_t{1} << 40);
+    if (!floor.ok()) return floor.error();
+    r.loader.early_stop.threshold_iops = static_cast<double>(*floor);
+  }
+  if (Status s = validate_early_stop(r.loader.early_stop); !s.ok()) return s.error();
+  r.limit.enabled = !vm["no-limit"].as<bool>();
   if (vm.count("target-samples-per-s")) {
     auto target = parse_integer(str("target-samples-per-s"), "--target-samples-per-s", 1, int64_t{1} << 40);
     if (!target.ok()) return target.error();

@@ -13,13 +13,12 @@
 
 namespace iogate {
 
-// Flags only the dataset mode reads (--runtime, --direct, --seed are the probe's own).
+// Flags only the dataset mode reads (--runtime, --direct, --seed, --early-stop, --tolerance are the probe's own).
 boost::program_options::options_description dataset_flags();
 
 // The probe's flags that mean nothing to the dataset mode: given explicitly, they are an error.
-inline constexpr std::string_view kIoOnlyProbeFlags[] = {"rw",        "rwmixread",  "bs",        "iodepth",
-                                                         "numjobs",   "ramp",       "size",      "file",
-                                                         "keep-file", "early-stop", "tolerance", "min-iops"};
+inline constexpr std::string_view kIoOnlyProbeFlags[] = {"rw",   "rwmixread", "bs",   "iodepth",   "numjobs",
+                                                         "ramp", "size",      "file", "keep-file", "min-iops"};
 
 // "8" or "1,2,4,8,16": worker counts in [1, 1024], each once, in the order given.
 Result<std::vector<int>> parse_worker_counts(std::string_view text, std::string_view what);

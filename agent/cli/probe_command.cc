@@ -100,9 +100,11 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     return o;
   }
   if (mode != "io") return usage_error(fmt::format("--mode: expected io or dataset, got {}", quote_value(mode)));
-  for (const char* k : {"workers", "scan-time", "scan-entries", "sample", "target-samples-per-s"}) {
+  for (const char* k :
+       {"workers", "scan-time", "scan-entries", "scan-files", "sample", "target-samples-per-s", "min-samples-per-s"}) {
     if (vm.count(k) && !vm[k].defaulted()) return usage_error(fmt::format("--{}: only with --mode dataset", k));
   }
+  if (vm["no-limit"].as<bool>()) return usage_error("--no-limit: only with --mode dataset");
   Workload& w = o.workload;
   for (const WorkloadFieldInfo& f : workload_fields()) {
     const std::string flag = flag_name(f.field);

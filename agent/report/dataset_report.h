@@ -8,9 +8,15 @@
 //             mean_files_per_dir, depths[]}, permission_denied, permission_denied_paths[],
 //             symlinks_skipped, other_skipped, vanished, scan_stop_reason, scan_ns
 //   loader    the headline run (most samples/s): workers, direct, samples_per_s, bytes_per_s,
-//             files_read, bytes_read, errors, elapsed_ns, stop_reason, open_ns / first_byte_ns /
-//             file_ns {min,mean,p50,p90,p99,p99_9,max,count}, knee_workers, sweep[] (one entry
-//             per worker count, the same keys but sweep and knee_workers)
+//             files_read, bytes_read, errors, elapsed_ns, cpu_ns (the worker threads' CPU time),
+//             stop_reason, open_ns / first_byte_ns / file_ns {min,mean,p50,p90,p99,p99_9,max,count},
+//             knee_workers, sweep[] (one entry per worker count, the same keys but sweep and
+//             knee_workers)
+//   limit     what limits the loader (bench/feed_limit.h): resource ("iops", "bandwidth",
+//             "per-file-latency", "metadata", "reader-cpu", "unknown"), why (one sentence with the
+//             numbers), points {whole, halves, doubled} (each null where not measured, else
+//             workers, files, requests, bytes, elapsed_ns, files_per_s, requests_per_s,
+//             bytes_per_s)
 //   recommendations [{id, message, evidence {number...}}]
 // plus schema, iogate_version, time, mode, target {path}, storage (as detect), seed, page_cache,
 // cpus, mem_total_bytes, stop_reason, warnings.
@@ -32,6 +38,7 @@ nlohmann::json dataset_probe_to_json(const DatasetProbeResult& r);
 //   loader    4 workers  2,310 samples/s  240 MiB/s  buffered
 //   latency   open p50 40 µs p99 300 µs  first byte p50 … p99 …  file p50 … p99 …
 //   sweep     workers  samples/s  MiB/s  gain …   (for several worker counts)
+//   limit     bandwidth: reading each file in 2.0x smaller requests …
 //   advice    [pack-into-shards] …
 //   warning   …
 std::string render_dataset_human(const DatasetProbeResult& r, bool color);

@@ -85,6 +85,8 @@ std::string render_dataset_human(const DatasetProbeResult& r, bool color) {
     out += words("", last ? fmt::format("still scaling at {} workers, the most tried", r.knee_workers)
                           : fmt::format("scaling stops at {} workers (no count tried gives 10% more)", r.knee_workers));
   }
+  if (r.loader())
+    out += words("limit", fmt::format("{}: {}", bold(std::string(feed_limit_name(r.limit.limit))), r.limit.why));
   for (const Recommendation& rec : r.recommendations)
     out += words("advice", fmt::format("[{}] {}", rec.id, rec.message));
   for (const std::string& w : r.warnings) {

@@ -31,11 +31,33 @@ json run_json(const LoaderRun& l) {
           {"errors", l.errors},
           {"first_error", utf8_or_replacement(l.first_error)},
           {"elapsed_ns", l.elapsed_ns},
+          {"cpu_ns", l.cpu_ns},
           {"stop_reason", stop_reason_name(l.stop_reason)},
           {"open_ns", latency_json(l.open_ns)},
           {"first_byte_ns", latency_json(l.first_byte_ns)},
           {"file_ns", latency_json(l.file_ns)},
           {"notes", notes}};
+}
+
+json point_json(const std::optional<FeedPoint>& p) {
+  if (!p) return nullptr;
+  return {{"workers", p->workers},
+          {"files", p->files},
+          {"requests", p->requests},
+          {"bytes", p->bytes},
+          {"elapsed_ns", p->elapsed_ns},
+          {"files_per_s", finite(p->files_per_s())},
+          {"requests_per_s", finite(p->requests_per_s())},
+          {"bytes_per_s", finite(p->bytes_per_s())}};
+}
+
+json limit_json(const DatasetProbeResult& r) {
+  return {{"resource", feed_limit_name(r.limit.limit)},
+          {"why", utf8_or_replacement(r.limit.why)},
+          {"points",
+           {{"whole", point_json(r.limit_points.whole)},
+            {"halves", point_json(r.limit_points.halves)},
+            {"doubled", point_json(r.limit_points.doubled)}}}};
 }
 
 json dataset_json(const DatasetScan& s) {
@@ -111,6 +133,7 @@ nlohmann::json dataset_probe_to_json(const DatasetProbeResult& r) {
           {"page_cache", r.page_cache},
           {"dataset", dataset_json(r.scan)},
           {"loader", loader},
+          {"limit", limit_json(r)},
           {"recommendations", recommendations},
           {"cpus", r.cpus},
           {"mem_total_bytes", r.mem_total_bytes},

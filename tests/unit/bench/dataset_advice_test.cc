@@ -160,3 +160,46 @@ TEST_CASE("with a sweep still scaling at its largest count: more workers") {
   CHECK(r->message.find("still scaling at 4 workers") != std::string::npos);
   CHECK(r->message.find("storage, not the worker count") == std::string::npos);
 }
+
+TEST_CASE("the storage-limit advice names the limit found, not IOPS by default") {
+  // The gp3 case: 16k IOPS, 125 MiB/s, 110 KB files: 1,160 samples/s for a 2,500 target.
+  DatasetFacts f = quiet();
+  f.sweep = {{1, 1100}, {2, 1160}, {4, 1150}};
+  f.knee_workers = 1;
+  f.target_samples_per_s = 2500;
+  f.limit = {FeedLimit::kBandwidth, "the volume caps bytes, at about 127 MiB/s"};
+  const Recommendation* r = nullptr;
+  auto recs = recommend_for_dataset(f);
+  REQUIRE((r = find(recs, "workers-for-target")));
+  CHECK(r->message.find("the limit is bandwidth (the volume caps bytes, at about 127 MiB/s)") != std::string::npos);
+  CHECK(r->message.find("more throughput") != std::string::npos);
+  CHECK(r->message.find("more IOPS") == std::string::npos);
+  f.limit = {FeedLimit::kIops, "the volume caps requests"};
+  REQUIRE((r = find(recs = recommend_for_dataset(f), "workers-for-target")));
+  CHECK(r->message.find("the limit is iops") != std::string::npos);
+  CHECK(r->message.find("more IOPS") != std::string::npos);
+}
+
+TEST_CASE("without a sweep, a capped volume short of the target: no more workers, the cap named") {
+  DatasetFacts f = quiet();
+  f.workers = 2;
+  f.samples_per_s = 1160;
+  f.mean_file_ns = 1'700'000;
+  f.target_samples_per_s = 2500;  // Little's law would say 5 workers
+  f.limit = {FeedLimit::kBandwidth, "the volume caps bytes"};
+  const Recommendation* r = nullptr;
+  auto recs = recommend_for_dataset(f);
+  REQUIRE((r = find(recs, "workers-for-target")));
+  CHECK(r->message.find("caps bandwidth") != std::string::npos);
+  CHECK(r->message.find("more workers will not reach it (2.2x short)") != std::string::npos);
+  CHECK(evidence(*r, "workers_needed") == 0);
+  // Per-file latency is no cap: Little's law stands.
+  f.limit = {FeedLimit::kPerFileLatency, "more readers read more"};
+  REQUIRE((r = find(recs = recommend_for_dataset(f), "workers-for-target")));
+  CHECK(evidence(*r, "workers_needed") == 5);
+  // Reaching the target: Little's law, whatever the limit.
+  f.limit = {FeedLimit::kBandwidth, "the volume caps bytes"};
+  f.samples_per_s = 3000;
+  REQUIRE((r = find(recs = recommend_for_dataset(f), "workers-for-target")));
+  CHECK(evidence(*r, "workers_needed") == 5);
+}
