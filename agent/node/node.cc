@@ -249,7 +249,7 @@ void attempt(Agent& a, size_t i) {
     return;
   }
   ProbeRequest req = synthetic ? synthetic_sample_request(a.policy, *synthetic, path, a.options.root, ctx, &*stack)
-                              : policy_probe_request(a.policy, path, a.options.root, ctx, &*stack);
+                               : policy_probe_request(a.policy, path, a.options.root, ctx, &*stack);
   o.io_priority = io_priority_note(a.options, *stack);
   spdlog::info("{}: probing {} at I/O priority {}", path, describe_probe_request(a.policy, req), o.io_priority);
   const Clock::time_point started = Clock::now();

@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/feed_limit.h"
+
 namespace iogate {
 
 // MLPerf Storage's passing AU for resnet50 and unet3d; cosmoflow's is 0.70.
@@ -30,13 +32,13 @@ inline constexpr double kDefaultMinAu = 0.90;
 
 // A named workload × accelerator from MLPerf Storage's published DLIO configs.
 struct NamedWorkload {
-  std::string_view workload;     // "resnet50", "unet3d", "cosmoflow"
-  std::string_view accelerator;  // "a100", "h100", "b200"
-  int batch_size = 0;            // reader.batch_size
-  double computation_s = 0;      // train.computation_time: one step's compute
-  uint64_t record_bytes = 0;     // dataset.record_length_bytes: one sample
+  std::string_view workload;      // "resnet50", "unet3d", "cosmoflow"
+  std::string_view accelerator;   // "a100", "h100", "b200"
+  int batch_size = 0;             // reader.batch_size
+  double computation_s = 0;       // train.computation_time: one step's compute
+  uint64_t record_bytes = 0;      // dataset.record_length_bytes: one sample
   double min_au = kDefaultMinAu;  // metric.au
-  std::string_view source;       // the config file it is from
+  std::string_view source;        // the config file it is from
 
   double samples_per_s() const { return computation_s > 0 ? batch_size / computation_s : 0; }
 };
@@ -75,6 +77,8 @@ struct DemandOutcome {
   double min_au = kDefaultMinAu;
   int accelerators_sustained = 0;
   bool passed = false;  // predicted_au >= min_au
+  // What limits the delivered rate, where the measurement found it (bench/feed_limit.h).
+  FeedLimit limit = FeedLimit::kUnknown;
 };
 DemandOutcome judge_demand(const Demand& d, int accelerators, double delivered_samples_per_s);
 

@@ -133,13 +133,19 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
         break;
       case CheckKind::kDemand: {
         DemandOutcome o = judge_demand(*r.demand, demand_accelerators(gpus), m.samples_per_s);
+        o.limit = m.limit;
         c.measured_value = o.predicted_au;
         c.threshold_value = o.min_au;
-        c.measured = fmt::format("AU {:.2f} ({} samples/s; sustains {} {})", o.predicted_au,
-                                 format_thousands(m.samples_per_s), o.accelerators_sustained,
-                                 o.accelerators_sustained == 1 ? "GPU" : "GPUs");
+        // Where the volume is what holds the AU down, say by what.
+        std::string limit = o.predicted_au < 1 && m.limit != FeedLimit::kUnknown
+                                ? fmt::format("; limit {}", feed_limit_name(m.limit))
+                                : "";
+        c.measured =
+            fmt::format("AU {:.2f} ({} samples/s; sustains {} {}{})", o.predicted_au, format_thousands(m.samples_per_s),
+                        o.accelerators_sustained, o.accelerators_sustained == 1 ? "GPU" : "GPUs", limit);
         c.passed = o.passed && m.samples;
         c.demand = o;
+        c.limit_why = m.limit_why;
         break;
       }
       case CheckKind::kAllowedClasses: {
@@ -227,6 +233,8 @@ Measurement measurement_from_dataset(const DatasetProbeResult& r) {
     m.direct = l->direct;
     if (l->files_read > 0) m.sample_bytes = double(l->bytes_read) / double(l->files_read);
   }
+  m.limit = r.limit.limit;
+  m.limit_why = r.limit.why;
   m.device_class = r.storage.device_class;
   collect_leaf_classes(r.storage.stack, m.leaf_classes);
   m.path = r.path;

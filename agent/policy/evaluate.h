@@ -53,6 +53,9 @@ struct Measurement {
   bool samples = false;
   double samples_per_s = 0;
   double sample_bytes = 0;  // the mean sample: the dataset's mean file, or the synthetic read's size
+  // What limits the samples/s, with the numbers (a dataset run's finding; unknown otherwise).
+  FeedLimit limit = FeedLimit::kUnknown;
+  std::string limit_why;
 };
 
 // Aggregates over jobs. Rates are over the longest job's measured window (as the report shows).
@@ -91,6 +94,7 @@ struct RuleCheck {
   double measured_value = 0, threshold_value = 0;  // IOPS, ns, bytes/s, AU; 0 for class checks
   bool passed = false;
   std::optional<DemandOutcome> demand;  // kDemand: needed, delivered, predicted AU, accelerators sustained
+  std::string limit_why;                // kDemand: the measurement's limit, one sentence with its numbers
 };
 
 enum class VerdictOutcome { kPass, kFail, kWarn, kOff };  // kWarn: a check failed in warn mode
@@ -163,7 +167,7 @@ std::vector<std::string> measurement_caveats(const Policy& p, const Measurement&
 //  threshold_value,passed}],"rules_not_applicable":[],"caveats":[]}
 nlohmann::json verdict_to_json(const Verdict& v);
 // {"accelerators","samples_per_s_needed","samples_per_s_delivered","predicted_au","min_au",
-//  "accelerators_sustained"}: a demand check's figures, in the verdict and the compact report.
+//  "accelerators_sustained","limit"}: a demand check's figures, in the verdict and the compact report.
 nlohmann::json demand_outcome_json(const DemandOutcome& o);
 // A check as the compact annotations carry it: [rule, check, measured, threshold, passed].
 nlohmann::json compact_check_json(const RuleCheck& c);

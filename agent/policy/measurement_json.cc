@@ -37,6 +37,8 @@ nlohmann::json measurement_to_json(const Measurement& m) {
       {"samples", m.samples},
       {"samples_per_s", m.samples_per_s},
       {"sample_bytes", m.sample_bytes},
+      {"limit", feed_limit_name(m.limit)},
+      {"limit_why", m.limit_why},
   };
 }
 

@@ -368,9 +368,9 @@ Status check_rules_against_workload(const Policy& p) {
             child(child(path, "demand"), "sample_size")));
       }
     } else {
-      for (auto [key, set] : {std::pair{"min_samples_per_s", bool(r.min_samples_per_s)},
-                              std::pair{"samples_per_s_per_gpu", bool(r.samples_per_s_per_gpu)},
-                              std::pair{"demand", bool(r.demand)}}) {
+      for (auto [key, set] :
+           {std::pair{"min_samples_per_s", bool(r.min_samples_per_s)},
+            std::pair{"samples_per_s_per_gpu", bool(r.samples_per_s_per_gpu)}, std::pair{"demand", bool(r.demand)}}) {
         if (set) return usage_error(fmt::format("{}: needs workload.mode: auto or dataset", child(path, key)));
       }
     }

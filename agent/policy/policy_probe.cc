@@ -46,12 +46,20 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   req.loader.runtime = p.workload.runtime;
   req.loader.direct = p.dataset.direct;
   req.worker_counts = {p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers()};
+  // The target: the highest samples/s floor, or the rate at which a demand's AU reaches its floor.
   double target = 0;
   for (const Rule& r : p.rules) {
     if (selector_mismatch(r.selector, class_of(stack), ctx.path.empty() ? path : ctx.path, ctx.pod_labels)) continue;
     target = std::max(target, effective_min_samples_per_s(r, ctx.gpus));
+    if (r.demand)
+      target = std::max(target, r.demand->min_au * samples_needed(*r.demand, demand_accelerators(ctx.gpus)));
   }
   if (target > 0) req.target_samples_per_s = target;
+  // The loader stops once its samples/s settles, or is clearly beside the target.
+  req.loader.early_stop.enabled = p.early_stop;
+  req.loader.early_stop.tolerance = p.stop_tolerance;
+  req.loader.early_stop.confidence = p.stop_confidence;
+  if (target > 0) req.loader.early_stop.threshold_iops = target;  // samples/s here
   return req;
 }
 
@@ -88,7 +96,8 @@ Workload synthetic_sample_workload(const Policy& p, uint64_t sample_bytes) {
 }
 
 ProbeRequest synthetic_sample_request(const Policy& p, const Demand& d, const std::string& path,
-                                      const std::string& root, const EvaluationContext& ctx, const StorageStack* stack) {
+                                      const std::string& root, const EvaluationContext& ctx,
+                                      const StorageStack* stack) {
   ProbeRequest req{path, synthetic_sample_workload(p, *d.sample_bytes), root};
   if (stack) req.storage = *stack;
   req.early_stop.enabled = p.early_stop;

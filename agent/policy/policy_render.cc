@@ -164,12 +164,16 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
     field("early stop", "not used by dataset runs (each reads its sampled files once)");
     field("result ttl", "not used: dataset results are not shared through the PVC");
   } else if (p.workload_mode == WorkloadMode::kAuto) {
-    field("early stop", "synthetic samples: " + (p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
-                                                   format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
-                                     : std::string("off: runs the whole runtime")));
-    field("result ttl", "synthetic samples: " + (p.result_ttl.count()
-                            ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused); a dataset's result is not shared"
-                            : std::string("0 (always probe)")));
+    field("early stop",
+          "synthetic samples: " +
+              (p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
+                                          format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
+                            : std::string("off: runs the whole runtime")));
+    field("result ttl",
+          "synthetic samples: " + (p.result_ttl.count()
+                                       ? format_duration_compact(p.result_ttl.count()) +
+                                             " (a PVC's recorded result is reused); a dataset's result is not shared"
+                                       : std::string("0 (always probe)")));
   } else {
     field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
                                                    format_percent(p.stop_confidence), format_percent(p.stop_tolerance))

@@ -27,6 +27,12 @@ std::string render_verdict_human(const Verdict& v) {
       out += line + "\n";
     }
   }
+  for (const RuleCheck& c : v.checks) {
+    if (c.demand && !c.limit_why.empty()) {
+      for (const std::string& line : wrap_words("limit    ", c.limit_why, kReportColumns, 9)) out += line + "\n";
+      break;
+    }
+  }
   if (!v.rules_not_applicable.empty()) {
     out += "not applicable\n";
     for (const std::string& r : v.rules_not_applicable) {

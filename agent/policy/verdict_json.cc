@@ -33,7 +33,8 @@ nlohmann::json demand_outcome_json(const DemandOutcome& o) {
           {"samples_per_s_delivered", o.samples_per_s_delivered},
           {"predicted_au", o.predicted_au},
           {"min_au", o.min_au},
-          {"accelerators_sustained", o.accelerators_sustained}};
+          {"accelerators_sustained", o.accelerators_sustained},
+          {"limit", feed_limit_name(o.limit)}};
 }
 
 nlohmann::json compact_check_json(const RuleCheck& c) {

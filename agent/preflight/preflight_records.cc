@@ -102,7 +102,8 @@ MetadataChanges pod_annotations(const PreflightSummary& s) {
     } else {
       a["iogate.io/predicted-au"] = std::nullopt;
       a["iogate.io/accelerators-sustained"] = std::nullopt;
-      a["iogate.io/samples-per-s"] = m.samples ? std::optional<std::string>(fmt::format("{}", std::llround(m.samples_per_s))) : std::nullopt;
+      a["iogate.io/samples-per-s"] =
+          m.samples ? std::optional<std::string>(fmt::format("{}", std::llround(m.samples_per_s))) : std::nullopt;
     }
     a["iogate.io/device-class"] = std::string(device_class_name(m.device_class));
   }

@@ -290,9 +290,10 @@ TEST_CASE("structure errors: unknown keys, missing and duplicate fields") {
                "rules[0].name: expected a name of letters, digits, '-', '_' or '.' (at most 63), got \"has space\"");
   expect_error("rules: [{name: a, min_iops: 1}, {name: b, min_iops: 2}, {name: a, min_iops: 3}]\n",
                "rules[2].name: \"a\" is already the name of rules[0]");
-  expect_error("rules: [{name: a}]\n",
-               "rules[0]: no check; give at least one of demand, min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
-               "min_bandwidth_per_gpu, allowed_classes, forbidden_classes, min_samples_per_s, samples_per_s_per_gpu");
+  expect_error(
+      "rules: [{name: a}]\n",
+      "rules[0]: no check; give at least one of demand, min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
+      "min_bandwidth_per_gpu, allowed_classes, forbidden_classes, min_samples_per_s, samples_per_s_per_gpu");
   expect_error("mode: warn\nmode: off\nrules: [{name: a, min_iops: 1}]\n", "mode: given twice");
   expect_error("rules: [a, b]\n", "rules[0]: expected a map, got \"a\"");
 
