@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # iogate preflight without an API server: bad input (exit 2, one line naming the flag or field),
 # mode off (no probe), --no-api, JSON logs, a missing dataset path, and SIGTERM mid-probe (exit 3,
-# no test file left).
+# no test file left), and workload.mode auto (synthetic samples on an empty volume, the dataset
+# where there is one, judged as AU).
 source "$(dirname "$0")/lib.sh"
 DATA="$SCRATCH/data"
 mkdir -p "$DATA"
@@ -81,3 +82,36 @@ wait "$pid" || code=$?
 [[ $code -eq 3 ]] || fail "SIGTERM: exit $code, want 3"
 assert_jq "$SCRATCH/t.json" '.outcome == "error" and (.error | test("interrupted"))' "SIGTERM mid-probe: exit 3, error says interrupted"
 assert_no_test_files "$DATA"
+
+# workload.mode auto: synthetic samples of the demand's size on a volume without a dataset, its
+# own files where there is one; the verdict in AU either way, the test file removed.
+demand=$(write_policy demand 'workload: {mode: auto, workers: 2, runtime: 3s, size: 32m}
+rules:
+  - name: feed
+    demand: {samples_per_s: 1, sample_size: 64k, min_au: 0.9}')
+code=0
+"$IOGATE" preflight "$DATA" --policy "$demand" --gpus 2 --no-api --output-format json >"$SCRATCH/d.json" 2>"$SCRATCH/d.log" || code=$?
+[[ $code -eq 0 ]] || fail "auto on an empty volume: exit $code ($(tail -3 "$SCRATCH/d.log"))"
+assert_jq "$SCRATCH/d.json" '.results[0].measurement.samples and (.results[0].measurement.dataset | not)
+  and .results[0].measurement.bs_bytes == 65536 and .results[0].measurement.samples_per_s > 2
+  and .results[0].verdict.checks[0].check == "demand"
+  and .results[0].verdict.checks[0].demand.accelerators == 2
+  and .results[0].verdict.checks[0].demand.samples_per_s_needed == 2
+  and .results[0].verdict.checks[0].demand.predicted_au == 1
+  and .results[0].verdict.checks[0].demand.accelerators_sustained > 2' \
+  "auto on an empty volume reads synthetic 64k samples, judged as AU for 2 GPUs"
+grep -q "synthetic samples of 64k" "$SCRATCH/d.log" || fail "auto: the log does not say synthetic samples ($(cat "$SCRATCH/d.log"))"
+assert_no_test_files "$DATA"
+python3 "$(dirname "$0")/make_dataset.py" "$DATA/set" --files 300 --dirs 3 --subdirs 3 --min-kib 8 --max-kib 16 --large 0 >/dev/null
+starving=$(write_policy starving 'workload: {mode: auto, workers: 2, runtime: 3s, size: 32m}
+rules:
+  - name: feed
+    demand: {samples_per_s: 100000000, sample_size: 16k}')
+code=0
+"$IOGATE" preflight "$DATA/set" --policy "$starving" --gpus 1 --no-api --output-format json >"$SCRATCH/s.json" 2>"$SCRATCH/s.log" || code=$?
+[[ $code -eq 1 ]] || fail "auto on a dataset below its demand: exit $code, want 1 ($(tail -3 "$SCRATCH/s.log"))"
+assert_jq "$SCRATCH/s.json" '.results[0].measurement.dataset and .results[0].verdict.outcome == "fail"
+  and .results[0].verdict.checks[0].demand.predicted_au < 0.9
+  and .results[0].verdict.checks[0].demand.accelerators_sustained == 0
+  and (.results[0].report.limit.resource | type == "string")' \
+  "auto on a dataset reads its files; a demand it cannot meet fails with the AU"
