@@ -160,28 +160,16 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
     }
   }
   field("workload", workload);
-  if (p.workload_mode == WorkloadMode::kDataset) {
-    field("early stop", "not used by dataset runs (each reads its sampled files once)");
-    field("result ttl", "not used: dataset results are not shared through the PVC");
-  } else if (p.workload_mode == WorkloadMode::kAuto) {
-    field("early stop",
-          "synthetic samples: " +
-              (p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
-                                          format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
-                            : std::string("off: runs the whole runtime")));
-    field("result ttl",
-          "synthetic samples: " + (p.result_ttl.count()
-                                       ? format_duration_compact(p.result_ttl.count()) +
-                                             " (a PVC's recorded result is reused); a dataset's result is not shared"
-                                       : std::string("0 (always probe)")));
-  } else {
-    field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
-                                                   format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
-                                     : "off: runs the whole runtime");
-    field("result ttl", p.result_ttl.count()
-                            ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
-                            : "0 (always probe)");
-  }
+  // Every mode stops early alike: a block probe on IOPS, the loader on samples/s.
+  field("early stop", p.early_stop ? fmt::format("when the {} confidence interval is within ±{}",
+                                                 format_percent(p.stop_confidence), format_percent(p.stop_tolerance))
+                                   : "off: runs the whole runtime");
+  std::string ttl = p.result_ttl.count()
+                        ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
+                        : "0 (always probe)";
+  if (p.workload_mode == WorkloadMode::kDataset) ttl = "not used: dataset results are not shared through the PVC";
+  if (p.workload_mode == WorkloadMode::kAuto) ttl += "; for synthetic samples only: a dataset's result is not shared";
+  field("result ttl", ttl);
   const NodeSettings& n = p.node;
   std::string node_paths;
   for (const NodePath& np : n.paths)
