@@ -20,6 +20,10 @@ test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14
   yamllint
   # lint.format checks the C++ against .clang-format.
   clang-format
+  # Tests and benchmarks only: the real PyTorch DataLoader that iogate's predicted accelerator
+  # utilisation is checked against (bench/dataloader_au.py, tests/integration/test_au_verdict.sh).
+  # Debian's CPU build; run it with /usr/bin/python3, not a pyenv or venv python.
+  python3-torch
   # The e2e node's pod network (tests/e2e/node_lib.sh): the bridge, host-local and loopback CNI
   # plugins, in /usr/lib/cni. Its containerd and runc are the Docker Engine's (docker.io below).
   containernetworking-plugins)
