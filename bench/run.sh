@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark of the probe, and bench/RESULTS.md regenerated from what they measured.
 #
-#   bash bench/run.sh                      # all sections (about 50 minutes on 2 cores)
+#   bash bench/run.sh                      # all sections (about an hour on 2 cores)
 #   bash bench/run.sh parity_rig verdict   # only these; the others' last rows are kept
 #   ROUNDS=5 RUNTIME=5 DIR=/var/tmp bash bench/run.sh
 #
@@ -9,7 +9,10 @@
 # capped at 50k IOPS and 500 MiB/s each way), verdict (bench/verdict.sh
 # on rigs capped at 3k/16k/50k read IOPS and on the disk), dataset (bench/dataset_vs_python.sh, and
 # the sweep's advice on a 2,000 IOPS rig and on the disk), dataset_verdict (bench/dataset_verdict.sh:
-# time to a dataset verdict on 1.3M files and on a capped rig, before and after its bounds), budgets (peak RSS, preflight wall time,
+# time to a dataset verdict on 1.3M files and on a capped rig, before and after its bounds), au
+# (bench/au_grid.sh: iogate's predicted accelerator utilisation against a real PyTorch DataLoader's
+# on rigs capped like gp3, SATA, NVMe and HDD volumes, 1-8 accelerators; about 12 minutes a round),
+# budgets (peak RSS, preflight wall time,
 # binary size). Raw rows go to bench/results/SECTION.tsv; bench/results.py turns them into
 # bench/RESULTS.md. Needs root (the rigs) and an idle machine: anything else running is measured too.
 set -euo pipefail
@@ -25,7 +28,7 @@ export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
 bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
 sections=("$@")
-((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict budgets)
+((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
 # disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
 RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
@@ -102,6 +105,11 @@ section_dataset() {
 section_dataset_verdict() {
   bash "$here/dataset_verdict.sh" "$DIR" "$ROUNDS" >"$out/dataset_verdict.tsv.new"
   mv "$out/dataset_verdict.tsv.new" "$out/dataset_verdict.tsv"
+}
+
+section_au() {
+  ROWS="$out/au.tsv.new" bash "$here/au_grid.sh"
+  mv "$out/au.tsv.new" "$out/au.tsv"
 }
 
 section_budgets() {
