@@ -37,7 +37,8 @@ rows=${ROWS:-/dev/stdout}
 run_volume() {  # LABEL RIOPS RBPS ACCELS...
   local label=$1 riops=$2 rbps=$3 rig="au-$1" caps p m row
   shift 3
-  caps="${riops:-max} IOPS, $( [[ -n $rbps ]] && awk -v b="$rbps" 'BEGIN {printf "%.1f MB/s", b / 1e6}' || echo "max B/s")"
+  caps=$( [[ -z $riops ]] && echo "no cap" ||
+    awk -v i="$riops" -v b="$rbps" 'BEGIN {printf "%d IOPS, %.1f MB/s", i, b / 1e6}')
   echo "au_grid: $label ($caps): $FILES files…" >&2
   au_volume_up "$rig" "$riops" "$rbps" 1g "$FILES"
   local data
@@ -47,10 +48,11 @@ run_volume() {  # LABEL RIOPS RBPS ACCELS...
       p=$(au_predict "$rig" "$data" "$n" "$PROBE_RUNTIME") || true
       [[ -n $p ]] || { echo "au_grid: $label N=$n: no prediction from iogate" >&2; exit 1; }
       m=$(au_measure "$rig" "$data" "$n" "$RUNTIME")
-      row=$(au_compare "$p" "$m")
+      row=$(au_compare "$p" "$m" "$riops" "$rbps")
       printf '%s\t%s\t%s\t%s\n' "$r" "$label" "$caps" "$row" >>"$rows"
       echo "au_grid: $label N=$n round $r: predicted $(jq .predicted_au <<<"$p") measured $(jq .au <<<"$m")" \
-        "(iogate $(jq '.samples_per_s_delivered | round' <<<"$p"), loader $(jq .samples_per_s <<<"$m") samples/s;" \
+        "(iogate $(jq '.samples_per_s_delivered | round' <<<"$p"), loader $(jq .samples_per_s <<<"$m") samples/s," \
+        "bound: $(cut -f15,16 <<<"$row" | tr '\t' ' ') reads a sample;" \
         "loader waited $(jq .wait_s <<<"$m") s, slept $(jq .slept_s <<<"$m") s of $(jq .wall_s <<<"$m") s)" >&2
     done
   done

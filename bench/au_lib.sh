@@ -98,19 +98,39 @@ EOF
        bytes_per_s: .loader.bytes_per_s}'
 }
 
-# au_measure RIG DATA N RUNTIME_S: the real DataLoader's JSON line (bench/dataloader_au.py).
+# au_measure RIG DATA N RUNTIME_S: the real DataLoader's JSON line (bench/dataloader_au.py), plus
+# what the loop device saw over the whole run (start-up and prefetch included): device_reads and
+# device_bytes (/sys/block/loopN/stat), for the I/Os a sample costs and which cap bound the run.
 au_measure() {
-  local rig=$1 data=$2 n=$3 runtime=$4
-  rig_run "$rig" "${AU_NICE[@]}" "$AU_PY" "$_au_here/dataloader_au.py" "$data" --accelerators "$n" --samples-per-s "$AU_SPS" \
-    --workers "$AU_WORKERS" --batch "$AU_BATCH" --runtime "$runtime" --seed "$RANDOM"
+  local rig=$1 data=$2 n=$3 runtime=$4 stat out r0 b0 r1 b1
+  stat=/sys/block/$(basename "$(cat "$RIG_STATE/$rig/dev")")/stat
+  read -r r0 _ b0 _ <"$stat"
+  out=$(rig_run "$rig" "${AU_NICE[@]}" "$AU_PY" "$_au_here/dataloader_au.py" "$data" --accelerators "$n" \
+    --samples-per-s "$AU_SPS" --workers "$AU_WORKERS" --batch "$AU_BATCH" --runtime "$runtime" --seed "$RANDOM") || return
+  read -r r1 _ b1 _ <"$stat"
+  jq -c --argjson r $((r1 - r0)) --argjson b $(((b1 - b0) * 512)) '. + {device_reads: $r, device_bytes: $b}' <<<"$out"
 }
 
-# au_compare PREDICTED_JSON MEASURED_JSON: one TSV row (the fields of AU_FIELDS):
+# au_bound MEASURED_JSON RIOPS RBPS: which cap the DataLoader's run ran into, from its own rates:
+# "bandwidth" or "iops" where it read at 90% of that cap or more, "none" where the demand was met
+# (AU >= 0.95), else "client" (the reader's own CPU or latency). I/Os a sample = the device's
+# bytes per read over the loader's bytes per sample.
+au_bound() {
+  jq -r --arg riops "$2" --arg rbps "$3" '
+    (.bytes / .samples) as $per | ($per / (.device_bytes / ([.device_reads, 1] | max))) as $ios |
+    (.bytes / .wall_s) as $bps | (.samples_per_s * $ios) as $iops |
+    if $rbps != "" and $bps >= 0.9 * ($rbps | tonumber) then "bandwidth"
+    elif $riops != "" and $iops >= 0.9 * ($riops | tonumber) then "iops"
+    elif .au >= 0.95 then "none" else "client" end + "\t\($ios * 100 | round / 100)"' <<<"$1"
+}
+
+# au_compare PREDICTED_JSON MEASURED_JSON RIOPS RBPS: one TSV row (the fields of AU_FIELDS):
 #   verdict: pass when predicted AU >= min AU; judged: the measured AU is more than 0.05 from the
 #   floor, so the verdict must equal "measured AU >= floor"; agree: it does (or "-" when not judged).
-AU_FIELDS="accelerators needed delivered predicted_au sustained limit measured_sps measured_au error verdict judged agree iogate_bps measured_bps"
+#   bound, ios_per_sample: au_bound's, what the DataLoader's run ran into.
+AU_FIELDS="accelerators needed delivered predicted_au sustained limit measured_sps measured_au error verdict judged agree iogate_bps measured_bps bound ios_per_sample"
 au_compare() {
-  jq -rn --argjson p "$1" --argjson m "$2" '
+  printf '%s\t%s\n' "$(jq -rn --argjson p "$1" --argjson m "$2" '
     ($p.predicted_au >= $p.min_au) as $pass | ($m.au >= $p.min_au) as $mpass |
     (($m.au - $p.min_au) | fabs > 0.05) as $judged |
     [$p.accelerators, $p.samples_per_s_needed, ($p.samples_per_s_delivered | . * 10 | round / 10),
@@ -118,5 +138,6 @@ au_compare() {
      $m.samples_per_s, $m.au, ($p.predicted_au - $m.au | . * 1000 | round / 1000),
      (if $pass then "pass" else "fail" end), $judged,
      (if $judged then ($pass == $mpass) else "-" end),
-     ($p.bytes_per_s // "-" | if type == "number" then round else . end), ($m.bytes / $m.wall_s | round)] | @tsv'
+     ($p.bytes_per_s // "-" | if type == "number" then round else . end), ($m.bytes / $m.wall_s | round)] | @tsv')" \
+    "$(au_bound "$2" "$3" "$4")"
 }

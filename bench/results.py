@@ -239,16 +239,21 @@ if au:
     w("before: predicted AU = min(1, delivered / needed), sustained = ⌊delivered / (250 / 0.90)⌋.")
     w("Goals (issue 30): |predicted − measured| ≤ 0.05 in every case; the verdict (predicted ≥ 0.90)")
     w("equal to \"measured ≥ 0.90\" wherever measured is more than 0.05 from 0.90 (else –, not judged).")
-    w("`uncapped` is the same loop device with no throttle, at the highest demand and twice it: the client's")
-    w("own limit (its samples/s where AU < 1 is the ceiling of this 2-core client), outside the goals.")
+    w("`uncapped` is the same loop device with no throttle, at the highest demand and twice it, outside the")
+    w("goals: an AU near 1 there says this 2-core client (the loader and its workers) was not the limit.")
     w("")
-    w("| volume | caps | N | needed samples/s | iogate samples/s | loader samples/s | predicted AU | measured AU | error | sustained | verdict | agrees |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    w("`limit` is iogate's (– while the prediction comes from the dataset probe); `loader bound` is what the")
+    w("DataLoader's run ran into, from its own rates (≥ 90% of a cap; `none`: AU ≥ 0.95; else `client`), with")
+    w("the device's reads per sample (/sys/block/loopN/stat).")
+    w("")
+    w("| volume | caps | N | needed samples/s | iogate samples/s | loader samples/s | predicted AU | measured AU | error | sustained | verdict | agrees | limit | loader bound (reads/sample) |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     cases = collections.OrderedDict()
-    for rnd, vol, caps, n, need, dlv, pau, sus, limit, msps, mau, err, verdict, judged, agree, *_ in au:
+    for rnd, vol, caps, n, need, dlv, pau, sus, limit, msps, mau, err, verdict, judged, agree, _, _, *bound in au:
         cases.setdefault((vol, caps, int(n)), []).append(dict(
             need=num(need), dlv=num(dlv), pau=num(pau), sus=sus, msps=num(msps), mau=num(mau), err=num(err),
-            verdict=verdict, judged=judged == "true", agree=agree))
+            verdict=verdict, judged=judged == "true", agree=agree, limit=limit,
+            bound=f"{bound[0]} ({bound[1]})" if len(bound) == 2 else "-"))
     within = judged_ok = judged_n = 0
     for (vol, caps, n), rs in cases.items():
         errs = [r["err"] for r in rs]
@@ -265,7 +270,8 @@ if au:
         w(f"| {vol} | {caps} | {n} | {f0(med([r['need'] for r in rs]))} | {f0(med([r['dlv'] for r in rs]))} "
           f"| {f0(med([r['msps'] for r in rs]))} | {med([r['pau'] for r in rs]):.3f} | {med([r['mau'] for r in rs]):.3f} "
           f"| {med(errs):+.3f}{' [' + rng3(errs) + ']' if len(errs) > 1 else ''}{'' if client else ' ✓' if ok else ' ✗'} "
-          f"| {', '.join(sorted(set(r['sus'] for r in rs)))} | {', '.join(sorted(set(r['verdict'] for r in rs)))} | {agrees} |")
+          f"| {', '.join(sorted(set(r['sus'] for r in rs)))} | {', '.join(sorted(set(r['verdict'] for r in rs)))} | {agrees} "
+          f"| {', '.join(sorted(set(r['limit'] for r in rs)))} | {', '.join(sorted(set(r['bound'] for r in rs)))} |")
     rounds = max(len(rs) for rs in cases.values())
     w("")
     n_cases = sum(vol != "uncapped" for vol, _, _ in cases)
