@@ -73,8 +73,7 @@ au_predict() {
     cat >"$policy" <<EOF
 apiVersion: iogate.io/v1
 kind: StoragePolicy
-workload: {mode: auto, runtime: $runtime}
-dataset: {workers: $AU_WORKERS}
+workload: {mode: auto, workers: $AU_WORKERS, runtime: $runtime}
 rules:
   - name: feed-accelerators
     demand: {samples_per_s: $AU_SPS, sample_size: $AU_SAMPLE_SIZE, min_au: $AU_MIN}

@@ -244,16 +244,22 @@ if au:
     w("")
     w("`limit` is iogate's (– while the prediction comes from the dataset probe); `loader bound` is what the")
     w("DataLoader's run ran into, from its own rates (≥ 90% of a cap; `none`: AU ≥ 0.95; else `client`), with")
-    w("the device's reads per sample (/sys/block/loopN/stat).")
+    w("the device's reads per sample (/sys/block/loopN/stat); ✓/✗ where the loader was held by a cap.")
     w("")
     w("| volume | caps | N | needed samples/s | iogate samples/s | loader samples/s | predicted AU | measured AU | error | sustained | verdict | agrees | limit | loader bound (reads/sample) |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    def limit_mark(rs):
+        checked = [r["limit_ok"] for r in rs if r["limit_ok"] is not None]
+        return "" if not checked else " ✓" if all(checked) else " ✗"
+
     cases = collections.OrderedDict()
     for rnd, vol, caps, n, need, dlv, pau, sus, limit, msps, mau, err, verdict, judged, agree, _, _, *bound in au:
         cases.setdefault((vol, caps, int(n)), []).append(dict(
             need=num(need), dlv=num(dlv), pau=num(pau), sus=sus, msps=num(msps), mau=num(mau), err=num(err),
             verdict=verdict, judged=judged == "true", agree=agree, limit=limit,
-            bound=f"{bound[0]} ({bound[1]})" if len(bound) == 2 else "-"))
+            bound=f"{bound[0]} ({bound[1]})" if len(bound) == 2 else "-",
+            # iogate's limit against the cap the starved loader ran into; "-" where it has none to say
+            limit_ok=None if limit == "-" or not bound or bound[0] not in ("iops", "bandwidth") else limit == bound[0]))
     within = judged_ok = judged_n = 0
     for (vol, caps, n), rs in cases.items():
         errs = [r["err"] for r in rs]
@@ -271,7 +277,7 @@ if au:
           f"| {f0(med([r['msps'] for r in rs]))} | {med([r['pau'] for r in rs]):.3f} | {med([r['mau'] for r in rs]):.3f} "
           f"| {med(errs):+.3f}{' [' + rng3(errs) + ']' if len(errs) > 1 else ''}{'' if client else ' ✓' if ok else ' ✗'} "
           f"| {', '.join(sorted(set(r['sus'] for r in rs)))} | {', '.join(sorted(set(r['verdict'] for r in rs)))} | {agrees} "
-          f"| {', '.join(sorted(set(r['limit'] for r in rs)))} | {', '.join(sorted(set(r['bound'] for r in rs)))} |")
+          f"| {', '.join(sorted(set(r['limit'] for r in rs)))}{limit_mark(rs)} | {', '.join(sorted(set(r['bound'] for r in rs)))} |")
     rounds = max(len(rs) for rs in cases.values())
     w("")
     n_cases = sum(vol != "uncapped" for vol, _, _ in cases)
