@@ -133,7 +133,7 @@ au_compare() {
     ($p.predicted_au >= $p.min_au) as $pass | ($m.au >= $p.min_au) as $mpass |
     (($m.au - $p.min_au) | fabs > 0.05) as $judged |
     [$p.accelerators, $p.samples_per_s_needed, ($p.samples_per_s_delivered | . * 10 | round / 10),
-     ($p.predicted_au | . * 1000 | round / 1000), $p.accelerators_sustained, $p.limit,
+     ($p.predicted_au | . * 1000 | round / 1000), $p.accelerators_sustained, ($p.limit // "-"),
      $m.samples_per_s, $m.au, ($p.predicted_au - $m.au | . * 1000 | round / 1000),
      (if $pass then "pass" else "fail" end), $judged,
      (if $judged then ($pass == $mpass) else "-" end),
