@@ -78,12 +78,15 @@ rules:
   - name: feed-accelerators
     demand: {samples_per_s: $AU_SPS, sample_size: $AU_SAMPLE_SIZE, min_au: $AU_MIN}
 EOF
-    # The exit code is the verdict (1 = fail); the demand object says why.
-    rig_run "$rig" "${AU_NICE[@]}" "$IOGATE" preflight "$data" --policy "$policy" --gpus "$n" --no-api --output-format json |
-      jq -c '[.. | objects | select(has("predicted_au"))][0] // error("no demand object in the verdict")'
-    local rc=${PIPESTATUS[1]}
-    rm -f "$policy"
-    return "$rc"
+    # Exit 0 or 1 is a verdict (pass, fail); the demand object says why. Its log goes to stderr
+    # only when there is no verdict.
+    local out rc=0
+    out=$(rig_run "$rig" "${AU_NICE[@]}" "$IOGATE" preflight "$data" --policy "$policy" --gpus "$n" --no-api \
+      --output-format json 2>"$policy.log") || rc=$?
+    ((rc <= 1)) || { cat "$policy.log" >&2; rm -f "$policy" "$policy.log"; return "$rc"; }
+    rm -f "$policy" "$policy.log"
+    jq -c '[.. | objects | select(has("predicted_au"))][0] // error("no demand object in the verdict")' <<<"$out"
+    return
   fi
   # Until then: the dataset probe with the loader's concurrency, and the demand model's arithmetic
   # (predicted AU = min(1, delivered / needed); sustained = floor(delivered / (S / min_au))).
