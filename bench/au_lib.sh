@@ -36,10 +36,10 @@ AU_NICE=(nice -n -10)
 # reads it (posix_fadvise DONTNEED), so every read goes to the device.
 AU_MIN_KIB=20
 AU_MAX_KIB=200
-# Where iogate's prediction comes from: "probe" (iogate probe --mode dataset, the loader's
-# samples/s, and the demand model's arithmetic here) or "preflight" (the verdict's own `demand`
-# object, once iogate has it).
-AU_PREDICT=${AU_PREDICT:-probe}
+# Where iogate's prediction comes from: "preflight" (the verdict's own `demand` object: iogate
+# preflight --gpus N with a demand rule, workload.mode auto) or "probe" (iogate probe --mode dataset
+# and the demand model's arithmetic here: the dataset measurement alone, without the verdict).
+AU_PREDICT=${AU_PREDICT:-preflight}
 AU_PY=${AU_PY:-/usr/bin/python3}
 _au_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
