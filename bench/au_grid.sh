@@ -4,12 +4,12 @@
 #
 #   bash bench/au_grid.sh                       # the grid; rows on stdout (TSV), progress on stderr
 #   ROWS=FILE ROUNDS=2 RUNTIME=15 PROBE_RUNTIME=5s VOLUMES="gp3 sata" ACCELS="1 8" bash bench/au_grid.sh
-#   AU_PREDICT=preflight bash bench/au_grid.sh  # the prediction from the verdict's demand object
+#   AU_PREDICT=probe bash bench/au_grid.sh      # the dataset probe + arithmetic, not the verdict
 #
 # Volumes and demand are in bench/au_lib.sh (every rate x0.1: 250 samples/s per accelerator, a
 # 0.90 floor, 2 loader workers, batch 64, files of 20-200 KiB). Per volume: a tmpfs-backed rig with
 # the caps and a dataset of FILES files, then per accelerator count N and round: iogate's
-# prediction (the dataset probe, PROBE_RUNTIME, in the rig's cgroup) and the DataLoader's
+# prediction (iogate preflight --gpus N, its demand object; PROBE_RUNTIME; in the rig's cgroup) and the DataLoader's
 # measured AU (bench/dataloader_au.py, RUNTIME seconds of measured steps, first step excluded),
 # back to back on the same files. Last, the same loop device without a cap, at the highest demand
 # (N = the largest count) and at twice it: the client itself (the loader's samples/s at AU < 1 is
