@@ -285,6 +285,20 @@ if au:
     w(f"{within}/{n_cases} cases within ±0.05 in every round; the verdict agreed in {judged_ok}/{judged_n} judged "
       f"cases ({rounds} round{'s' if rounds > 1 else ''} each).")
     w("")
+    # The seed's case study: one job (4 accelerators) moved from a SATA-like volume to an NVMe-like one.
+    study = [(vol, caps, cases[(vol, caps, n)]) for vol, caps, n in cases if n == 4 and vol in ("sata", "nvme")]
+    if len(study) == 2:
+        w("### The case study: one job, a SATA-like volume against an NVMe-like one")
+        w("")
+        w("The same job (4 accelerators, 1,000 samples/s at full utilisation, rates ×0.1) on each volume, from")
+        w("the rows above: the AU the real DataLoader measured, what iogate predicted and its verdict.")
+        w("")
+        w("| volume | caps | iogate samples/s | predicted AU | iogate verdict | measured AU (DataLoader) |")
+        w("|---|---|---|---|---|---|")
+        for vol, caps, rs in study:
+            w(f"| {vol} | {caps} | {f0(med([r['dlv'] for r in rs]))} | {med([r['pau'] for r in rs]):.2f} "
+              f"| {', '.join(sorted(set(r['verdict'] for r in rs)))} | {med([r['mau'] for r in rs]):.2f} |")
+        w("")
 
 budgets = rows("budgets.tsv")
 if budgets:

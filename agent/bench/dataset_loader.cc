@@ -36,14 +36,6 @@ struct WorkerResult {
   LatencyHistogram open_ns, first_byte_ns, file_ns;
 };
 
-UniqueFd open_sample(const std::string& path, bool direct) {
-  const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (direct ? O_DIRECT : 0);
-  // O_NOATIME: reading must not dirty inodes; only the owner (or CAP_FOWNER) may ask for it.
-  int fd = ::open(path.c_str(), flags | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), flags);
-  return UniqueFd(fd);
-}
-
 enum class ReadOutcome { kOk, kError, kDirectRefused, kStopped };
 
 // Open, read whole, drop from the cache, close; records the three latencies on success.
@@ -174,6 +166,14 @@ StopDecision sample_until_done(const EarlyStopConfig& config, uint64_t start, Sh
 }
 
 }  // namespace
+
+UniqueFd open_sample(const std::string& path, bool direct) {
+  const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (direct ? O_DIRECT : 0);
+  // O_NOATIME: reading must not dirty inodes; only the owner (or CAP_FOWNER) may ask for it.
+  int fd = ::open(path.c_str(), flags | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), flags);
+  return UniqueFd(fd);
+}
 
 double LoaderRun::samples_per_s() const {
   return elapsed_ns ? static_cast<double>(files_read) / (static_cast<double>(elapsed_ns) / 1e9) : 0;

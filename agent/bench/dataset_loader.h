@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "bench/adaptive_stop.h"
 #include "bench/dataset_scan.h"
 #include "bench/latency_histogram.h"
@@ -60,6 +61,10 @@ struct LoaderRun {
   double samples_per_s() const;
   double bytes_per_s() const;
 };
+
+// Opens a sample for reading: O_RDONLY|O_NOFOLLOW, O_DIRECT when `direct`, O_NOATIME where
+// permitted. Invalid (errno set) on failure. The loader and the limit's read points both open so.
+UniqueFd open_sample(const std::string& path, bool direct);
 
 // Reads files[first, first + count) with options.workers threads. Never fails as a whole: a file
 // that cannot be read is counted in `errors`.

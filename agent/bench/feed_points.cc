@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/unique_fd.h"
 #include "bench/aligned_buffer.h"
+#include "bench/dataset_loader.h"
 
 namespace iogate {
 namespace {
@@ -29,19 +30,12 @@ struct Tally {
   uint64_t files = 0, requests = 0, bytes = 0;
 };
 
-UniqueFd open_for_point(const std::string& path, bool direct) {
-  const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (direct ? O_DIRECT : 0);
-  int fd = ::open(path.c_str(), flags | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), flags);
-  return UniqueFd(fd);
-}
-
 enum class Outcome { kDone, kSkipped, kDirectRefused, kStopped };
 
 // One file in requests of `request` bytes (the last may come back short).
 Outcome read_file(const SampledFile& f, FeedSplit split, bool direct, AlignedBuffer& buf, const Shared& shared,
                   const std::atomic<bool>& stop, Tally& t) {
-  UniqueFd fd = open_for_point(f.path, direct);
+  UniqueFd fd = open_sample(f.path, direct);
   if (!fd.valid()) return direct && errno == EINVAL ? Outcome::kDirectRefused : Outcome::kSkipped;
   if (!direct) {
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
