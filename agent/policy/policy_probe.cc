@@ -67,7 +67,8 @@ Result<SampleSource> auto_sample_source(const std::string& path, const std::atom
   ScanBudget budget;
   budget.time = kDatasetCheckTime;
   budget.entries = kDatasetCheckEntries;
-  budget.sample_size = 1;  // only the count matters here
+  budget.files = kMinDatasetFiles;  // stops as soon as it is a dataset: a 1.3M-file tree costs a few reads
+  budget.sample_size = 1;           // only the count matters here
   auto scan = scan_dataset(path, budget, stop);
   if (!scan.ok()) return scan.error();
   return scan->files_seen >= kMinDatasetFiles ? SampleSource::kDataset : SampleSource::kSynthetic;

@@ -35,9 +35,9 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
 std::string describe_dataset_request(const DatasetRequest& r);
 
 // workload.mode: auto measures the dataset under the path where there is one, else synthetic
-// samples. A dataset is at least kMinDatasetFiles regular files, counted by a walk bounded to
-// kDatasetCheckTime and kDatasetCheckEntries (a dataset shows itself within them; a scratch volume
-// is walked whole).
+// samples. A dataset is at least kMinDatasetFiles regular files, counted by a walk that stops at
+// the first beyond them, bounded to kDatasetCheckTime and kDatasetCheckEntries (a dataset shows
+// itself within them; a scratch volume is walked whole).
 enum class SampleSource { kDataset, kSynthetic };
 inline constexpr std::chrono::milliseconds kDatasetCheckTime{2000};
 inline constexpr uint64_t kDatasetCheckEntries = 100'000;
