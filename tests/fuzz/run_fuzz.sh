@@ -57,7 +57,7 @@ case "$TARGET" in
     add_folder base
     SOURCES+=(agent/kube/pod_spec.cc agent/kube/api_error.cc agent/bench/workload.cc agent/bench/probe_result.cc
               agent/bench/stop_reason.cc agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc
-              agent/device/device_class.cc)
+              agent/bench/adaptive_stop.cc agent/bench/feed_limit.cc agent/device/device_class.cc)
     LIBS+=(-lcrypto)
     MAX_LEN=16384
     ;;
@@ -68,8 +68,8 @@ case "$TARGET" in
     add_folder policy agent/policy/policy_probe.cc
     add_folder base
     SOURCES+=(agent/bench/workload.cc agent/bench/probe_result.cc agent/bench/stop_reason.cc
-              agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc agent/device/device_class.cc
-              agent/report/text_layout.cc)
+              agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc agent/bench/adaptive_stop.cc
+              agent/bench/feed_limit.cc agent/device/device_class.cc agent/report/text_layout.cc)
     MAX_LEN=16384
     ;;
   *)
