@@ -54,6 +54,15 @@ int demand_accelerators(int gpus) { return std::max(gpus, 1); }
 
 double samples_needed(const Demand& d, int accelerators) { return d.samples_per_s * std::max(accelerators, 0); }
 
+double verdict_flip_samples_per_s(const Demand& d, int gpus) {
+  return d.min_au * samples_needed(d, demand_accelerators(gpus));
+}
+
+uint64_t reads_per_sample(uint64_t sample_bytes, uint64_t block_size) {
+  uint64_t bs = std::max<uint64_t>(block_size, 1);
+  return std::max<uint64_t>((sample_bytes + bs - 1) / bs, 1);
+}
+
 double predicted_au(double delivered_samples_per_s, double needed_samples_per_s) {
   if (needed_samples_per_s <= 0) return 1;
   return std::clamp(delivered_samples_per_s / needed_samples_per_s, 0.0, 1.0);

@@ -63,6 +63,12 @@ struct Demand {
 int demand_accelerators(int gpus);
 
 double samples_needed(const Demand& d, int accelerators);
+// The delivered samples/s at which the verdict flips for `gpus`: min_au × needed. What an early
+// stop compares against, and the dataset advice's target.
+double verdict_flip_samples_per_s(const Demand& d, int gpus);
+// Reads of `block_size` that one sample of `sample_bytes` takes (at least 1): synthetic samples
+// are read in such pieces, so their samples/s is reads/s over this.
+uint64_t reads_per_sample(uint64_t sample_bytes, uint64_t block_size);
 // min(1, delivered / needed); 1 when nothing is needed.
 double predicted_au(double delivered_samples_per_s, double needed_samples_per_s);
 // The most accelerators held at AU >= d.min_au by `delivered` samples/s.

@@ -212,10 +212,8 @@ Measurement measurement_from_probe(const ProbeResult& r) {
 
 Measurement measurement_from_synthetic_samples(const ProbeResult& r, uint64_t sample_bytes) {
   Measurement m = measurement_from_probe(r);
-  uint64_t bs = std::max<uint64_t>(m.block_size, 1);
-  uint64_t reads_per_sample = std::max<uint64_t>((sample_bytes + bs - 1) / bs, 1);
   m.samples = true;
-  m.samples_per_s = m.iops / double(reads_per_sample);
+  m.samples_per_s = m.iops / double(reads_per_sample(sample_bytes, m.block_size));
   m.sample_bytes = double(sample_bytes);
   return m;
 }

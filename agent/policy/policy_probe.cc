@@ -12,16 +12,23 @@ namespace {
 
 DeviceClass class_of(const StorageStack* stack) { return stack ? stack->device_class : DeviceClass::kUnknown; }
 
+// The policy's early stop, for a block probe (on IOPS) and the loader (on samples/s) alike.
+EarlyStopConfig policy_early_stop(const Policy& p, std::optional<double> threshold) {
+  EarlyStopConfig c;
+  c.enabled = p.early_stop;
+  c.tolerance = p.stop_tolerance;
+  c.confidence = p.stop_confidence;
+  c.threshold_iops = threshold;
+  return c;
+}
+
 }  // namespace
 
 ProbeRequest policy_probe_request(const Policy& p, const std::string& path, const std::string& root,
                                   const EvaluationContext& ctx, const StorageStack* stack) {
   ProbeRequest req{path, p.workload, root};
   if (stack) req.storage = *stack;
-  req.early_stop.enabled = p.early_stop;
-  req.early_stop.tolerance = p.stop_tolerance;
-  req.early_stop.confidence = p.stop_confidence;
-  req.early_stop.threshold_iops = iops_floor(p, ctx, class_of(stack));
+  req.early_stop = policy_early_stop(p, iops_floor(p, ctx, class_of(stack)));
   return req;
 }
 
@@ -51,15 +58,11 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   for (const Rule& r : p.rules) {
     if (selector_mismatch(r.selector, class_of(stack), ctx.path.empty() ? path : ctx.path, ctx.pod_labels)) continue;
     target = std::max(target, effective_min_samples_per_s(r, ctx.gpus));
-    if (r.demand)
-      target = std::max(target, r.demand->min_au * samples_needed(*r.demand, demand_accelerators(ctx.gpus)));
+    if (r.demand) target = std::max(target, verdict_flip_samples_per_s(*r.demand, ctx.gpus));
   }
   if (target > 0) req.target_samples_per_s = target;
   // The loader stops once its samples/s settles, or is clearly beside the target.
-  req.loader.early_stop.enabled = p.early_stop;
-  req.loader.early_stop.tolerance = p.stop_tolerance;
-  req.loader.early_stop.confidence = p.stop_confidence;
-  if (target > 0) req.loader.early_stop.threshold_iops = target;  // samples/s here
+  req.loader.early_stop = policy_early_stop(p, target > 0 ? std::optional<double>(target) : std::nullopt);
   return req;
 }
 
@@ -101,14 +104,10 @@ ProbeRequest synthetic_sample_request(const Policy& p, const Demand& d, const st
                                       const StorageStack* stack) {
   ProbeRequest req{path, synthetic_sample_workload(p, *d.sample_bytes), root};
   if (stack) req.storage = *stack;
-  req.early_stop.enabled = p.early_stop;
-  req.early_stop.tolerance = p.stop_tolerance;
-  req.early_stop.confidence = p.stop_confidence;
-  // The verdict flips where delivered samples/s = min_au × needed; in reads, times reads per sample.
-  uint64_t bs = req.workload.block_size;
-  double reads_per_sample = double(std::max<uint64_t>((*d.sample_bytes + bs - 1) / bs, 1));
-  double flip = d.min_au * samples_needed(d, demand_accelerators(ctx.gpus)) * reads_per_sample;
-  if (flip > 0) req.early_stop.threshold_iops = flip;
+  // The verdict flips at min_au × needed samples/s; in reads, times the reads a sample takes.
+  double flip =
+      verdict_flip_samples_per_s(d, ctx.gpus) * double(reads_per_sample(*d.sample_bytes, req.workload.block_size));
+  req.early_stop = policy_early_stop(p, flip > 0 ? std::optional<double>(flip) : std::nullopt);
   return req;
 }
 
