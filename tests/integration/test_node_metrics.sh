@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # iogate node's HTTP side with the real peers: /metrics passes `promtool check metrics`, a real
 # Prometheus server on loopback scrapes the agent and answers the IOPS series through its HTTP API
-# with the value /report gives, and every query of the shipped Grafana dashboard runs on it.
+# with the value /report gives, and every query of the shipped Grafana dashboard runs on it. A
+# second agent under a demand policy gives the accelerators-sustained, samples/s and 4k headline
+# series, linted and scraped the same way.
 # /healthz, /readyz and /report answer as documented.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dashboard_exprs.sh"
@@ -20,17 +22,36 @@ rules:
     min_iops: 100
 P
 
-"$IOGATE" node --policy "$SCRATCH/policy.yaml" --path "data=$DATA" --no-api --node-name metrics-node \
-  --listen 127.0.0.1:0 --busy-util 100% --interval 1h >/dev/null 2>"$SCRATCH/agent.log" &
-agent=$!
-on_exit "kill $agent"
-for _ in $(seq 100); do grep -q "serving /metrics" "$SCRATCH/agent.log" && break; sleep 0.1; done
-ADDR=$(sed -n 's/.*serving .* on \([0-9.:]*\).*/\1/p' "$SCRATCH/agent.log" | head -1)
-[[ -n $ADDR ]] || fail "no listen address in the log: $(cat "$SCRATCH/agent.log")"
+# A second agent under a demand policy (workload.mode auto: synthetic samples, then the 4 KiB
+# headline): its accelerators-sustained and samples/s series, scraped by the same Prometheus.
+SAMPLES="$SCRATCH/samples"
+mkdir -p "$SAMPLES"
+cat >"$SCRATCH/demand.yaml" <<P
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+workload: {mode: auto, runtime: 3s, ramp: 500ms, size: 64m}
+rules:
+  - name: feed-gpus
+    demand: {samples_per_s: 2500, sample_size: 110k, min_au: 0.9}
+P
+
+# start_agent NAME POLICY PATH: an agent serving on a free loopback port; sets ADDR_<NAME> and agent_<NAME>.
+start_agent() {
+  "$IOGATE" node --policy "$2" --path "data=$3" --no-api --node-name "$1-node" \
+    --listen 127.0.0.1:0 --busy-util 100% --interval 1h >/dev/null 2>"$SCRATCH/$1.log" &
+  printf -v "agent_$1" %s $!
+  on_exit "kill $!"
+  for _ in $(seq 100); do grep -q "serving /metrics" "$SCRATCH/$1.log" && break; sleep 0.1; done
+  printf -v "ADDR_$1" %s "$(sed -n 's/.*serving .* on \([0-9.:]*\).*/\1/p' "$SCRATCH/$1.log" | head -1)"
+}
+start_agent metrics "$SCRATCH/policy.yaml" "$DATA"
+start_agent demand "$SCRATCH/demand.yaml" "$SAMPLES"
+agent=$agent_metrics ADDR=$ADDR_metrics
+[[ -n $ADDR ]] || fail "no listen address in the log: $(cat "$SCRATCH/metrics.log")"
 pass "agent serving on $ADDR"
 [[ $(curl -s "http://$ADDR/healthz") == ok ]] || fail "/healthz"
 for _ in $(seq 300); do [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/readyz") == 200 ]] && break; sleep 0.1; done
-[[ $(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/readyz") == 200 ]] || fail "never ready: $(tail -5 "$SCRATCH/agent.log")"
+[[ $(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR/readyz") == 200 ]] || fail "never ready: $(tail -5 "$SCRATCH/metrics.log")"
 pass "/healthz ok, /readyz 200 after the first probe"
 
 curl -s -D "$SCRATCH/headers" "http://$ADDR/metrics" >"$SCRATCH/metrics.txt"
@@ -58,6 +79,8 @@ global: {scrape_interval: 1s, evaluation_interval: 1s}
 scrape_configs:
   - job_name: iogate-node
     static_configs: [{targets: ["$ADDR"]}]
+  - job_name: iogate-demand
+    static_configs: [{targets: ["$ADDR_demand"]}]
 Y
 promtool check config "$SCRATCH/prometheus.yml" >/dev/null || fail "promtool check config"
 prometheus --config.file="$SCRATCH/prometheus.yml" --storage.tsdb.path="$SCRATCH/tsdb" \
@@ -68,7 +91,7 @@ on_exit "kill $prom"
 # is reported where it is used (under set -e it used to end the test with no message).
 query() { curl -s --retry 3 --retry-all-errors --retry-delay 0 --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
 for _ in $(seq 300); do
-  query 'iogate_probe_iops' >"$SCRATCH/q.json" 2>/dev/null || true
+  query 'iogate_probe_iops{job="iogate-node"}' >"$SCRATCH/q.json" 2>/dev/null || true
   jq -e '.status == "success" and (.data.result | length) == 1' "$SCRATCH/q.json" >/dev/null 2>&1 && break
   kill -0 $prom 2>/dev/null || fail "prometheus exited: $(tail -5 "$SCRATCH/prom.log")"
   sleep 0.2
@@ -100,6 +123,35 @@ for expr in 'iogate_probe_latency_seconds{quantile="0.99",node=~".*"}' 'count by
   query "$expr" | jq -e '(.data.result | length) >= 1' >/dev/null || fail "dashboard series empty: $expr"
 done
 pass "the dashboard's p99 and device-class panels have data"
+
+# The demand agent: clean metrics, its figures in Prometheus as in its /report.
+[[ -n $ADDR_demand ]] || fail "the demand agent has no listen address: $(cat "$SCRATCH/demand.log")"
+for _ in $(seq 300); do [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$ADDR_demand/readyz") == 200 ]] && break; sleep 0.1; done
+curl -s "http://$ADDR_demand/report" >"$SCRATCH/demand.json"
+assert_jq "$SCRATCH/demand.json" '.paths[0].measurement.samples == true and .paths[0].randread_headline.bs_bytes == 4096 and
+  (.demands | length) == 1 and .demands[0].rule == "feed-gpus" and (.demands[0].accelerators_sustained | type) == "number"' \
+  "demand agent /report: synthetic samples, the 4k headline, feed-gpus sustains $(jq -r '.demands[0].accelerators_sustained' "$SCRATCH/demand.json") accelerators ($(jq -r '.demands[0].samples_per_s' "$SCRATCH/demand.json") samples/s)"
+curl -s "http://$ADDR_demand/metrics" >"$SCRATCH/demand-metrics.txt"
+lint=$(promtool check metrics <"$SCRATCH/demand-metrics.txt" 2>&1) || fail "promtool check metrics (demand agent): $lint"
+[[ -z $lint ]] || fail "promtool check metrics (demand agent) reports: $lint"
+pass "promtool check metrics: the demand agent's metrics are clean"
+sustained=$(jq -r '.demands[0].accelerators_sustained' "$SCRATCH/demand.json")
+for _ in $(seq 100); do
+  query 'iogate_node_accelerators_sustained{job="iogate-demand"}' >"$SCRATCH/s.json" || true
+  jq -e '(.data.result | length) == 1' "$SCRATCH/s.json" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+assert_jq "$SCRATCH/s.json" '.data.result[0] | .metric.rule == "feed-gpus" and .metric.node == "demand-node" and
+  (.value[1] | tonumber) == '"$sustained" \
+  "Prometheus: iogate_node_accelerators_sustained{rule=\"feed-gpus\"} $sustained, as /report says"
+query 'iogate_probe_iops{job="iogate-demand",bs="4k"}' | jq -e '(.data.result | length) == 1' >/dev/null ||
+  fail "no 4k headline series of the demand agent in Prometheus"
+query 'iogate_probe_samples_per_second{job="iogate-demand"}' | jq -e '(.data.result | length) == 1' >/dev/null ||
+  fail "no samples/s series of the demand agent in Prometheus"
+pass "Prometheus: the demand agent's 4k headline and samples/s series"
+kill -TERM "$agent_demand"
+wait "$agent_demand" || fail "the demand agent: exit $? on SIGTERM"
+assert_no_test_files "$SAMPLES"
 
 kill -TERM $agent
 code=0
