@@ -69,15 +69,7 @@ au_predict() {
   local rig=$1 data=$2 n=$3 runtime=$4
   if [[ $AU_PREDICT == preflight ]]; then
     local policy
-    policy=$(mktemp "${TMPDIR:-/tmp}/au-policy.XXXXXX.yaml")
-    cat >"$policy" <<EOF
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-workload: {mode: auto, workers: $AU_WORKERS, runtime: $runtime}
-rules:
-  - name: feed-accelerators
-    demand: {samples_per_s: $AU_SPS, sample_size: $AU_SAMPLE_SIZE, min_au: $AU_MIN}
-EOF
+    policy=$(au_policy "$runtime")
     # Exit 0 or 1 is a verdict (pass, fail); the demand object says why. Its log goes to stderr
     # only when there is no verdict.
     local out rc=0
@@ -89,15 +81,43 @@ EOF
     return
   fi
   # Until then: the dataset probe with the loader's concurrency, and the demand model's arithmetic
-  # (predicted AU = min(1, delivered / needed); sustained = floor(delivered / (S / min_au))).
+  # (predicted AU = min(1, delivered / needed); sustained = floor(delivered / (min_au x S))).
   rig_run "$rig" "${AU_NICE[@]}" "$IOGATE" probe --mode dataset "$data" --workers "$AU_WORKERS" --runtime "$runtime" \
     --output-format json |
     jq -c --argjson n "$n" --argjson s "$AU_SPS" --argjson min "$AU_MIN" '
       .loader.samples_per_s as $d | ($n * $s) as $need |
       {accelerators: $n, samples_per_s_needed: $need, samples_per_s_delivered: $d,
        predicted_au: ([1, $d / $need] | min), min_au: $min,
-       accelerators_sustained: ($d / ($s / $min) | floor), limit: "-",
+       accelerators_sustained: ($d / ($min * $s) | floor), limit: "-",
        bytes_per_s: .loader.bytes_per_s}'
+}
+
+# au_policy RUNTIME: a policy file (path on stdout; the caller removes it) with the scaled demand,
+# as au_predict and au_node_sustained judge by.
+au_policy() {
+  local policy
+  policy=$(mktemp "${TMPDIR:-/tmp}/au-policy.XXXXXX.yaml")
+  cat >"$policy" <<EOF
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+workload: {mode: auto, workers: $AU_WORKERS, runtime: $1, size: 64m}
+rules:
+  - name: feed-accelerators
+    demand: {samples_per_s: $AU_SPS, sample_size: $AU_SAMPLE_SIZE, min_au: $AU_MIN}
+EOF
+  echo "$policy"
+}
+
+# au_node_sustained RIG DATA RUNTIME: what the node agent labels a node with this volume as its data
+# path (`iogate node --once`, no API): the accelerators its rule's label says it sustains.
+au_node_sustained() {
+  local rig=$1 data=$2 policy out rc=0
+  policy=$(au_policy "$3")
+  out=$(rig_run "$rig" "${AU_NICE[@]}" "$IOGATE" node --once --no-api --listen none --policy "$policy" \
+    --path "$data" --gpus 8 --busy-util 100% --output-format json 2>"$policy.log") || rc=$?
+  ((rc <= 1)) || { cat "$policy.log" >&2; rm -f "$policy" "$policy.log"; return "$rc"; }
+  rm -f "$policy" "$policy.log"
+  jq -er '.demands[0].accelerators_sustained' <<<"$out"
 }
 
 # au_measure RIG DATA N RUNTIME_S: the real DataLoader's JSON line (bench/dataloader_au.py), plus

@@ -11,7 +11,10 @@
 #   without the affinity, and not to the fast node whose GPUs are taken;
 # - the taint iogate.io/storage-below-policy:NoSchedule keeps an untolerating pod off its node,
 #   a tolerating one lands there;
-# - a pod asking more nvidia.com/gpu than any node has stays Pending (Insufficient nvidia.com/gpu).
+# - a pod asking more nvidia.com/gpu than any node has stays Pending (Insufficient nvidia.com/gpu);
+# - under a demand policy (a second webhook), pods go only to nodes whose
+#   iogate.io/accelerators.RULE label sustains their GPUs, whatever their 4k IOPS; a pod no node
+#   sustains stays Pending.
 # Waits are bounded readiness polls, never speed assertions.
 #
 # Why the webhook runs beside the cluster (on loopback, --no-api) rather than admitting through
@@ -145,3 +148,47 @@ pass "tolerating (iogate.io/storage-below-policy Exists): bound to slow-1"
 # --- more GPUs than any node has ------------------------------------------------------------------
 pod huge 8 | create huge
 expect_pending huge "0/5 nodes are available: 1 node(s) had untolerated taint(s), 4 Insufficient nvidia.com/gpu"
+
+# --- demand rules: nodes judged in accelerators sustained, not in 4k IOPS ------------------------
+# A second webhook under a demand policy (workload.mode auto, the image-training profile's numbers).
+# Its affinity is iogate.io/accelerators.feed-gpus Gt N-1, N the pod's GPUs: feeds-2 serves 41,000
+# small reads (above any IOPS floor here) but sustains 2 accelerators (a gp3 disk: bandwidth-poor),
+# feeds-4 sustains 4; the nodes above carry no accelerators label (never measured under a demand
+# policy) and take none of these pods.
+cat >"$SCRATCH/demand_policy.yaml" <<'P'
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+metadata: {name: e2e-demand}
+mode: enforce
+workload: {mode: auto}
+rules:
+  - name: feed-gpus
+    demand: {samples_per_s: 2500, sample_size: 110k, min_au: 0.9}
+P
+"$IOGATE" webhook --no-api --listen 127.0.0.1:0 --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
+  --policy "$SCRATCH/demand_policy.yaml" >/dev/null 2>"$SCRATCH/demand-webhook.log" &
+on_exit "kill $!"
+wait_until 20 grep -q 'serving /mutate' "$SCRATCH/demand-webhook.log" || fail "demand webhook not serving: $(cat "$SCRATCH/demand-webhook.log")"
+HOOK_ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/demand-webhook.log" | head -1)
+make_node feeds-2 iogate.io/accelerators.feed-gpus=2 iogate.io/randread-iops=41000 iogate.io/disk-class=cloud-block iogate.io/tier=ok
+make_node feeds-4 iogate.io/accelerators.feed-gpus=4 iogate.io/randread-iops=9000 iogate.io/disk-class=ssd iogate.io/tier=ok
+pass "nodes feeds-2 (sustains 2, 41000 IOPS) and feeds-4 (sustains 4, 9000 IOPS)"
+
+pod demand-4 4 | with_requirements >"$SCRATCH/demand-4.json"
+assert_jq "$SCRATCH/demand-4.json" '.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms ==
+  [{matchExpressions: [{key: "iogate.io/accelerators.feed-gpus", operator: "Gt", values: ["3"]}]}]' \
+  "demand-4 (4 GPUs): the webhook requires iogate.io/accelerators.feed-gpus Gt 3, no IOPS floor"
+jq -e '.response.warnings | any(contains("sustains 4 accelerators of rule feed-gpus"))' "$SCRATCH/review.json" >/dev/null ||
+  fail "demand-4: no warning naming the rule and N: $(jq -c .response.warnings "$SCRATCH/review.json")"
+create demand-4 <"$SCRATCH/demand-4.json"
+expect_bound demand-4 feeds-4
+pass "demand-4 bound to feeds-4, not to feeds-2 (41000 IOPS, sustains 2) nor any unmeasured node"
+pod demand-2 2 | with_requirements | create demand-2
+expect_bound demand-2 feeds-2
+pass "demand-2 (Gt 1) bound to feeds-2: it sustains 2 (feeds-4's GPUs are taken)"
+pod demand-3 3 | with_requirements | create demand-3
+expect_pending demand-3 "didn't match Pod's node affinity/selector"
+k label node feeds-2 iogate.io/accelerators.feed-gpus=6 --overwrite >/dev/null
+pod demand-2b 2 | with_requirements | create demand-2b
+expect_bound demand-2b feeds-2
+pass "feeds-2 relabelled to sustain 6 (a faster disk): demand-2b bound there"

@@ -4,7 +4,9 @@
 # consuming 250 samples/s each, and bench/dataloader_au.py measures it: torch.utils.data.DataLoader,
 # 2 worker processes, the accelerators emulated by MLPerf Storage's sleep per step. The verdict
 # (predicted AU >= 0.90) must equal "measured AU >= 0.90", and the prediction must be within 0.10
-# of the measurement (the benchmark's goal is 0.05; bench/au_grid.sh measures it).
+# of the measurement (the benchmark's goal is 0.05; bench/au_grid.sh measures it). The node agent's
+# label on the same volume (`iogate node --once`: accelerators sustained) must admit a pod of n GPUs
+# exactly when the DataLoader keeps n accelerators at the floor.
 #
 # The cases sit far from the floor so that neither a busy machine nor the throttle's 100 ms slices
 # can move them across it: gp3-like feeds ~115 samples/s (bandwidth-bound: AU ~0.46 for 1, ~0.23
@@ -25,6 +27,9 @@ for spec in gp3:1,2 sata:1,4; do
   rig="au-$vol"
   au_volume_up "$rig" "$riops" "$rbps" 512m 2000 || fail "$vol: bench/rig.sh up $rig and its dataset"
   data=$(rig_dir "$rig")/data
+  # The node agent's label for a node whose data path is this volume: the same computation, so a
+  # pod of n GPUs is admitted there exactly when the DataLoader keeps n accelerators at the floor.
+  node_sustained=$(au_node_sustained "$rig" "$data" 3s) || fail "$vol: iogate node --once gave no accelerators sustained"
   for n in ${counts//,/ }; do
     p=$(au_predict "$rig" "$data" "$n" 3s) || fail "$vol, $n accelerators: iogate gave no prediction ($p)"
     for try in 1 2; do
@@ -43,6 +48,11 @@ for spec in gp3:1,2 sata:1,4; do
     awk -v e="${f[8]}" 'BEGIN {exit !(e <= 0.10 && e >= -0.10)}' ||
       fail "$what: prediction off by ${f[8]} (more than 0.10)"
     pass "$what: verdict agrees, error ${f[8]}"
+    fed=$(awk -v a="${f[7]}" -v m="$AU_MIN" 'BEGIN {print (a >= m) ? "true" : "false"}')
+    admitted=$( ((n <= node_sustained)) && echo true || echo false)
+    [[ $admitted == "$fed" ]] ||
+      fail "$vol, $n accelerators: the node's label sustains $node_sustained (webhook: admitted $admitted) but the DataLoader's AU is ${f[7]}"
+    pass "$vol, $n accelerators: node label iogate.io/accelerators.feed-accelerators=$node_sustained (admitted: $admitted) agrees with the DataLoader (AU ${f[7]})"
   done
   rig_down "$rig"
 done
