@@ -174,6 +174,14 @@ nlohmann::json sustained_json(const RuleSustained& rs, const std::vector<PathOut
   return e;
 }
 
+// Whom the verdict is for: "4 GPUs", or under a samples-mode policy "1 accelerator (the node has
+// 8 GPUs; each rule's sustained count below)".
+std::string judged_for_text(const NodeJudgement& j, const PathJudgement& best) {
+  if (best.verdict.gpus == j.gpus || j.sustained.empty()) return gpus_text(best.verdict.gpus);
+  return fmt::format("1 accelerator (the node has {}; how many it feeds: each rule's accelerators sustained)",
+                     gpus_text(j.gpus));
+}
+
 std::string sustained_summary(const NodeJudgement& j, const std::vector<PathOutcome>& outcomes) {
   std::string out;
   for (const RuleSustained& rs : j.sustained) out += "; " + sustained_text(rs, outcomes);
@@ -328,14 +336,13 @@ std::optional<NodeCondition> node_condition(const NodeJudgement& j, const Policy
     const RuleCheck* c = best.verdict.first_failure();
     return NodeCondition{
         kBelowPolicyCondition, "True", "StorageBelowPolicy",
-        fmt::format("no data path meets policy {} for {}; best: {}; {}{}{}", p.source, gpus_text(best.verdict.gpus),
+        fmt::format("no data path meets policy {} for {}; best: {}; {}{}{}", p.source, judged_for_text(j, best),
                     figures, c ? check_text(*c) : "", sustained_summary(j, outcomes),
                     p.mode == PolicyMode::kWarn ? " (mode warn: not tainted)" : "")};
   }
-  return NodeCondition{
-      kBelowPolicyCondition, "False", "StorageMeetsPolicy",
-      fmt::format("{} meets policy {} for {} (tier {}){}", figures, p.source, gpus_text(best.verdict.gpus),
-                  node_tier_name(best.tier), sustained_summary(j, outcomes))};
+  return NodeCondition{kBelowPolicyCondition, "False", "StorageMeetsPolicy",
+                       fmt::format("{} meets policy {} for {} (tier {}){}", figures, p.source, judged_for_text(j, best),
+                                   node_tier_name(best.tier), sustained_summary(j, outcomes))};
 }
 
 EventText node_event_text(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes) {
