@@ -43,6 +43,15 @@ Measurement samples(double per_s) {
   return m;
 }
 
+// A data path whose last probe delivered `per_s` samples.
+PathOutcome samples_path(double per_s, const std::string& name = "") {
+  PathOutcome o;
+  o.config = {"/mnt/data", name};
+  o.measurement = samples(per_s);
+  o.state = PathState::kMeasured;
+  return o;
+}
+
 nlohmann::json gpu_pod(int gpus) {
   nlohmann::json c = {{"name", "train"}, {"image", "pytorch"}};
   if (gpus > 0) c["resources"] = {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}};
@@ -83,10 +92,7 @@ TEST_CASE("preflight, node label and webhook agree on every pod size for the sam
   // Around each flip: N accelerators at AU 0.90 need N × 2,250 samples/s.
   for (double delivered :
        {0.0, 100.0, 2249.0, 2250.0, 2251.0, 4499.9, 4500.0, 5454.0, 15750.0, 17999.0, 18000.0, 40000.0}) {
-    PathOutcome o;
-    o.config = {"/mnt/data", ""};
-    o.measurement = samples(delivered);
-    o.state = PathState::kMeasured;
+    PathOutcome o = samples_path(delivered);
     // The node has 8 GPUs; its label does not depend on them.
     NodeJudgement j = judge_node(p, {o}, 8, "status.capacity");
     auto labels = node_labels(j, {o}, nlohmann::json::object());
@@ -127,10 +133,7 @@ TEST_CASE("preflight, node label and webhook agree on every pod size for the sam
 
 TEST_CASE("the node judges a demand for one accelerator: a node that feeds 2 of its 8 GPUs is not tainted") {
   const Policy p = demand_policy();
-  PathOutcome o;
-  o.config = {"/mnt/data", "data"};
-  o.measurement = samples(5454);
-  o.state = PathState::kMeasured;
+  PathOutcome o = samples_path(5454, "data");
   Measurement headline;
   headline.iops = 41000;
   headline.rw = RwMode::kRandRead;
@@ -170,10 +173,7 @@ TEST_CASE("the node judges a demand for one accelerator: a node that feeds 2 of 
 
 TEST_CASE("a demand rule's label is removed when the rule goes, and another node's labels stay") {
   const Policy p = demand_policy();
-  PathOutcome o;
-  o.config = {"/mnt/data", ""};
-  o.measurement = samples(5454);
-  o.state = PathState::kMeasured;
+  PathOutcome o = samples_path(5454);
   NodeJudgement j = judge_node(p, {o}, 8, "status.capacity");
   nlohmann::json current = {{"iogate.io/accelerators.old-rule", "3"},
                             {"iogate.io/accelerators.feed-gpus", "1"},
