@@ -46,6 +46,44 @@ TEST_CASE("mutate: a GPU pod without affinity gets one required term on the node
   CHECK(o.log_line.find("mutate CREATE pods ml/train-0 uid=705ab4f5") == 0);
 }
 
+TEST_CASE("mutate: a demand rule asks for a node that sustains the pod's GPUs, and says so in a warning") {
+  Policy policy = load_policy(
+      "mode: enforce\nworkload: {mode: auto}\nrules:\n"
+      "  - name: feed-gpus\n    demand: {workload: resnet50, accelerator: h100, sample_size: 110k}\n"
+      "    forbidden_classes: [hdd]\n");
+  json p = pod("8");
+  AdmissionOutcome o = handle_mutate(review(p), config_for(policy));
+  json r = response_of(o);
+  CHECK(r["allowed"] == true);
+  json after = patched(p, o);
+  json want = {
+      {"requiredDuringSchedulingIgnoredDuringExecution",
+       {{"nodeSelectorTerms",
+         json::array({{{"matchExpressions",
+                        {not_hdd(),
+                         {{"key", "iogate.io/accelerators.feed-gpus"}, {"operator", "Gt"}, {"values", {"7"}}}}}}})}}}};
+  CHECK(node_affinity(after) == want);
+  REQUIRE(r["warnings"].size() == 1);
+  CHECK(r["warnings"][0] ==
+        "iogate: needs a node that sustains 8 accelerators of rule feed-gpus (resnet50 on h100: 1,786 samples/s per "
+        "accelerator; AU >= 0.90 at 14,286 samples/s (1,786/GPU x 8 GPUs)): iogate.io/accelerators.feed-gpus Gt 7");
+  std::string why = after["metadata"]["annotations"]["iogate.io/node-requirements"];
+  CHECK(why.find("rule feed-gpus") != std::string::npos);
+  CHECK(why.find("a node that sustains 8 accelerators") != std::string::npos);
+  // A second call adds nothing (reinvocationPolicy IfNeeded).
+  CHECK(patch_of(handle_mutate(review(after), config_for(policy))).empty());
+  // A pod the rule selects without GPUs is judged for one accelerator.
+  Policy labelled = load_policy(
+      "mode: warn\nworkload: {mode: auto}\nrules:\n"
+      "  - name: vision\n    selector: {pod_labels: {team: vision}}\n"
+      "    demand: {samples_per_s: 900, sample_size: 110k}\n");
+  json no_gpus = pod("");
+  json w = response_of(handle_mutate(review(no_gpus), config_for(labelled)));
+  REQUIRE(w["warnings"].size() == 1);
+  CHECK(w["warnings"][0].get<std::string>().find("iogate: prefers a node that sustains 1 accelerator of rule vision") ==
+        0);
+}
+
 TEST_CASE("mutate: the annotation's key is one JSON Pointer token, '/' escaped as ~1") {
   Policy policy = gpu_feed();
   json ops = patch_of(handle_mutate(review(pod("1")), config_for(policy)));
