@@ -75,6 +75,12 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
   MetricFamily verdict = family("iogate_policy_verdict", MetricType::kGauge,
                                 "The storage policy verdict on the path's last probe: 1 for the "
                                 "current verdict, 0 for the others.");
+  MetricFamily samples = family("iogate_probe_samples_per_second", MetricType::kGauge,
+                                "Samples per second the last successful probe of the path delivered (a dataset "
+                                "run, or synthetic sample reads): what a demand rule is judged on.");
+  MetricFamily sustained = family("iogate_node_accelerators_sustained", MetricType::kGauge,
+                                  "The most accelerators the node's best data path for the rule keeps at or above "
+                                  "the rule's AU floor (the label iogate.io/accelerators.RULE).");
   MetricFamily below = family("iogate_node_below_policy", MetricType::kGauge,
                               "1 when the node's storage is below the storage policy, 0 when not.");
   MetricFamily device = family("iogate_device_info", MetricType::kGauge,
@@ -112,6 +118,11 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
     for (auto [q, v] : {std::pair{"0.5", p.p50_s}, {"0.9", p.p90_s}, {"0.99", p.p99_s}, {"0.999", p.p999_s}}) {
       latency.samples.push_back({with(workload, "quantile", q), v});
     }
+    // Not when the samples were themselves 4 KiB random reads: one series per rw and bs.
+    if (p.headline_iops && (p.rw != "randread" || p.bs != "4k")) {
+      iops.samples.push_back({with(with(labels, "rw", "randread"), "bs", "4k"), *p.headline_iops});
+    }
+    if (p.samples_per_s) samples.samples.push_back({labels, *p.samples_per_s});
     duration.samples.push_back({labels, p.probe_duration_s});
     last_success.samples.push_back({labels, p.last_success_unix_s});
     min_iops.samples.push_back({labels, p.min_iops});
@@ -122,14 +133,18 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
     }
   }
 
+  for (const SustainedMetrics& r : m.sustained) {
+    sustained.samples.push_back({{{"node", node}, {"rule", r.rule}, {"workload", r.workload}}, r.accelerators});
+  }
   if (m.below_policy) below.samples.push_back({node_only, *m.below_policy ? 1.0 : 0.0});
   sync_errors.samples.push_back({node_only, static_cast<double>(m.api_sync_errors_total)});
   sync_pending.samples.push_back({node_only, m.api_sync_pending ? 1.0 : 0.0});
   if (m.api_last_sync_unix_s) last_sync.samples.push_back({node_only, *m.api_last_sync_unix_s});
 
   std::vector<MetricFamily> out;
-  for (MetricFamily* f : {&build, &iops, &bandwidth, &latency, &duration, &last_success, &probes, &errors, &skips,
-                          &min_iops, &verdict, &below, &device, &sync_errors, &sync_pending, &last_sync}) {
+  for (MetricFamily* f :
+       {&build, &iops, &bandwidth, &latency, &duration, &last_success, &probes, &errors, &skips, &min_iops, &verdict,
+        &samples, &sustained, &below, &device, &sync_errors, &sync_pending, &last_sync}) {
     out.push_back(std::move(*f));
   }
   return out;

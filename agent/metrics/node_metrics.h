@@ -16,9 +16,14 @@
 //   iogate_probes_total{node,path,name}                          counter, successful probes
 //   iogate_probe_errors_total{node,path,name}                    counter
 //   iogate_probe_skips_total{node,path,name,reason}              counter, reason="busy"
+//                                                                a samples-mode path's 4 KiB headline is a
+//                                                                second series, rw="randread", bs="4k"
 //   iogate_policy_min_iops{node,path,name}                       the effective floor (0: none)
 //   iogate_policy_verdict{node,path,name,verdict}                1 for the current verdict, 0 for
 //                                                                the others (pass, fail, warn, off)
+//   iogate_probe_samples_per_second{node,path,name}              samples/s of a samples-mode probe
+//   iogate_node_accelerators_sustained{node,rule,workload}       per demand rule, once measured (the
+//                                                                label iogate.io/accelerators.RULE)
 //   iogate_node_below_policy{node}                               1 below, 0 not; absent before the first verdict
 //   iogate_device_info{node,path,name,device,device_class,model,transport,fstype}   1
 //   iogate_api_sync_errors_total{node}                           counter
@@ -55,16 +60,26 @@ struct PathMetrics {
   double p50_s = 0, p90_s = 0, p99_s = 0, p999_s = 0;
   double probe_duration_s = 0;
   double last_success_unix_s = 0;
-  std::string verdict;  // "pass", "fail", "warn", "off"; "" when not evaluated: no
-                        // verdict samples then, nor for a word not among these four
-  double min_iops = 0;  // the effective IOPS floor for this node's GPUs; 0 when no rule sets one
+  std::string verdict;                  // "pass", "fail", "warn", "off"; "" when not evaluated: no
+                                        // verdict samples then, nor for a word not among these four
+  std::optional<double> samples_per_s;  // a samples-mode probe's (dataset or synthetic samples)
+  std::optional<double> headline_iops;  // a samples-mode path's 4 KiB random-read headline
+  double min_iops = 0;                  // the effective IOPS floor for this node's GPUs; 0 when no rule sets one
   uint64_t probes_total = 0, errors_total = 0, busy_skips_total = 0;
+};
+
+// One demand rule's accelerators sustained (node_records.h's RuleSustained).
+struct SustainedMetrics {
+  std::string rule;
+  std::string workload;  // the MLPerf workload it names; "" for a demand given in numbers
+  double accelerators = 0;
 };
 
 struct NodeMetrics {
   std::string node;
   std::string version;
   std::vector<PathMetrics> paths;
+  std::vector<SustainedMetrics> sustained;
   std::optional<bool> below_policy;  // nullopt before the first verdict
   uint64_t api_sync_errors_total = 0;
   bool api_sync_pending = false;

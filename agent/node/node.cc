@@ -144,6 +144,25 @@ void heartbeat(Agent& a) {
   a.published.heartbeat = Clock::now();
 }
 
+// A samples-mode path's 4 KiB random-read headline, right after its samples probe (the same slot,
+// priority and busy check). The verdict does not need it: a failure keeps the previous headline.
+void probe_randread_headline(Agent& a, size_t i, const StorageStack& stack) {
+  PathOutcome& o = a.outcomes[i];
+  ProbeRequest req = randread_headline_request(a.policy, o.config.path, a.options.root, &stack);
+  spdlog::info("{}: probing the headline {}", o.config.path, describe_probe_request(a.policy, req));
+  const Clock::time_point started = Clock::now();
+  auto result = run_probe(req, a.stop, nullptr);
+  a.longest_probe = std::max(a.longest_probe, nanoseconds(Clock::now() - started));
+  if (a.stop.load() || (result.ok() && result->stop_reason == StopReason::kSignal)) return;
+  if (!result.ok()) {
+    spdlog::warn("{}: the 4k random-read headline failed ({}); iogate.io/randread-iops keeps its last value",
+                 o.config.path, result.error().message);
+    return;
+  }
+  o.randread = measurement_from_probe(*result);
+  spdlog::info("{}: headline {}", o.config.path, measurement_figures(*o.randread));
+}
+
 // One path, once: detect, the busy check, the probe. Updates the outcome and its next due time.
 void attempt(Agent& a, size_t i) {
   PathOutcome& o = a.outcomes[i];
@@ -182,7 +201,11 @@ void attempt(Agent& a, size_t i) {
     return;
   }
 
+  // The node's labels want the figure itself, not only which side of a floor it is on: the samples
+  // probes stop on convergence alone (no floor, no GPU count), and a synthetic sample is the
+  // largest of every demand rule covering the path, pod selectors or not (node_records.h).
   EvaluationContext ctx{a.gpus, path, {}};
+  const bool samples_mode = a.policy.workload_mode != WorkloadMode::kIo;
   // What both workloads do with a measurement: record it and schedule the next probe.
   auto measured = [&](const Measurement& m, nanoseconds took) {
     o.measurement = m;
@@ -224,7 +247,7 @@ void attempt(Agent& a, size_t i) {
     }
     dataset = *source == SampleSource::kDataset;
     if (!dataset) {
-      synthetic = synthetic_demand(a.policy, ctx, stack->device_class);
+      synthetic = node_synthetic_demand(a.policy, path, stack->device_class);
       if (!synthetic) {
         ++o.errors;
         retry_later(PathState::kError, "no dataset under the path and no applicable rule with a demand");
@@ -234,6 +257,7 @@ void attempt(Agent& a, size_t i) {
   }
   if (dataset) {
     DatasetRequest req = policy_dataset_request(a.policy, path, a.options.root, ctx, &*stack);
+    req.loader.early_stop.threshold_iops.reset();
     spdlog::info("{}: probing {}", path, describe_dataset_request(req));
     const Clock::time_point started = Clock::now();
     auto result = run_dataset_probe(req, a.stop, nullptr);
@@ -246,10 +270,12 @@ void attempt(Agent& a, size_t i) {
       o.p999_ns = double(l->file_ns.percentile(99.9));
     }
     measured(measurement_from_dataset(*result), took);
+    probe_randread_headline(a, i, *stack);
     return;
   }
   ProbeRequest req = synthetic ? synthetic_sample_request(a.policy, *synthetic, path, a.options.root, ctx, &*stack)
                                : policy_probe_request(a.policy, path, a.options.root, ctx, &*stack);
+  if (synthetic) req.early_stop.threshold_iops.reset();
   o.io_priority = io_priority_note(a.options, *stack);
   spdlog::info("{}: probing {} at I/O priority {}", path, describe_probe_request(a.policy, req), o.io_priority);
   const Clock::time_point started = Clock::now();
@@ -260,6 +286,7 @@ void attempt(Agent& a, size_t i) {
   measured(synthetic ? measurement_from_synthetic_samples(*result, *synthetic->sample_bytes)
                      : measurement_from_probe(*result),
            took);
+  if (samples_mode) probe_randread_headline(a, i, *stack);
 }
 
 // One sync's deadline for the client: its own bound, or less when --once's deadline is nearer.

@@ -2,7 +2,9 @@
 //
 // The same pipeline as preflight, looped, with the Node at the far end:
 //   for each data path, when due: detect → busy? (skip, retry later) → probe at idle I/O priority
-//   with the policy's workload and early stop → judge the node (its best path; GPUs from the Node)
+//   with the policy's workload and early stop (workload.mode auto or dataset: the samples, on
+//   convergence alone, then the 4 KiB random-read headline) → judge the node (its best path; GPUs
+//   from the Node; each demand rule by the path sustaining the most accelerators)
 //   → labels, annotations, taint, condition, Event (kube/, node/node_sync.h) → metrics and report.
 // Probes repeat every interval × (1 ± jitter); a busy device or a failed probe is retried after
 // busy_retry. Writes that fail (the API is down) are retried with backoff while probing and

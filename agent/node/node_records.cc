@@ -8,7 +8,9 @@
 #include "base/clock.h"
 #include "base/units.h"
 #include "base/version.h"
+#include "policy/demand_label.h"
 #include "policy/measurement_json.h"
+#include "policy/policy_probe.h"
 #include "policy/policy_render.h"
 #include "report/text_layout.h"
 
@@ -45,7 +47,7 @@ bool owned_label(const std::string& key) {
     std::string f = family;
     if (rest == f || rest.rfind(f + ".", 0) == 0) return true;
   }
-  return rest == "tier" || rest == "mixed-media";
+  return rest == "tier" || rest == "mixed-media" || !accelerators_label_rule(key).empty();
 }
 
 bool is_mixed(const Measurement& m) { return m.device_class == DeviceClass::kMixed || m.leaf_classes.size() > 1; }
@@ -122,7 +124,69 @@ nlohmann::json compact_checks(const Verdict& v) {
   return checks;
 }
 
+// The GPUs a path's verdict is judged for: the node's, but one accelerator under a samples-mode
+// policy (node_records.h says why).
+int judged_gpus(const Policy& p, int node_gpus) { return p.workload_mode == WorkloadMode::kIo ? node_gpus : 1; }
+
+std::vector<RuleSustained> rules_sustained(const Policy& p, const std::vector<PathOutcome>& outcomes) {
+  std::vector<RuleSustained> out;
+  for (const Rule& r : p.rules) {
+    if (!r.demand) continue;
+    RuleSustained rs{r.name, *r.demand};
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      const std::optional<Measurement>& m = outcomes[i].measurement;
+      if (!m || !m->samples || !rule_covers_node_path(r, outcomes[i].config.path, m->device_class)) continue;
+      if (rs.path && m->samples_per_s <= rs.samples_per_s) continue;
+      rs.path = i;
+      rs.samples_per_s = m->samples_per_s;
+      rs.sample_bytes = m->sample_bytes;
+      rs.accelerators = accelerators_sustained(rs.demand, m->samples_per_s);
+    }
+    out.push_back(std::move(rs));
+  }
+  return out;
+}
+
+std::string sustained_text(const RuleSustained& rs, const std::vector<PathOutcome>& outcomes) {
+  if (!rs.path) return fmt::format("rule {}: not measured yet", rs.rule);
+  return fmt::format("rule {}: sustains {} accelerator{} ({} samples/s of {} on {}; {} at AU >= {:.2f})", rs.rule,
+                     rs.accelerators, rs.accelerators == 1 ? "" : "s", format_thousands(rs.samples_per_s),
+                     format_size_compact(uint64_t(std::llround(rs.sample_bytes))), outcomes[*rs.path].config.path,
+                     demand_summary(rs.demand), rs.demand.min_au);
+}
+
+nlohmann::json sustained_json(const RuleSustained& rs, const std::vector<PathOutcome>& outcomes) {
+  nlohmann::json e = {{"rule", rs.rule},
+                      {"workload", rs.demand.workload},
+                      {"accelerator", rs.demand.accelerator},
+                      {"samples_per_s_per_accelerator", rs.demand.samples_per_s},
+                      {"min_au", rs.demand.min_au},
+                      {"path", rs.path ? outcomes[*rs.path].config.path : ""}};
+  if (rs.path) {
+    e["samples_per_s"] = std::llround(rs.samples_per_s);
+    e["sample_bytes"] = std::llround(rs.sample_bytes);
+    e["accelerators_sustained"] = rs.accelerators;
+  } else {
+    e["samples_per_s"] = nullptr;
+    e["sample_bytes"] = nullptr;
+    e["accelerators_sustained"] = nullptr;
+  }
+  return e;
+}
+
+std::string sustained_summary(const NodeJudgement& j, const std::vector<PathOutcome>& outcomes) {
+  std::string out;
+  for (const RuleSustained& rs : j.sustained) out += "; " + sustained_text(rs, outcomes);
+  return out;
+}
+
 }  // namespace
+
+const Measurement* randread_headline(const PathOutcome& o) {
+  if (o.randread) return &*o.randread;
+  if (o.measurement && o.measurement->rw == RwMode::kRandRead && !o.measurement->samples) return &*o.measurement;
+  return nullptr;
+}
 
 NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcomes, int gpus, std::string gpus_from) {
   NodeJudgement j;
@@ -133,11 +197,12 @@ NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcom
     if (!o.measurement) continue;
     PathJudgement pj;
     pj.index = i;
-    EvaluationContext ctx{gpus, o.config.path, {}};
+    const int judged = judged_gpus(p, gpus);
+    EvaluationContext ctx{judged, o.config.path, {}};
     pj.verdict = evaluate_policy(p, *o.measurement, ctx);
-    pj.tier = node_tier(p.node, pj.verdict, *o.measurement, gpus);
+    pj.tier = node_tier(p.node, pj.verdict, *o.measurement, judged);
     pj.min_iops = iops_floor(p, ctx, o.measurement->device_class).value_or(0);
-    pj.fast_min_iops = fast_iops_threshold(p.node, pj.min_iops, gpus);
+    pj.fast_min_iops = fast_iops_threshold(p.node, pj.min_iops, judged);
     j.paths.push_back(std::move(pj));
   }
   for (size_t k = 0; k < j.paths.size(); ++k) {
@@ -152,6 +217,7 @@ NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcom
     if (a_pass != b_pass ? a_pass : a_iops > b_iops) j.best = k;
   }
   if (j.best) j.outcome = j.paths[*j.best].verdict.outcome;
+  j.sustained = rules_sustained(p, outcomes);
   return j;
 }
 
@@ -163,21 +229,23 @@ MetadataChanges node_labels(const NodeJudgement& j, const std::vector<PathOutcom
   const Measurement& bm = *outcomes[best.index].measurement;
   labels[label_key("disk-class", "")] = std::string(device_class_name(bm.device_class));
   labels[label_key("tier", "")] = std::string(node_tier_name(best.tier));
-  // The label means 4k random-read IOPS: samples/s (a dataset run's, or synthetic sample reads')
-  // are not that, so none is written.
-  if (bm.rw == RwMode::kRandRead && !bm.samples)
-    labels[label_key("randread-iops", "")] = std::to_string(std::llround(bm.iops));
+  // The label means 4 KiB random-read IOPS: samples/s (a dataset run's, or synthetic sample
+  // reads') are not that; a samples-mode path has its headline probe for it.
+  if (const Measurement* h = randread_headline(outcomes[best.index]))
+    labels[label_key("randread-iops", "")] = std::to_string(std::llround(h->iops));
   bool mixed = false;
   for (const PathJudgement& pj : j.paths) {
     const PathOutcome& o = outcomes[pj.index];
     mixed |= is_mixed(*o.measurement);
     if (o.config.name.empty()) continue;
     labels[label_key("disk-class", o.config.name)] = std::string(device_class_name(o.measurement->device_class));
-    if (o.measurement->rw == RwMode::kRandRead && !o.measurement->samples) {
-      labels[label_key("randread-iops", o.config.name)] = std::to_string(std::llround(o.measurement->iops));
-    }
+    if (const Measurement* h = randread_headline(o))
+      labels[label_key("randread-iops", o.config.name)] = std::to_string(std::llround(h->iops));
   }
   if (mixed) labels[label_key("mixed-media", "")] = "true";
+  for (const RuleSustained& rs : j.sustained) {
+    if (rs.path) labels[accelerators_label(rs.rule)] = std::to_string(rs.accelerators);
+  }
   if (current.is_object()) {
     for (const auto& [key, value] : current.items()) {
       if (owned_label(key) && !labels.count(key)) labels[key] = std::nullopt;
@@ -203,6 +271,11 @@ MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const 
         e["iops"] = std::llround(m.iops);
         e["p99_latency_us"] = std::llround(m.p99_latency_ns / 1000);
         e["bandwidth_bytes_per_s"] = std::llround(m.bandwidth_bytes_per_s);
+        if (m.samples) {
+          e["samples_per_s"] = std::llround(m.samples_per_s);
+          e["sample_bytes"] = std::llround(m.sample_bytes);
+        }
+        if (o.randread) e["randread_iops"] = std::llround(o.randread->iops);
         e["outcome"] = std::string(verdict_outcome_name(pj->verdict.outcome));
         e["tier"] = std::string(node_tier_name(pj->tier));
         e["measured_at"] = time_or_empty(o.measured_at);
@@ -230,6 +303,13 @@ MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const 
   }
   a["iogate.io/report"] = text;
   a["iogate.io/last-probe"] = rfc3339_seconds(latest);
+  if (j.sustained.empty()) {
+    a[kDemandAnnotation] = std::nullopt;
+  } else {
+    nlohmann::json demands = nlohmann::json::array();
+    for (const RuleSustained& rs : j.sustained) demands.push_back(sustained_json(rs, outcomes));
+    a[kDemandAnnotation] = demands.dump();
+  }
   return a;
 }
 
@@ -248,12 +328,14 @@ std::optional<NodeCondition> node_condition(const NodeJudgement& j, const Policy
     const RuleCheck* c = best.verdict.first_failure();
     return NodeCondition{
         kBelowPolicyCondition, "True", "StorageBelowPolicy",
-        fmt::format("no data path meets policy {} for {}; best: {}; {}{}", p.source, gpus_text(j.gpus), figures,
-                    c ? check_text(*c) : "", p.mode == PolicyMode::kWarn ? " (mode warn: not tainted)" : "")};
+        fmt::format("no data path meets policy {} for {}; best: {}; {}{}{}", p.source, gpus_text(best.verdict.gpus),
+                    figures, c ? check_text(*c) : "", sustained_summary(j, outcomes),
+                    p.mode == PolicyMode::kWarn ? " (mode warn: not tainted)" : "")};
   }
-  return NodeCondition{kBelowPolicyCondition, "False", "StorageMeetsPolicy",
-                       fmt::format("{} meets policy {} for {} (tier {})", figures, p.source, gpus_text(j.gpus),
-                                   node_tier_name(best.tier))};
+  return NodeCondition{
+      kBelowPolicyCondition, "False", "StorageMeetsPolicy",
+      fmt::format("{} meets policy {} for {} (tier {}){}", figures, p.source, gpus_text(best.verdict.gpus),
+                  node_tier_name(best.tier), sustained_summary(j, outcomes))};
 }
 
 EventText node_event_text(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes) {
@@ -283,6 +365,7 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
         {"probe_wall_ns", std::llround(o.probe_wall_s * 1e9)},
         {"storage", storage_json(o)},
         {"measurement", o.measurement ? measurement_to_json(*o.measurement) : nlohmann::json(nullptr)},
+        {"randread_headline", o.randread ? measurement_to_json(*o.randread) : nlohmann::json(nullptr)},
         {"latency_ns", o.measurement ? nlohmann::json{{"p50", std::llround(o.p50_ns)},
                                                       {"p90", std::llround(o.p90_ns)},
                                                       {"p99", std::llround(o.measurement->p99_latency_ns)},
@@ -295,6 +378,8 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
     paths.push_back(std::move(e));
   }
   auto condition = node_condition(j, p, outcomes);
+  nlohmann::json demands = nlohmann::json::array();
+  for (const RuleSustained& rs : j.sustained) demands.push_back(sustained_json(rs, outcomes));
   return {{"schema", kNodeSchema},
           {"iogate_version", kVersion},
           {"time", rfc3339_utc_now()},
@@ -314,6 +399,7 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
                                                    {"message", condition->message}}
                                   : nlohmann::json(nullptr)},
           {"paths", paths},
+          {"demands", demands},
           {"api",
            {{"state", api.state},
             {"last_error", api.last_error},
@@ -339,8 +425,11 @@ std::string render_node_human(const std::string& node, const Policy& p, const No
                        o.state == PathState::kMeasured
                            ? ""
                            : fmt::format("; last attempt {}: {}", path_state_name(o.state), o.detail));
+    if (o.randread) out += fmt::format("  headline {}\n", measurement_figures(*o.randread));
     out += indent_lines(render_verdict_human(pj->verdict), "  ");
   }
+  if (!j.sustained.empty()) out += "\naccelerators sustained\n";
+  for (const RuleSustained& rs : j.sustained) out += "  " + sustained_text(rs, outcomes) + "\n";
   out += fmt::format("\nnode verdict  {}", node_outcome_name(j));
   if (j.best) out += fmt::format(" (best path {})", outcomes[j.paths[*j.best].index].config.path);
   out += fmt::format("\napi           {}{}\n", api.state, api.last_error.empty() ? "" : " (" + api.last_error + ")");
@@ -381,6 +470,8 @@ NodeMetrics node_metrics(const std::string& node, const NodeJudgement& j, const 
       pm.probe_duration_s = o.probe_wall_s;
       pm.last_success_unix_s = std::chrono::duration<double>(o.measured_at.time_since_epoch()).count();
     }
+    if (o.measurement && o.measurement->samples) pm.samples_per_s = o.measurement->samples_per_s;
+    if (o.randread) pm.headline_iops = o.randread->iops;
     if (const PathJudgement* pj = judgement_for(j, i)) {
       pm.verdict = std::string(verdict_outcome_name(pj->verdict.outcome));
       pm.min_iops = pj->min_iops;
@@ -388,6 +479,9 @@ NodeMetrics node_metrics(const std::string& node, const NodeJudgement& j, const 
     m.paths.push_back(std::move(pm));
   }
   if (j.best) m.below_policy = j.below_policy();
+  for (const RuleSustained& rs : j.sustained) {
+    if (rs.path) m.sustained.push_back({rs.rule, rs.demand.workload, double(rs.accelerators)});
+  }
   m.api_sync_errors_total = api.sync_errors;
   m.api_sync_pending = api.state == "pending";
   if (api.last_sync) m.api_last_sync_unix_s = std::chrono::duration<double>(api.last_sync->time_since_epoch()).count();

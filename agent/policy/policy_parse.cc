@@ -18,6 +18,7 @@
 #include "base/quote.h"
 #include "base/unique_fd.h"
 #include "base/units.h"
+#include "policy/demand_label.h"
 #include "policy/label_syntax.h"
 #include "policy/policy.h"
 #include "policy/policy_yaml.h"
@@ -614,6 +615,12 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
     auto x = read_demand(v, child(path, "demand"));
     if (!x.ok()) return x.error();
     r.demand = *x;
+    if (!demand_rule_name_fits_label(r.name)) {
+      return usage_error(fmt::format(
+          "{}: \"{}\": a rule with a demand names the node label {}<name>, whose name part allows at most {} "
+          "characters ending in a letter or digit",
+          child(path, "name"), r.name, kAcceleratorsLabelPrefix, kMaxDemandRuleName));
+    }
   }
   for (DeviceClass c : r.forbidden_classes) {
     if (std::find(r.allowed_classes.begin(), r.allowed_classes.end(), c) != r.allowed_classes.end()) {

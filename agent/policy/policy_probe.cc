@@ -77,14 +77,46 @@ Result<SampleSource> auto_sample_source(const std::string& path, const std::atom
   return scan->files_seen >= kMinDatasetFiles ? SampleSource::kDataset : SampleSource::kSynthetic;
 }
 
-std::optional<Demand> synthetic_demand(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
+namespace {
+
+// Of the rules with a demand that `applies` accepts, the demand with the largest sample.
+template <typename Applies>
+std::optional<Demand> largest_sample_demand(const Policy& p, Applies applies) {
   std::optional<Demand> pick;
   for (const Rule& r : p.rules) {
-    if (!r.demand || !r.demand->sample_bytes) continue;
-    if (selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels)) continue;
+    if (!r.demand || !r.demand->sample_bytes || !applies(r)) continue;
     if (!pick || *r.demand->sample_bytes > *pick->sample_bytes) pick = r.demand;
   }
   return pick;
+}
+
+}  // namespace
+
+std::optional<Demand> synthetic_demand(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
+  return largest_sample_demand(
+      p, [&](const Rule& r) { return !selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels); });
+}
+
+bool rule_covers_node_path(const Rule& r, const std::string& path, DeviceClass device_class) {
+  RuleSelector paths_and_classes = r.selector;
+  paths_and_classes.pod_labels.clear();
+  return !selector_mismatch(paths_and_classes, device_class, path, {});
+}
+
+std::optional<Demand> node_synthetic_demand(const Policy& p, const std::string& path, DeviceClass device_class) {
+  return largest_sample_demand(p, [&](const Rule& r) { return rule_covers_node_path(r, path, device_class); });
+}
+
+ProbeRequest randread_headline_request(const Policy& p, const std::string& path, const std::string& root,
+                                       const StorageStack* stack) {
+  Workload w = p.workload;
+  w.rw = RwMode::kRandRead;
+  w.block_size = kHeadlineBlockSize;
+  w.direct = true;
+  ProbeRequest req{path, w, root};
+  if (stack) req.storage = *stack;
+  req.early_stop = policy_early_stop(p, std::nullopt);
+  return req;
 }
 
 Workload synthetic_sample_workload(const Policy& p, uint64_t sample_bytes) {

@@ -49,6 +49,20 @@ Result<SampleSource> auto_sample_source(const std::string& path, const std::atom
 // nullopt when none applies.
 std::optional<Demand> synthetic_demand(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class);
 
+// The rules a node's data path answers for: their selector's paths and device classes match it.
+// Pod labels are not looked at: the node serves whichever pods a rule selects.
+bool rule_covers_node_path(const Rule& r, const std::string& path, DeviceClass device_class);
+// The node agent's synthetic demand: synthetic_demand's pick among every rule covering the path, so
+// that the one measurement answers for each rule's label.
+std::optional<Demand> node_synthetic_demand(const Policy& p, const std::string& path, DeviceClass device_class);
+
+// The 4 KiB random-read headline (iogate.io/randread-iops) that the node agent measures beside the
+// samples of a policy in workload.mode auto or dataset: the policy's test file, ramp, runtime and
+// queue depth, O_DIRECT, early stop on convergence alone (no floor: the figure is reported, not judged).
+inline constexpr uint64_t kHeadlineBlockSize = 4096;
+ProbeRequest randread_headline_request(const Policy& p, const std::string& path, const std::string& root,
+                                       const StorageStack* stack);
+
 // Synthetic samples of `sample_bytes`: random reads of min(sample, kMaxSyntheticRead) rounded up to
 // 4 KiB (a larger sample is read in such pieces, as a loader reads a large file in chunks), one
 // per loader worker in flight, on the policy's test file (size, ramp, runtime). The early stop

@@ -20,6 +20,11 @@
 //   floors converted to IOPS at the workload's block size, the highest of the applicable rules.
 //   It becomes `iogate.io/randread-iops Gt <floor - 1>` (the label is an integer), and only for
 //   randread workloads: the node agent writes that label for no other.
+// - A rule with a demand (workload.mode auto or dataset) asks for a node that sustains N
+//   accelerators of it, N the pod's GPUs (at least 1): `iogate.io/accelerators.<rule> Gt <N-1>`,
+//   the label the node agent writes from the same computation (policy/demand.h). /mutate also
+//   answers a warning naming the rule, N and the samples/s they need, which kubectl apply shows:
+//   a pod no node sustains stays Pending, and the scheduler's message alone would not say why.
 // - Rules whose selector names pod_labels apply as preflight applies them.
 // - Rules whose selector names paths: the dataset path is unknown at admission, so they count as
 //   applicable (strict), except when the pod asks for preflight injection, whose path is known.

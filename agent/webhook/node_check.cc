@@ -1,11 +1,13 @@
 #include "webhook/node_check.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
 
 #include "base/json_fields.h"
 #include "base/units.h"
+#include "policy/demand_label.h"
 #include "webhook/node_requirements.h"
 
 namespace iogate {
@@ -16,6 +18,46 @@ std::optional<long long> integer_label(const std::string& text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return v;
+}
+
+// For a node of unknown class: per demand rule, the most accelerators any allowed class asks.
+std::vector<AcceleratorDemand> strictest_accelerators(const StorageDemand& d) {
+  std::vector<AcceleratorDemand> out;
+  for (const ClassDemand& c : d.classes) {
+    if (!c.allowed) continue;
+    for (const AcceleratorDemand& a : c.accelerators) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const AcceleratorDemand& o) { return o.rule == a.rule; });
+      if (it == out.end()) out.push_back(a);
+      else if (a.accelerators > it->accelerators) *it = a;
+    }
+  }
+  return out;
+}
+
+// Each demand rule's label against the pod's accelerators: the webhook's `Gt N-1`, said in words.
+void check_accelerators(const std::vector<AcceleratorDemand>& wanted, const std::string& node_name,
+                        const nlohmann::json& labels, NodeFindings& f) {
+  for (const AcceleratorDemand& a : wanted) {
+    const std::string key = accelerators_label(a.rule);
+    auto it = labels.find(key);
+    if (it == labels.end()) {
+      f.unchecked.push_back(
+          fmt::format("node {} has no {} label yet (iogate node has not measured it)", node_name, key));
+      continue;
+    }
+    std::optional<long long> sustained = it->is_string() ? integer_label(it->get<std::string>()) : std::nullopt;
+    if (!sustained) {
+      f.unchecked.push_back(fmt::format("node {} has {}={}, not an integer", node_name, key,
+                                        it->is_string() ? it->get<std::string>() : it->dump()));
+      continue;
+    }
+    if (*sustained < a.accelerators) {
+      f.problems.push_back(fmt::format(
+          "node {} sustains {} accelerator{} of rule {} ({}={}), fewer than the {} the pod requests ({}: {})",
+          node_name, *sustained, *sustained == 1 ? "" : "s", a.rule, key, *sustained, a.accelerators,
+          demand_summary(a.demand), a.text));
+    }
+  }
 }
 
 }  // namespace
@@ -51,7 +93,9 @@ NodeFindings check_node(const StorageDemand& d, const std::string& node_name, co
                                                               node_name, kDiskClassLabel, class_label));
     }
   }
-  if (demand == nullptr || !d.iops_labelled) return f;
+  if (demand == nullptr) return f;
+  check_accelerators(cls ? demand->accelerators : strictest_accelerators(d), node_name, labels, f);
+  if (!d.iops_labelled) return f;
   long long required = d.required_iops(demand->device_class);
   if (required <= 0) return f;
 

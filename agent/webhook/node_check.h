@@ -15,14 +15,15 @@ inline constexpr const char* kBelowPolicyTaint = "iogate.io/storage-below-policy
 
 struct NodeFindings {
   // Reasons to refuse, one sentence each naming the node: IOPS below the floor (measured and
-  // required, and the rule), a class the policy refuses, the below-policy taint.
+  // required, and the rule), fewer accelerators sustained than the pod's GPUs (the node's figure,
+  // the rule, N and the demand), a class the policy refuses, the below-policy taint.
   std::vector<std::string> problems;
   // What could not be checked: labels missing (not measured yet) or unreadable.
   std::vector<std::string> unchecked;
 };
 
-// A node without a readable iogate.io/disk-class is held to the highest floor of the allowed
-// classes; its class cannot be refused.
+// A node without a readable iogate.io/disk-class is held to the highest floor (and, per demand
+// rule, the most accelerators) of the allowed classes; its class cannot be refused.
 NodeFindings check_node(const StorageDemand& d, const std::string& node_name, const nlohmann::json& node);
 
 }  // namespace iogate

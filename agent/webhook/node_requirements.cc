@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
+
+#include "policy/demand_label.h"
 
 namespace iogate {
 namespace {
@@ -15,18 +18,35 @@ nlohmann::json class_names(const std::vector<DeviceClass>& classes) {
   return names;
 }
 
+// What a class's nodes must show beyond their class: the IOPS floor and, per demand rule, the
+// accelerators (ordered, so that classes asking the same compare equal).
+struct Needs {
+  long long iops = 0;
+  std::vector<std::pair<std::string, int>> accelerators;
+  bool operator<(const Needs& o) const { return std::tie(iops, accelerators) < std::tie(o.iops, o.accelerators); }
+  bool any() const { return iops > 0 || !accelerators.empty(); }
+};
+
+Needs needs_of(const StorageDemand& d, const ClassDemand& c) {
+  Needs n;
+  n.iops = d.iops_labelled ? d.required_iops(c.device_class) : 0;
+  for (const AcceleratorDemand& a : c.accelerators) n.accelerators.emplace_back(a.rule, a.accelerators);
+  std::sort(n.accelerators.begin(), n.accelerators.end());
+  return n;
+}
+
 }  // namespace
 
 Result<std::vector<nlohmann::json>> node_requirements(const StorageDemand& d) {
-  // Classes by floor, in all_device_classes() order within each; std::map orders the floors.
-  std::map<long long, std::vector<DeviceClass>> groups;
+  // Classes by what they need, in all_device_classes() order within each; std::map orders them.
+  std::map<Needs, std::vector<DeviceClass>> groups;
   std::vector<std::string> refusals;
   for (const ClassDemand& c : d.classes) {
     if (!c.allowed) {
       refusals.push_back(c.refused_by);
       continue;
     }
-    groups[d.iops_labelled ? d.required_iops(c.device_class) : 0].push_back(c.device_class);
+    groups[needs_of(d, c)].push_back(c.device_class);
   }
   if (groups.empty()) {
     std::string why;
@@ -35,7 +55,8 @@ Result<std::vector<nlohmann::json>> node_requirements(const StorageDemand& d) {
   }
 
   std::vector<nlohmann::json> alternatives;
-  for (const auto& [floor, classes] : groups) {
+  for (const auto& [needs, classes] : groups) {
+    const long long floor = needs.iops;
     nlohmann::json expressions = nlohmann::json::array();
     if (classes.size() != d.classes.size()) {
       std::vector<DeviceClass> others;
@@ -44,8 +65,8 @@ Result<std::vector<nlohmann::json>> node_requirements(const StorageDemand& d) {
           others.push_back(c.device_class);
       }
       // Only a node without the label (or with a class newer than this binary) tells In from NotIn.
-      // An IOPS floor admits measured nodes only, so then the shorter list reads best.
-      bool in = d.allow_list || (floor > 0 && classes.size() <= others.size());
+      // A measured figure admits measured nodes only, so then the shorter list reads best.
+      bool in = d.allow_list || (needs.any() && classes.size() <= others.size());
       expressions.push_back({{"key", kDiskClassLabel},
                              {"operator", in ? "In" : "NotIn"},
                              {"values", class_names(in ? classes : others)}});
@@ -54,6 +75,11 @@ Result<std::vector<nlohmann::json>> node_requirements(const StorageDemand& d) {
       expressions.push_back({{"key", kRandreadIopsLabel},
                              {"operator", "Gt"},
                              {"values", nlohmann::json::array({std::to_string(floor - 1)})}});
+    }
+    for (const auto& [rule, accelerators] : needs.accelerators) {
+      expressions.push_back({{"key", accelerators_label(rule)},
+                             {"operator", "Gt"},
+                             {"values", nlohmann::json::array({std::to_string(accelerators - 1)})}});
     }
     if (!expressions.empty()) alternatives.push_back(std::move(expressions));
   }

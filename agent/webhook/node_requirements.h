@@ -8,9 +8,12 @@
 //   iogate.io/disk-class NotIn [refused]   otherwise, when some class is refused
 //                                          (forbidden_classes): a node not labelled yet passes it
 //   iogate.io/randread-iops Gt <floor - 1> when the floor is above 0 and the workload is randread
-// Several floors (rules selecting device classes) give one alternative per floor. An alternative
-// with an IOPS floor matches measured nodes only, where In [classes] and NotIn [the rest] agree,
-// so it names its classes by the shorter of the two lists (In on a tie).
+//   iogate.io/accelerators.<rule> Gt <N - 1>
+//                                          per applicable demand rule, N the pod's GPUs (at least 1):
+//                                          the node sustains N accelerators of the rule's workload
+// Several floors or demands (rules selecting device classes) give one alternative per distinct set.
+// An alternative with a measured figure matches measured nodes only, where In [classes] and NotIn
+// [the rest] agree, so it names its classes by the shorter of the two lists (In on a tie).
 #pragma once
 
 #include <vector>

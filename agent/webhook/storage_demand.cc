@@ -107,6 +107,10 @@ StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
         cd.allowed = false;
         cd.refused_by = fmt::format("rule {} forbids {}", r.name, device_class_name(c));
       }
+      if (r.demand) {
+        const int n = demand_accelerators(d.gpus);
+        cd.accelerators.push_back({r.name, *r.demand, n, demand_text(*r.demand, n)});
+      }
       auto [iops, text] = rule_floor(r, p, d.gpus);
       if (iops > cd.min_iops) {
         cd.min_iops = iops;

@@ -1,7 +1,9 @@
 // What a pod asks of a node's storage under a policy, before it runs: per device class, whether a
-// node of that class may take it and the randread IOPS the node must have measured. The terms are
-// those of the node agent's labels (iogate.io/disk-class, iogate.io/randread-iops), which say what
-// the node's best data path is and does; preflight later judges the volume itself.
+// node of that class may take it, the randread IOPS the node must have measured, and for each
+// demand rule the accelerators it must sustain. The terms are those of the node agent's labels
+// (iogate.io/disk-class, iogate.io/randread-iops, iogate.io/accelerators.<rule>), which say what
+// the node's best data path is and does; preflight later judges the volume itself, by the same
+// demand computation (policy/demand.h).
 //
 // A rule applies to a class when its selector matches the pod's labels (as in preflight), lists
 // that class or no class, and matches the dataset path when one is known; when none is (no
@@ -18,17 +20,28 @@
 #include <nlohmann/json.hpp>
 
 #include "device/device_class.h"
+#include "policy/demand.h"
 #include "policy/policy.h"
 
 namespace iogate {
 
+// A demand rule's requirement: the node must sustain `accelerators` (the pod's GPUs, at least one:
+// policy/demand.h's demand_accelerators) by its label iogate.io/accelerators.<rule>.
+struct AcceleratorDemand {
+  std::string rule;
+  Demand demand;
+  int accelerators = 0;
+  std::string text;  // "AU >= 0.90 at 20,000 samples/s (2,500/GPU x 8 GPUs)"
+};
+
 struct ClassDemand {
   DeviceClass device_class = DeviceClass::kUnknown;
   bool allowed = true;
-  std::string refused_by;  // "rule gpu-feed forbids hdd", when not allowed
-  double min_iops = 0;     // the floor on iogate.io/randread-iops; 0: none
-  std::string floor_rule;  // the rule setting it
-  std::string floor_text;  // ">= 20,000 IOPS (max of min_iops 10,000 and 2,500/GPU x 4 GPUs)"
+  std::string refused_by;                       // "rule gpu-feed forbids hdd", when not allowed
+  double min_iops = 0;                          // the floor on iogate.io/randread-iops; 0: none
+  std::string floor_rule;                       // the rule setting it
+  std::string floor_text;                       // ">= 20,000 IOPS (max of min_iops 10,000 and 2,500/GPU x 4 GPUs)"
+  std::vector<AcceleratorDemand> accelerators;  // the applicable demand rules, in the policy's order
 };
 
 struct StorageDemand {

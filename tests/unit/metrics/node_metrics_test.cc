@@ -136,6 +136,10 @@ TEST_CASE("node metrics: a measured and an unmeasured path, rendered line by lin
       "iogate_policy_verdict{" + p + R"(,verdict="fail"} 0)",
       "iogate_policy_verdict{" + p + R"(,verdict="warn"} 0)",
       "iogate_policy_verdict{" + p + R"(,verdict="off"} 0)",
+      "# HELP iogate_probe_samples_per_second",
+      "# TYPE iogate_probe_samples_per_second gauge",
+      "# HELP iogate_node_accelerators_sustained",
+      "# TYPE iogate_node_accelerators_sustained gauge",
       "# HELP iogate_node_below_policy",
       "# TYPE iogate_node_below_policy gauge",
       R"(iogate_node_below_policy{node="gpu-node-1"} 0)",
@@ -176,6 +180,8 @@ TEST_CASE("node metrics: the families of the header's table, in its order, each 
                                           "iogate_probe_skips_total",
                                           "iogate_policy_min_iops",
                                           "iogate_policy_verdict",
+                                          "iogate_probe_samples_per_second",
+                                          "iogate_node_accelerators_sustained",
                                           "iogate_node_below_policy",
                                           "iogate_device_info",
                                           "iogate_api_sync_errors_total",
@@ -343,6 +349,32 @@ TEST_CASE("node metrics: promtool check metrics accepts the output without a lin
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(output.empty());
+}
+
+TEST_CASE("node metrics: a samples-mode path's samples/s, its 4k headline and each rule's accelerators sustained") {
+  NodeMetrics m = two_paths();
+  m.paths[0].rw = "randread";
+  m.paths[0].bs = "112k";
+  m.paths[0].samples_per_s = 5454;
+  m.paths[0].headline_iops = 41000;
+  m.sustained = {{"feed-gpus", "", 2}, {"resnet", "resnet50", 3}};
+  std::vector<MetricFamily> fs = node_metric_families(m);
+  const MetricFamily& iops = family(fs, "iogate_probe_iops");
+  int headline = 0;
+  for (const MetricSample& s : iops.samples) {
+    if (s.labels.back() == std::pair<std::string, std::string>{"bs", "4k"} && s.value == 41000) ++headline;
+  }
+  CHECK(headline == 1);
+  REQUIRE(family(fs, "iogate_probe_samples_per_second").samples.size() == 1);
+  CHECK(family(fs, "iogate_probe_samples_per_second").samples[0].value == 5454);
+  const MetricFamily& sustained = family(fs, "iogate_node_accelerators_sustained");
+  REQUIRE(sustained.samples.size() == 2);
+  CHECK(sustained.samples[1].labels ==
+        MetricLabels{{"node", "gpu-node-1"}, {"rule", "resnet"}, {"workload", "resnet50"}});
+  CHECK(sustained.samples[1].value == 3);
+  // Samples that were themselves 4 KiB random reads: the headline is not a second, equal series.
+  m.paths[0].bs = "4k";
+  CHECK(family(node_metric_families(m), "iogate_probe_iops").samples.size() == iops.samples.size() - 1);
 }
 
 }  // namespace
