@@ -402,7 +402,8 @@ assert_jq "$SCRATCH/node-d.json" '.metadata.labels["'"$ACC_LABEL"'"] | test("^[0
 assert_jq "$SCRATCH/node-d.json" '(.metadata.annotations["iogate.io/demand"] | fromjson | [.[] | select(.rule == "image-training")]) as $d |
   ($d | length) >= 1 and ([$d[].accelerators_sustained] | max) == (.metadata.labels["'"$ACC_LABEL"'"] | tonumber) and
   all($d[]; .sample_bytes == '"$SAMPLE_BYTES"' and .samples_per_s_per_accelerator == 2500 and .min_au == 0.9 and
-    .accelerators_sustained == (.samples_per_s / (0.9 * 2500) | floor))' \
+    (.samples_per_s + 0.5) / (0.9 * 2500) >= .accelerators_sustained and
+    (.samples_per_s - 0.5) / (0.9 * 2500) < .accelerators_sustained + 1)' \
   "$NAME: annotation iogate.io/demand: $node_samples samples/s of $SAMPLE_BYTES bytes on its best path, floor($node_samples / (0.9 x 2,500)) = $node_sustained, as the label"
 # The throttle held: what the agent's pod read is no more than the cap lets through (the kernel
 # lets a slice's worth, 0.1 s, ahead at most).
@@ -418,7 +419,10 @@ curl -sf "http://$agent_ip:9560/metrics" >"$SCRATCH/metrics-d.txt" || fail "GET 
 metric=$(grep '^iogate_node_accelerators_sustained{' "$SCRATCH/metrics-d.txt" | grep 'rule="image-training"' | grep "node=\"$NAME\"" | awk '{ print $NF }')
 [[ -n $metric && $metric == "$node_sustained" ]] ||
   fail "iogate_node_accelerators_sustained for image-training is '${metric}', the label $node_sustained: $(grep '^iogate_node_acc' "$SCRATCH/metrics-d.txt")"
-pass "the agent's /metrics: iogate_node_accelerators_sustained{rule=\"image-training\"} $metric, as the label"
+headline=$(grep '^iogate_probe_iops{' "$SCRATCH/metrics-d.txt" | grep 'rw="randread"' | grep 'bs="4k"' | awk '{ print $NF }' | head -1)
+[[ -n $headline ]] && jq -en "($headline - $node_iops_d) | fabs <= 1" >/dev/null ||
+  fail "the agent's 4k randread headline in /metrics is '$headline', the label randread-iops $node_iops_d: $(grep '^iogate_probe_iops{' "$SCRATCH/metrics-d.txt")"
+pass "the agent's /metrics: iogate_node_accelerators_sustained{rule=\"image-training\"} $metric, as the label; its 4k randread headline $headline, the randread-iops label's (this agent wrote it)"
 
 # --- an 8-GPU pod: the webhook keeps it off the node ---
 GPUS8='.spec.containers[0].resources.limits["'"$GPU"'"] = 8'
