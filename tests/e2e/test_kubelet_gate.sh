@@ -456,8 +456,9 @@ pass "train-8: Pending; the scheduler: $event"
 # Pinned to the node (spec.nodeName: no scheduler), /validate refuses it.
 train_pod_json train-8-pinned dataset-d "$GPUS8"' | .spec.nodeName = "'"$NAME"'" | del(.metadata.annotations["iogate.io/inject-preflight"])' |
   k apply -f - >"$SCRATCH/pinned.out" 2>&1 && fail "train-8-pinned (spec.nodeName $NAME, 8 GPUs) was admitted: $(cat "$SCRATCH/pinned.out")"
-msg=$(cat "$SCRATCH/pinned.out")
-for want in 'denied the request' "$NAME" "sustains $node_sustained" image-training; do
+# The refusal's line (/mutate's warning comes before it).
+msg=$(grep -m1 'denied the request' "$SCRATCH/pinned.out") || fail "train-8-pinned: no refusal: $(cat "$SCRATCH/pinned.out")"
+for want in "node $NAME sustains $node_sustained" image-training; do
   [[ $msg == *"$want"* ]] || fail "train-8-pinned: the refusal does not say '$want': $msg"
 done
 [[ $msg =~ $EIGHT ]] || fail "train-8-pinned: the refusal does not name its 8 GPUs: $msg"
