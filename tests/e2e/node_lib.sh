@@ -13,6 +13,9 @@
 #   node_docker_image TAG   the Docker Engine's image TAG, saved and imported the same way
 #   node_down               stop every container, the kubelet and containerd; unmount, remove the
 #                           bridge, the cgroups and DIR. Docker and its containerd are not touched.
+#   node_throttle_reads DEV BYTES_PER_S
+#                           cap the node's pods' reads from block device DEV at BYTES_PER_S each
+#                           (a bandwidth-poor disk), until node_throttle_stop (run on exit)
 #
 # Nothing is pulled: no registry answers these machines. The sandbox ("pause") image is
 # tests/e2e/pause built with gcc and the Docker Engine (node_pause_image). Isolation from the
@@ -62,6 +65,10 @@ NODE_POD_CIDR=""
 NODE_PAUSE_IMAGE=iogate.test/pause:1.0
 NODE_CNI_BIN=${NODE_CNI_BIN:-/usr/lib/cni}
 NODE_SERVICE_RULE=()  # the DNAT rule's iptables arguments (after -A/-D), for node_down
+NODE_THROTTLE_PID=""   # node_throttle_reads's poller
+NODE_THROTTLE_ROOT=""  # the blkio cgroup it writes under, the device's MAJ:MIN and the cap
+NODE_THROTTLE_DEV=""
+NODE_THROTTLE_CAP=""
 
 # node_tools: kubelet (UPSTREAM_BIN, tests/upstream/build.sh's), containerd, its runc shim, runc, ctr,
 # the CNI plugins, gcc (the pause program) and the Docker Engine (its image).
@@ -425,4 +432,87 @@ node_down() {
     rm -rf --one-file-system "$NODE_DIR"
   fi
   NODE_DIR="" NODE_NAME="" NODE_CONTAINERD_SOCK="" NODE_KUBELET_URL="" NODE_CGROUP_ROOT="" NODE_BRIDGE=""
+}
+
+# node_throttle_reads DEV BYTES_PER_S: every pod of the node reads block device DEV (its MAJ:MIN)
+# at most BYTES_PER_S, each container on its own: a disk with little bandwidth (a gp3 volume's
+# 125-1,000 MB/s) and as many small reads as it had (IOPS are not capped). cgroup v1's blkio
+# throttle, which this machine has, is not hierarchical: a cap on the node's cgroup root does not
+# reach the processes of the pods' cgroups below it, and the kubelet and runc make those (pod,
+# container) as pods start. So a poller writes the cap into blkio.throttle.read_bps_device of
+# every cgroup under the root, at every depth, every 0.1 s, new ones as they appear: a
+# container's first tenth of a second may go uncapped (the probes' ramp covers it). It writes a
+# file only where the cap is not there already: each write restarts the kernel's accounting slice.
+# Stopped on exit (on_exit: call it from the test's own shell, not a subshell) by
+# node_throttle_stop, which also takes the cap off the cgroups still there.
+node_throttle_reads() {
+  local dev=${1:?node_throttle_reads DEV BYTES_PER_S} bps=${2:?node_throttle_reads DEV BYTES_PER_S} majmin root
+  [[ $bps =~ ^[1-9][0-9]*$ ]] || { echo "node: node_throttle_reads: BYTES_PER_S must be a positive integer, got \"$bps\"" >&2; return 1; }
+  [[ -n $NODE_CGROUP_ROOT ]] || { echo "node: node_throttle_reads: no node (node_up first)" >&2; return 1; }
+  [[ -z $NODE_THROTTLE_PID ]] || { echo "node: node_throttle_reads: a throttle already runs (node_throttle_stop first)" >&2; return 1; }
+  root=/sys/fs/cgroup/blkio/${NODE_CGROUP_ROOT#/}
+  [[ -f $root/blkio.throttle.read_bps_device ]] ||
+    { echo "node: node_throttle_reads: no $root/blkio.throttle.read_bps_device (it needs cgroup v1's blkio controller)" >&2; return 1; }
+  majmin=$(lsblk -dno MAJ:MIN "$dev" 2>/dev/null | tr -d ' ')
+  [[ $majmin =~ ^[0-9]+:[0-9]+$ ]] || { echo "node: node_throttle_reads: $dev is not a block device" >&2; return 1; }
+  # Once here, so that a cap the kernel refuses fails now and not in the poller.
+  echo "$majmin $bps" 2>/dev/null >"$root/blkio.throttle.read_bps_device" ||
+    { echo "node: node_throttle_reads: the kernel refused \"$majmin $bps\" in $root/blkio.throttle.read_bps_device" >&2; return 1; }
+  NODE_THROTTLE_ROOT=$root NODE_THROTTLE_DEV=$majmin
+  # Python's scandir reads the entry types from the directory: a third of the CPU of a shell's glob.
+  setpriv --pdeathsig TERM -- python3 -c '
+import os, sys, time
+root, want = sys.argv[1], sys.argv[2] + " " + sys.argv[3]
+while os.path.isdir(root):
+    dirs = [root]
+    while dirs:
+        d = dirs.pop()
+        try:  # a cgroup may go between the listing and the read or write
+            with os.scandir(d) as entries:
+                dirs.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+            f = os.path.join(d, "blkio.throttle.read_bps_device")
+            with open(f) as h:
+                have = h.read().splitlines()
+            if want not in have:
+                with open(f, "w") as h:
+                    h.write(want)
+        except OSError:
+            pass
+    time.sleep(0.1)
+' "$root" "$majmin" "$bps" &
+  NODE_THROTTLE_PID=$!
+  on_exit node_throttle_stop
+  NODE_THROTTLE_CAP=$bps
+  # Returns once the poller's first pass is done: the cgroups there now are capped.
+  local deadline=$((SECONDS + 20))
+  until [[ -z $(node_throttle_uncapped) ]]; do
+    kill -0 "$NODE_THROTTLE_PID" 2>/dev/null || { echo "node: node_throttle_reads: the poller exited" >&2; return 1; }
+    ((SECONDS < deadline)) || { echo "node: node_throttle_reads: cgroups still uncapped after 20 s: $(node_throttle_uncapped | head -3)" >&2; return 1; }
+    sleep 0.1
+  done
+}
+
+# node_throttle_uncapped: the cgroups under the node's root that lack node_throttle_reads's cap,
+# one a line (none while it holds).
+node_throttle_uncapped() {
+  [[ -n $NODE_THROTTLE_ROOT ]] || return 0
+  find "$NODE_THROTTLE_ROOT" -name blkio.throttle.read_bps_device \
+    -exec grep -L -x -F "$NODE_THROTTLE_DEV $NODE_THROTTLE_CAP" {} + 2>/dev/null | sed 's|/blkio.throttle.read_bps_device$||'
+  return 0
+}
+
+# node_throttle_stop: the poller stopped, the cap taken off the cgroups still there ("MAJ:MIN 0"
+# deletes a rule). Quiet and idempotent.
+node_throttle_stop() {
+  [[ -n $NODE_THROTTLE_PID ]] || return 0
+  kill -TERM "$NODE_THROTTLE_PID" 2>/dev/null || true
+  wait "$NODE_THROTTLE_PID" 2>/dev/null || true
+  NODE_THROTTLE_PID=""
+  local d
+  while IFS= read -r -d '' d; do
+    grep -q "^$NODE_THROTTLE_DEV " "$d/blkio.throttle.read_bps_device" 2>/dev/null &&
+      echo "$NODE_THROTTLE_DEV 0" 2>/dev/null >"$d/blkio.throttle.read_bps_device"
+  done < <(find "$NODE_THROTTLE_ROOT" -type d -print0 2>/dev/null)
+  NODE_THROTTLE_ROOT="" NODE_THROTTLE_DEV="" NODE_THROTTLE_CAP=""
+  return 0
 }

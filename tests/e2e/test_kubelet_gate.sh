@@ -25,15 +25,31 @@
 #   - (c) a pod whose claim is still empty (the dataset not copied yet) under on_error
 #     fail-closed: nothing to read on the read-only mount, preflight exits 3, Init:Error and a
 #     StoragePreflightFailed Event saying why;
+#   - (d) a node whose disk serves many small reads and little bandwidth (a gp3 volume's shape):
+#     `helm upgrade` to image-training's demand (2,500 samples/s of 110k per accelerator at AU >=
+#     0.9, workload mode auto), the Node advertising 8 GPUs, and every pod's reads from the loop
+#     device capped at 600 MB/s (node_throttle_reads, tests/e2e/node_lib.sh; IOPS not capped):
+#     about 5,300 samples/s. The new agent pod labels the node iogate.io/accelerators.image-training
+#     (more than 0, fewer than 8; the same figure in the iogate.io/demand annotation and in
+#     iogate_node_accelerators_sustained), keeps writing randread-iops and puts no taint on it (it
+#     feeds one accelerator). An 8-GPU pod gets the required affinity on that label (Gt 7) and
+#     kubectl prints the webhook's warning naming the rule, 8 and the samples/s it needs; the
+#     scheduler leaves it Pending (FailedScheduling). Pinned to the node (spec.nodeName), /validate
+#     refuses it, naming the node's figure. A 1-GPU pod on a fresh claim of the same device gets
+#     Gt 0, its preflight passes and it runs, and its accelerators-sustained is fewer than 8: node
+#     label, webhook and preflight agree. Both probes read no faster than the cap (the throttle
+#     holds for their pods);
 #   - helm uninstall removes the chart's pods from the node.
-# The time from `kubectl apply` to each verdict is printed (TIMES line), never asserted.
+# The time from `kubectl apply` to each verdict is printed (TIMES line), never asserted; (d)'s
+# measured figures too (FIGURES line).
 #
 # Why the failing case is a stricter rule and not a slower volume: the webhook already keeps a GPU
 # pod off nodes whose measured IOPS are below its floor (the pod would stay Pending, which
 # e2e.scheduling shows), so a pod reaches its initContainer's verdict only where the node's own
-# disk meets the floor and the dataset volume does not. A slower volume needs a throttle this
-# machine lacks: no dm-delay target, and cgroup v1's blkio throttle is not hierarchical (a cap on
-# the node's cgroup root does not reach a pod's cgroup below it).
+# disk meets the floor and the dataset volume does not. A slower volume needs a device of its own
+# throttled apart from the node agent's: no dm-delay target here, and (d)'s throttle caps one
+# device for every pod of the node, the agent's among them (cgroup v1's blkio throttle is not
+# hierarchical, so node_throttle_reads writes the cap into each pod's cgroup).
 E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$E2E_HERE/../container/lib.sh"
 need_image
@@ -82,8 +98,10 @@ pass "Node $NAME advertises 4 $GPU (kept across the kubelet's status updates)"
 # --- the training namespace, its dataset claims: local PersistentVolumes on the loop device ---
 k create namespace "$TRAIN" >/dev/null
 k label namespace "$TRAIN" iogate.io/enabled=true >/dev/null
-for x in a b c; do
-  jq -n --arg x "$x" --arg path "$LOOP_DIR/dataset-$x" --arg node "$NAME" --arg ns "$TRAIN" '
+# dataset_claim X: PVC dataset-X in the training namespace, bound to a local PersistentVolume on
+# the node's folder LOOP_DIR/dataset-X.
+dataset_claim() {
+  jq -n --arg x "$1" --arg path "$LOOP_DIR/dataset-$1" --arg node "$NAME" --arg ns "$TRAIN" '
     {apiVersion: "v1", kind: "PersistentVolume", metadata: {name: "e2e-dataset-\($x)"},
      spec: {capacity: {storage: "512Mi"}, accessModes: ["ReadWriteOnce"], volumeMode: "Filesystem",
        persistentVolumeReclaimPolicy: "Retain", storageClassName: "local-loop", local: {path: $path},
@@ -93,7 +111,8 @@ for x in a b c; do
     {apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: {name: "dataset-\($x)", namespace: $ns},
      spec: {storageClassName: "local-loop", accessModes: ["ReadWriteOnce"], volumeName: "e2e-dataset-\($x)",
        resources: {requests: {storage: "512Mi"}}}}' | k apply -f - >/dev/null
-done
+}
+for x in a b c; do dataset_claim "$x"; done
 pvcs_bound() {
   [[ $(k -n "$TRAIN" get pvc dataset-a dataset-b dataset-c -o jsonpath='{.items[*].status.phase}') == "Bound Bound Bound" ]]
 }
@@ -175,8 +194,16 @@ pass "the agent's /metrics answers at its pod address $agent_ip:9560 ($(grep -c 
 
 # --- training pods, as a user applies them ---
 # train_pod NAME CLAIM [JQ FILTER]: a GPU pod asking for preflight injection on its dataset
-# volume, applied with kubectl apply; the filter edits it first.
+# volume, applied with kubectl apply; the filter edits it first. What kubectl says on stderr (the
+# webhooks' warnings among it) is shown and kept in $SCRATCH/NAME.apply.err. train_pod_json
+# prints the pod instead.
 train_pod() {
+  local rc=0
+  train_pod_json "$@" | k apply -f - >/dev/null 2>"$SCRATCH/$1.apply.err" || rc=$?
+  cat "$SCRATCH/$1.apply.err" >&2
+  return $rc
+}
+train_pod_json() {
   jq -n --arg name "$1" --arg ns "$TRAIN" --arg claim "$2" --arg pause "$PAUSE" --arg gpu "$GPU" '
     {apiVersion: "v1", kind: "Pod",
      metadata: {name: $name, namespace: $ns, labels: {app: "resnet50"}, annotations: {"iogate.io/inject-preflight": "dataset"}},
@@ -185,7 +212,7 @@ train_pod() {
          resources: {limits: {($gpu): 1}},
          volumeMounts: [{name: "dataset", mountPath: "/data", readOnly: true}]}],
        volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $claim}}]}}' |
-    jq "${3:-.}" | k apply -f - >/dev/null
+    jq "${3:-.}"
 }
 verdict_of() { k -n "$TRAIN" get pod "$1" -o jsonpath='{.metadata.annotations.iogate\.io/verdict}'; }
 phase_of() { k -n "$TRAIN" get pod "$1" -o jsonpath='{.status.phase}'; }
@@ -301,6 +328,173 @@ event=$(described_event train-c "Warning +StoragePreflightFailed .*holds no regu
 pass "kubectl describe pod train-c: $(sed 's/  */ /g' <<<"$event" | cut -c1-240)"
 
 echo "TIMES: kubectl apply -> verdict: probed and passed ${verdict_a} s (Running ${running_a} s); reused ${verdict_a2} s; probed and failed (Init:Error) ${verdict_b} s; empty claim (Init:Error) ${verdict_c} s; node agent: helm install --wait ${install_s} s"
+
+# --- (d) a disk rich in small reads and poor in bandwidth, judged in the job's units ---
+# The policy becomes image-training's demand in workload mode auto, the Node advertises 8 GPUs
+# and every pod of the node reads the loop device at most CAP bytes/s (node_throttle_reads; IOPS
+# are not capped): at 110 KiB a sample that is about 5,300 samples/s, two accelerators' worth at
+# AU 0.9 (2,250 samples/s each), while 4 KiB random reads stay plentiful (146,000/s under the
+# cap), as on a gp3 volume. The node agent's label, the webhook's affinity and refusal and the
+# preflight's verdict must then agree: one GPU, yes; eight, no.
+phase_t0=$SECONDS
+CAP=600000000
+SAMPLE_BYTES=112640  # 110k: sizes are binary, as fio's
+ACC_LABEL=iogate.io/accelerators.image-training
+# The earlier pods go: all 8 GPUs and the node's CPU free, so that storage alone keeps a pod out.
+k -n "$TRAIN" delete pod train-a train-a2 train-b train-c --wait --timeout 60s >/dev/null ||
+  fail "the earlier training pods were not deleted: $(k -n "$TRAIN" get pods 2>&1)"
+k patch node "$NAME" --subresource=status --type=merge \
+  -p "{\"status\":{\"capacity\":{\"$GPU\":\"8\"},\"allocatable\":{\"$GPU\":\"8\"}}}" >/dev/null
+sleep 6  # past one of the kubelet's status updates
+[[ $(k get node "$NAME" -o jsonpath="{.status.allocatable.nvidia\.com/gpu}") == 8 ]] ||
+  fail "the Node lost its 8 $GPU after a kubelet status update"
+pass "Node $NAME advertises 8 $GPU (the earlier training pods deleted: all free)"
+
+node_throttle_reads "$LOOP_DEV" "$CAP" || fail "the read throttle on $LOOP_DEV did not start (message above)"
+pass "reads from $LOOP_DEV capped at $((CAP / 1000000)) MB/s in every cgroup of $NAME's pods ($(find "$NODE_THROTTLE_ROOT" -type d | wc -l) now, new ones as they come; IOPS not capped)"
+
+# A fresh claim with one 64 MiB shard: fewer files than a dataset, so auto mode reads synthetic
+# 110 KiB samples of it. Synced: the loader drops clean pages only, and dirty ones would be read
+# from memory, past the throttle.
+mkdir -p "$LOOP_DIR/dataset-d"
+head -c 64M /dev/urandom >"$LOOP_DIR/dataset-d/shard-00000.tar"
+chmod 644 "$LOOP_DIR/dataset-d/shard-00000.tar"
+sync "$LOOP_DIR/dataset-d/shard-00000.tar"
+dataset_claim d
+wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pvc dataset-d -o jsonpath='{.status.phase}') == Bound ]]" ||
+  fail "PVC dataset-d did not bind: $(k -n "$TRAIN" get pvc dataset-d 2>&1)"
+
+# The same values, the policy's workload and rules replaced: image-training's (iogate policy
+# profiles), with the short probe and the busy check of the first install.
+cat >"$SCRATCH/policy-demand.yaml" <<EOF
+workload: {mode: auto, ramp: 1s, runtime: 4s, size: 64m}
+rules:
+  - name: image-training
+    description: samples fast enough to keep every GPU at least 90% busy
+    demand: {samples_per_s: 2500, sample_size: 110k, min_au: 0.9}
+EOF
+"$PY" -c 'import sys, yaml
+v = yaml.safe_load(open(sys.argv[1]))
+v["policy"].update(yaml.safe_load(open(sys.argv[2])))
+yaml.safe_dump(v, sys.stdout)' "$SCRATCH/values.yaml" "$SCRATCH/policy-demand.yaml" >"$SCRATCH/values-demand.yaml"
+t0=$SECONDS
+helm upgrade "$RELEASE" "$CHART" -n "$NS" -f "$SCRATCH/values-demand.yaml" --wait --timeout 5m \
+  >"$SCRATCH/helm-upgrade.out" 2>&1 || {
+  k -n "$NS" get pods -o wide >&2 || true
+  node_fail "helm upgrade --wait failed" || true
+  fail "helm upgrade --wait: $(cat "$SCRATCH/helm-upgrade.out")"
+}
+upgrade_s=$((SECONDS - t0))
+pass "helm upgrade --wait (${upgrade_s} s): policy image-training (2,500 samples/s of 110k per accelerator, AU >= 0.9), workload mode auto"
+
+# --- the node agent's figures ---
+acc_labelled() { [[ -n $(k get node "$NAME" -o jsonpath='{.metadata.labels.iogate\.io/accelerators\.image-training}') ]]; }
+wait_until 120 acc_labelled ||
+  fail "the node agent did not write $ACC_LABEL on $NAME: $(k -n "$NS" logs -l app.kubernetes.io/component=node-agent --tail 20 2>&1)"
+label_s=$((SECONDS - t0))
+k get node "$NAME" -o json >"$SCRATCH/node-d.json"
+node_sustained=$(jq -r --arg k "$ACC_LABEL" '.metadata.labels[$k]' "$SCRATCH/node-d.json")
+node_iops_d=$(jq -r '.metadata.labels["iogate.io/randread-iops"] // ""' "$SCRATCH/node-d.json")
+node_samples=$(jq -r '.metadata.annotations["iogate.io/demand"] // "[]" | fromjson |
+  [.[] | select(.rule == "image-training")] | max_by(.accelerators_sustained) | .samples_per_s // empty' "$SCRATCH/node-d.json")
+assert_jq "$SCRATCH/node-d.json" '.metadata.labels["'"$ACC_LABEL"'"] | test("^[0-9]+$") and (tonumber | . >= 1 and . <= 7)' \
+  "$NAME: label $ACC_LABEL=$node_sustained (more than none, fewer than its 8 GPUs)"
+assert_jq "$SCRATCH/node-d.json" '(.metadata.annotations["iogate.io/demand"] | fromjson | [.[] | select(.rule == "image-training")]) as $d |
+  ($d | length) >= 1 and ([$d[].accelerators_sustained] | max) == (.metadata.labels["'"$ACC_LABEL"'"] | tonumber) and
+  all($d[]; .sample_bytes == '"$SAMPLE_BYTES"' and .samples_per_s_per_accelerator == 2500 and .min_au == 0.9 and
+    (.samples_per_s + 0.5) / (0.9 * 2500) >= .accelerators_sustained and
+    (.samples_per_s - 0.5) / (0.9 * 2500) < .accelerators_sustained + 1)' \
+  "$NAME: annotation iogate.io/demand: $node_samples samples/s of $SAMPLE_BYTES bytes on its best path, floor($node_samples / (0.9 x 2,500)) = $node_sustained, as the label"
+# The throttle held: what the agent's pod read is no more than the cap lets through (the kernel
+# lets a slice's worth, 0.1 s, ahead at most).
+assert_jq "$SCRATCH/node-d.json" '('"${node_samples:-0}"' * '"$SAMPLE_BYTES"') as $b | $b > 0 and $b <= '"$CAP"' * 1.1' \
+  "$NAME: the agent read $(jq -n "${node_samples:-0} * $SAMPLE_BYTES / 1000000 | floor") MB/s under the $((CAP / 1000000)) MB/s cap: the throttle holds for its pod"
+assert_jq "$SCRATCH/node-d.json" '(.metadata.labels["iogate.io/randread-iops"] // "") | test("^[0-9]+$") and tonumber > 0' \
+  "$NAME: label iogate.io/randread-iops=$node_iops_d still written (the 4 KiB random-read probe beside the samples)"
+assert_jq "$SCRATCH/node-d.json" '[.spec.taints[]? | select(.key | startswith("iogate.io/"))] | length == 0' \
+  "$NAME: no iogate taint (it feeds one accelerator; how many is the label's job)"
+pass "$NAME's iogate labels after the upgrade: $(jq -r '.metadata.labels | to_entries[] | select(.key | startswith("iogate.io/")) | "\(.key)=\(.value)"' "$SCRATCH/node-d.json" | paste -sd ' ')"
+agent_ip=$(k -n "$NS" get pods -l app.kubernetes.io/component=node-agent -o jsonpath='{.items[0].status.podIP}')
+curl -sf "http://$agent_ip:9560/metrics" >"$SCRATCH/metrics-d.txt" || fail "GET http://$agent_ip:9560/metrics failed"
+metric=$(grep '^iogate_node_accelerators_sustained{' "$SCRATCH/metrics-d.txt" | grep 'rule="image-training"' | grep "node=\"$NAME\"" | awk '{ print $NF }')
+[[ -n $metric && $metric == "$node_sustained" ]] ||
+  fail "iogate_node_accelerators_sustained for image-training is '${metric}', the label $node_sustained: $(grep '^iogate_node_acc' "$SCRATCH/metrics-d.txt")"
+headline=$(grep '^iogate_probe_iops{' "$SCRATCH/metrics-d.txt" | grep 'rw="randread"' | grep 'bs="4k"' | awk '{ print $NF }' | head -1)
+[[ -n $headline ]] && jq -en "($headline - $node_iops_d) | fabs <= 1" >/dev/null ||
+  fail "the agent's 4k randread headline in /metrics is '$headline', the label randread-iops $node_iops_d: $(grep '^iogate_probe_iops{' "$SCRATCH/metrics-d.txt")"
+pass "the agent's /metrics: iogate_node_accelerators_sustained{rule=\"image-training\"} $metric, as the label; its 4k randread headline $headline, the randread-iops label's (this agent wrote it)"
+
+# --- an 8-GPU pod: the webhook keeps it off the node ---
+GPUS8='.spec.containers[0].resources.limits["'"$GPU"'"] = 8'
+START=$(date +%s.%N)
+train_pod train-8 dataset-d "$GPUS8"
+k -n "$TRAIN" get pod train-8 -o json >"$SCRATCH/train-8.json"
+assert_jq "$SCRATCH/train-8.json" '[.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[] |
+  any(.matchExpressions[]?; .key == "'"$ACC_LABEL"'" and .operator == "Gt" and .values == ["7"])] | length >= 1 and all' \
+  "train-8: required node affinity $ACC_LABEL Gt 7 in every term (8 GPUs)"
+assert_jq "$SCRATCH/train-8.json" '.metadata.annotations["iogate.io/node-requirements"] | contains("image-training")' \
+  "train-8: annotation iogate.io/node-requirements: $(jq -r '.metadata.annotations["iogate.io/node-requirements"]' "$SCRATCH/train-8.json" | cut -c1-200)"
+warning=$(grep -m1 '^Warning: iogate:' "$SCRATCH/train-8.apply.err") ||
+  fail "train-8: kubectl apply printed no 'Warning: iogate:': $(cat "$SCRATCH/train-8.apply.err")"
+EIGHT='(^|[^0-9.,])8([^0-9.,]|$)'  # the number 8 alone, not in 1,800 or 0.8
+[[ $warning == *image-training* && $warning =~ $EIGHT && $warning =~ 20,?000 ]] ||
+  fail "train-8: the warning does not name the rule, 8 GPUs and 20,000 samples/s: $warning"
+pass "train-8: kubectl apply: $warning"
+failed_scheduling() {
+  k -n "$TRAIN" get events --field-selector involvedObject.name=train-8,reason=FailedScheduling -o jsonpath='{.items[*].message}'
+}
+scheduler_said() { [[ -n $(failed_scheduling) ]]; }
+wait_until 60 scheduler_said ||
+  { show_pod train-8; fail "train-8: no FailedScheduling Event"; }
+pending_8=$(since "$START")
+event=$(failed_scheduling)
+[[ $event == *"didn't match Pod's node affinity/selector"* && $event != *Insufficient* ]] ||
+  fail "train-8: FailedScheduling, but not for the node affinity alone: $event"
+[[ $(phase_of train-8) == Pending && -z $(k -n "$TRAIN" get pod train-8 -o jsonpath='{.spec.nodeName}') ]] ||
+  fail "train-8 is $(phase_of train-8) on '$(k -n "$TRAIN" get pod train-8 -o jsonpath='{.spec.nodeName}')', not Pending"
+pass "train-8: Pending; the scheduler: $event"
+# Pinned to the node (spec.nodeName: no scheduler), /validate refuses it.
+train_pod_json train-8-pinned dataset-d "$GPUS8"' | .spec.nodeName = "'"$NAME"'" | del(.metadata.annotations["iogate.io/inject-preflight"])' |
+  k apply -f - >"$SCRATCH/pinned.out" 2>&1 && fail "train-8-pinned (spec.nodeName $NAME, 8 GPUs) was admitted: $(cat "$SCRATCH/pinned.out")"
+# The refusal's line (/mutate's warning comes before it).
+msg=$(grep -m1 'denied the request' "$SCRATCH/pinned.out") || fail "train-8-pinned: no refusal: $(cat "$SCRATCH/pinned.out")"
+for want in "node $NAME sustains $node_sustained" image-training; do
+  [[ $msg == *"$want"* ]] || fail "train-8-pinned: the refusal does not say '$want': $msg"
+done
+[[ $msg =~ $EIGHT ]] || fail "train-8-pinned: the refusal does not name its 8 GPUs: $msg"
+k -n "$TRAIN" get pod train-8-pinned >/dev/null 2>&1 && fail "train-8-pinned exists after the refusal"
+pass "train-8-pinned (spec.nodeName $NAME): refused: $msg"
+
+# --- a 1-GPU pod on the same volume: admitted, its preflight passes ---
+START=$(date +%s.%N)
+train_pod train-d dataset-d
+k -n "$TRAIN" get pod train-d -o json >"$SCRATCH/train-d.json"
+assert_jq "$SCRATCH/train-d.json" '[.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[] |
+  any(.matchExpressions[]?; .key == "'"$ACC_LABEL"'" and .operator == "Gt" and .values == ["0"])] | length >= 1 and all' \
+  "train-d: required node affinity $ACC_LABEL Gt 0 (1 GPU)"
+wait_verdict train-d 120
+verdict_d=$(since "$START")
+wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-d -o jsonpath='{.status.phase}') == Running ]]" ||
+  { show_pod train-d; fail "train-d did not reach Running"; }
+running_d=$(since "$START")
+k -n "$TRAIN" get pod train-d -o json >"$SCRATCH/train-d.json"
+pod_samples=$(jq -r '.metadata.annotations["iogate.io/samples-per-s"] // 0' "$SCRATCH/train-d.json")
+pod_sustained=$(jq -r '.metadata.annotations["iogate.io/accelerators-sustained"] // ""' "$SCRATCH/train-d.json")
+assert_jq "$SCRATCH/train-d.json" '.spec.nodeName == "'"$NAME"'" and .status.initContainerStatuses[0].state.terminated.exitCode == 0 and
+  .metadata.annotations as $a | $a["iogate.io/verdict"] == "pass" and
+  ($a["iogate.io/accelerators-sustained"] | test("^[0-9]+$") and (tonumber | . >= 1 and . <= 7)) and
+  ($a["iogate.io/report"] | fromjson | .gpus == 1 and .paths[0].source == "probe" and .paths[0].pvc == "dataset-d")' \
+  "train-d: on $NAME, preflight passed on dataset-d: $pod_samples samples/s, predicted AU $(jq -r '.metadata.annotations["iogate.io/predicted-au"]' "$SCRATCH/train-d.json"), sustains $pod_sustained accelerators (fewer than 8: it would fail train-8 too)"
+assert_jq "$SCRATCH/train-d.json" '('"$pod_samples"' * '"$SAMPLE_BYTES"') <= '"$CAP"' * 1.1' \
+  "train-d: its preflight read $(jq -n "$pod_samples * $SAMPLE_BYTES / 1000000 | floor") MB/s under the cap: the throttle holds for it"
+throttle_covers() { [[ -z $(node_throttle_uncapped) ]]; }  # a new cgroup waits up to 0.1 s for the poller
+wait_until 5 throttle_covers ||
+  fail "cgroups of $NAME's pods without the cap: $(node_throttle_uncapped | head -3)"
+[[ $(phase_of train-8) == Pending ]] || fail "train-8 left Pending: $(phase_of train-8)"
+pass "train-8 still Pending beside train-d; every cgroup of $NAME's pods capped"
+
+echo "TIMES (bandwidth-poor node): helm upgrade --wait ${upgrade_s} s, label ${label_s} s after its start; kubectl apply -> FailedScheduling (8 GPUs) ${pending_8} s; -> verdict (1 GPU) ${verdict_d} s (Running ${running_d} s); phase $((SECONDS - phase_t0)) s"
+echo "FIGURES (bandwidth-poor node, $((CAP / 1000000)) MB/s cap): node agent $node_samples samples/s, sustains $node_sustained, randread-iops $node_iops_d; preflight on dataset-d $pod_samples samples/s, sustains $pod_sustained"
 
 # --- helm uninstall takes the chart's pods off the node ---
 helm uninstall "$RELEASE" -n "$NS" --wait --timeout 2m >"$SCRATCH/helm-uninstall.out" 2>&1 ||
