@@ -219,6 +219,7 @@ void attempt(Agent& a, size_t i) {
     spdlog::info("{}: {} in {:.1f} s ({}); next probe in {}", path, measurement_figures(*o.measurement), o.probe_wall_s,
                  stop_reason_name(o.measurement->stop_reason), duration_text(wait));
     a.dirty = true;
+    if (samples_mode) probe_randread_headline(a, i, *stack);
   };
   // What both workloads do with a finished probe before its measurement: note how long it took,
   // and settle a stop or an error. True when there is a measurement to record.
@@ -270,7 +271,6 @@ void attempt(Agent& a, size_t i) {
       o.p999_ns = double(l->file_ns.percentile(99.9));
     }
     measured(measurement_from_dataset(*result), took);
-    probe_randread_headline(a, i, *stack);
     return;
   }
   ProbeRequest req = synthetic ? synthetic_sample_request(a.policy, *synthetic, path, a.options.root, ctx, &*stack)
@@ -286,7 +286,6 @@ void attempt(Agent& a, size_t i) {
   measured(synthetic ? measurement_from_synthetic_samples(*result, *synthetic->sample_bytes)
                      : measurement_from_probe(*result),
            took);
-  if (samples_mode) probe_randread_headline(a, i, *stack);
 }
 
 // One sync's deadline for the client: its own bound, or less when --once's deadline is nearer.

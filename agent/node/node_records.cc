@@ -174,6 +174,12 @@ nlohmann::json sustained_json(const RuleSustained& rs, const std::vector<PathOut
   return e;
 }
 
+nlohmann::json sustained_json_array(const NodeJudgement& j, const std::vector<PathOutcome>& outcomes) {
+  nlohmann::json demands = nlohmann::json::array();
+  for (const RuleSustained& rs : j.sustained) demands.push_back(sustained_json(rs, outcomes));
+  return demands;
+}
+
 // Whom the verdict is for: "4 GPUs", or under a samples-mode policy "1 accelerator (the node has
 // 8 GPUs; each rule's sustained count below)".
 std::string judged_for_text(const NodeJudgement& j, const PathJudgement& best) {
@@ -314,9 +320,7 @@ MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const 
   if (j.sustained.empty()) {
     a[kDemandAnnotation] = std::nullopt;
   } else {
-    nlohmann::json demands = nlohmann::json::array();
-    for (const RuleSustained& rs : j.sustained) demands.push_back(sustained_json(rs, outcomes));
-    a[kDemandAnnotation] = demands.dump();
+    a[kDemandAnnotation] = sustained_json_array(j, outcomes).dump();
   }
   return a;
 }
@@ -385,8 +389,6 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
     paths.push_back(std::move(e));
   }
   auto condition = node_condition(j, p, outcomes);
-  nlohmann::json demands = nlohmann::json::array();
-  for (const RuleSustained& rs : j.sustained) demands.push_back(sustained_json(rs, outcomes));
   return {{"schema", kNodeSchema},
           {"iogate_version", kVersion},
           {"time", rfc3339_utc_now()},
@@ -406,7 +408,7 @@ nlohmann::json node_report_json(const std::string& node, const Policy& p, const 
                                                    {"message", condition->message}}
                                   : nlohmann::json(nullptr)},
           {"paths", paths},
-          {"demands", demands},
+          {"demands", sustained_json_array(j, outcomes)},
           {"api",
            {{"state", api.state},
             {"last_error", api.last_error},

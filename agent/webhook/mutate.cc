@@ -1,7 +1,6 @@
 // /mutate: node affinity for pods that need fast storage, and the preflight initContainer on
 // request (admission.h has the contract).
 #include <exception>
-#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -26,19 +25,6 @@ constexpr int kPreferredWeight = 100;
 // server the copies.
 constexpr size_t kMaxPatchBytes = 1536 * 1024;
 
-// The demand rules of the allowed classes, one per rule (the most accelerators any class asks).
-std::map<std::string, AcceleratorDemand> accelerator_needs(const StorageDemand& d) {
-  std::map<std::string, AcceleratorDemand> out;
-  for (const ClassDemand& c : d.classes) {
-    if (!c.allowed) continue;
-    for (const AcceleratorDemand& a : c.accelerators) {
-      auto [it, added] = out.emplace(a.rule, a);
-      if (!added && a.accelerators > it->second.accelerators) it->second = a;
-    }
-  }
-  return out;
-}
-
 // "a node that sustains 8 accelerators of rule feed-gpus (2,500 samples/s per accelerator; AU >=
 // 0.90 at 20,000 samples/s (2,500/GPU x 8 GPUs))".
 std::string accelerator_need_text(const AcceleratorDemand& a) {
@@ -48,7 +34,7 @@ std::string accelerator_need_text(const AcceleratorDemand& a) {
 
 std::string requirements_reason(const StorageDemand& d, const Policy& p, const std::string& requirements) {
   std::set<std::string> floors;
-  for (const auto& [rule, a] : accelerator_needs(d)) floors.insert(accelerator_need_text(a));
+  for (const AcceleratorDemand& a : d.allowed_accelerators()) floors.insert(accelerator_need_text(a));
   for (const ClassDemand& c : d.classes) {
     if (c.allowed && !c.floor_rule.empty() && d.iops_labelled)
       floors.insert("rule " + c.floor_rule + ": " + c.floor_text);
@@ -126,9 +112,9 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
                                  response.patch.size() > before ? " added" : " already there"));
       // What the pod waits for if it stays Pending: the scheduler's message says only "didn't match
       // Pod's node affinity", so the demand is said where kubectl apply shows it.
-      for (const auto& [rule, a] : accelerator_needs(demand)) {
+      for (const AcceleratorDemand& a : demand.allowed_accelerators()) {
         response.warnings.push_back(fmt::format("iogate: {} {}: {} Gt {}", enforce ? "needs" : "prefers",
-                                                accelerator_need_text(a), accelerators_label(rule),
+                                                accelerator_need_text(a), accelerators_label(a.rule),
                                                 a.accelerators - 1));
       }
       Status a =

@@ -1,6 +1,5 @@
 #include "webhook/node_check.h"
 
-#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -18,20 +17,6 @@ std::optional<long long> integer_label(const std::string& text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return v;
-}
-
-// For a node of unknown class: per demand rule, the most accelerators any allowed class asks.
-std::vector<AcceleratorDemand> strictest_accelerators(const StorageDemand& d) {
-  std::vector<AcceleratorDemand> out;
-  for (const ClassDemand& c : d.classes) {
-    if (!c.allowed) continue;
-    for (const AcceleratorDemand& a : c.accelerators) {
-      auto it = std::find_if(out.begin(), out.end(), [&](const AcceleratorDemand& o) { return o.rule == a.rule; });
-      if (it == out.end()) out.push_back(a);
-      else if (a.accelerators > it->accelerators) *it = a;
-    }
-  }
-  return out;
 }
 
 // Each demand rule's label against the pod's accelerators: the webhook's `Gt N-1`, said in words.
@@ -94,7 +79,7 @@ NodeFindings check_node(const StorageDemand& d, const std::string& node_name, co
     }
   }
   if (demand == nullptr) return f;
-  check_accelerators(cls ? demand->accelerators : strictest_accelerators(d), node_name, labels, f);
+  check_accelerators(cls ? demand->accelerators : d.allowed_accelerators(), node_name, labels, f);
   if (!d.iops_labelled) return f;
   long long required = d.required_iops(demand->device_class);
   if (required <= 0) return f;

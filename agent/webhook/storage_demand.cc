@@ -56,6 +56,19 @@ const ClassDemand& StorageDemand::for_class(DeviceClass c) const {
   return none;
 }
 
+std::vector<AcceleratorDemand> StorageDemand::allowed_accelerators() const {
+  std::vector<AcceleratorDemand> out;
+  for (const ClassDemand& c : classes) {
+    if (!c.allowed) continue;
+    for (const AcceleratorDemand& a : c.accelerators) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const AcceleratorDemand& o) { return o.rule == a.rule; });
+      if (it == out.end()) out.push_back(a);
+      else if (a.accelerators > it->accelerators) *it = a;
+    }
+  }
+  return out;
+}
+
 long long StorageDemand::required_iops(DeviceClass c) const {
   // A label is an integer: a floor of 10,000.5 needs 10,001. Capped well inside int64 so that
   // "floor - 1" and Kubernetes' parsing of Gt's value stay defined for absurd policies.
@@ -89,10 +102,20 @@ StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
     }
   }
 
+  // What a node must sustain per demand rule: the pod's GPUs, the same for every class.
+  std::vector<std::optional<AcceleratorDemand>> needs(p.rules.size());
+  for (size_t k = 0; k < p.rules.size(); ++k) {
+    const Rule& r = p.rules[k];
+    if (!r.demand) continue;
+    const int n = demand_accelerators(d.gpus);
+    needs[k] = AcceleratorDemand{r.name, *r.demand, n, demand_text(*r.demand, n)};
+  }
+
   for (DeviceClass c : all_device_classes()) {
     ClassDemand cd;
     cd.device_class = c;
-    for (const Rule& r : p.rules) {
+    for (size_t k = 0; k < p.rules.size(); ++k) {
+      const Rule& r = p.rules[k];
       RuleSelector selector = r.selector;
       if (!dataset_path) selector.paths.clear();
       if (selector_mismatch(selector, c, dataset_path.value_or(""), labels)) continue;
@@ -107,10 +130,7 @@ StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
         cd.allowed = false;
         cd.refused_by = fmt::format("rule {} forbids {}", r.name, device_class_name(c));
       }
-      if (r.demand) {
-        const int n = demand_accelerators(d.gpus);
-        cd.accelerators.push_back({r.name, *r.demand, n, demand_text(*r.demand, n)});
-      }
+      if (needs[k]) cd.accelerators.push_back(*needs[k]);
       auto [iops, text] = rule_floor(r, p, d.gpus);
       if (iops > cd.min_iops) {
         cd.min_iops = iops;

@@ -57,6 +57,9 @@ struct StorageDemand {
   std::vector<ClassDemand> classes;  // one per class, in all_device_classes() order
 
   const ClassDemand& for_class(DeviceClass c) const;
+  // The demand rules of the allowed classes, one per rule (the most accelerators any class asks),
+  // in the policy's order: what a node of unknown class is held to, and what /mutate explains.
+  std::vector<AcceleratorDemand> allowed_accelerators() const;
   // The floor nodes of class c must meet, as an integer label value must: 0 when none applies.
   long long required_iops(DeviceClass c) const;
 };

@@ -222,6 +222,9 @@ show_pod() {  # POD: its description and the preflight's log, for a failure mess
   k -n "$TRAIN" describe pod "$1" >&2 || true
   k -n "$TRAIN" logs "$1" -c iogate-preflight >&2 || true
 }
+# wait_running POD: until the pod runs (60 s); else its description and a failure.
+running() { [[ $(phase_of "$1") == Running ]]; }
+wait_running() { wait_until 60 running "$1" || { show_pod "$1"; fail "$1 did not reach Running"; }; }
 # wait_verdict POD SECONDS: until the pod's verdict annotation is there; prints the seconds taken
 # from START (set by the caller just before kubectl apply).
 wait_verdict() {
@@ -259,8 +262,7 @@ START=$(date +%s.%N)
 train_pod train-a dataset-a
 wait_verdict train-a 120
 verdict_a=$(since "$START")
-wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-a -o jsonpath='{.status.phase}') == Running ]]" ||
-  { show_pod train-a; fail "train-a did not reach Running"; }
+wait_running train-a
 running_a=$(since "$START")
 k -n "$TRAIN" get pod train-a -o json >"$SCRATCH/train-a.json"
 assert_jq "$SCRATCH/train-a.json" '.spec.initContainers[0].name == "iogate-preflight" and .spec.initContainers[0].image == "'"$IMAGE"'" and
@@ -295,8 +297,7 @@ START_B=$(date +%s.%N)
 train_pod train-b dataset-b '.metadata.labels["'"$TIER_LABEL"'"] = "low-latency" | .spec.restartPolicy = "Never"'
 wait_verdict train-a2 120
 verdict_a2=$(since "$START")
-wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-a2 -o jsonpath='{.status.phase}') == Running ]]" ||
-  { show_pod train-a2; fail "train-a2 did not reach Running"; }
+wait_running train-a2
 k -n "$TRAIN" get pod train-a2 -o json >"$SCRATCH/train-a2.json"
 assert_jq "$SCRATCH/train-a2.json" '.metadata.annotations as $a | $a["iogate.io/verdict"] == "pass" and
   ($a["iogate.io/report"] | fromjson | .paths[0].source == "shared" and .paths[0].pvc == "dataset-a") and
@@ -474,8 +475,7 @@ assert_jq "$SCRATCH/train-d.json" '[.spec.affinity.nodeAffinity.requiredDuringSc
   "train-d: required node affinity $ACC_LABEL Gt 0 (1 GPU)"
 wait_verdict train-d 120
 verdict_d=$(since "$START")
-wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pod train-d -o jsonpath='{.status.phase}') == Running ]]" ||
-  { show_pod train-d; fail "train-d did not reach Running"; }
+wait_running train-d
 running_d=$(since "$START")
 k -n "$TRAIN" get pod train-d -o json >"$SCRATCH/train-d.json"
 pod_samples=$(jq -r '.metadata.annotations["iogate.io/samples-per-s"] // 0' "$SCRATCH/train-d.json")
