@@ -101,7 +101,7 @@ void NodeInformer::run() {
 
 NodeInformer::After NodeInformer::failed(const ApiError& e, const char* what) {
   if (e.reason == "Stopped" || stop_) return After::kStop;
-  const bool refused = e.http_status == 401 || e.http_status == 403;
+  const bool refused = e.http_status == 403;  // RBAC; a 401 (a token refused) may pass with the next
   bool warn_refusal = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
