@@ -17,6 +17,7 @@
 
 #include "admission_fixtures.h"
 #include "base/clock.h"
+#include "heap_peak.h"
 #include "kube/api_client.h"
 #include "webhook/json_footprint.h"
 #include "webhook/node_check.h"
@@ -287,16 +288,20 @@ TEST_CASE("decision_view drops what no decision reads: about 2 KB parsed where t
 
   // What the store counts for it (json_footprint of the view, and the map's node): 5,000 such
   // nodes in about 12 MB, where their whole Nodes would take over 200 MB parsed.
-  NodeStore store(seconds(10));
+  // The count bounds what the heap holds for them (heap_peak.h counts every block by its size).
+  auto store = std::make_unique<NodeStore>(seconds(10));
+  const size_t before = test::heap_in_use();
   NodeStore::Listing listing;
   for (int i = 0; i < 5000; ++i) {
     n["metadata"]["name"] = fmt::format("gpu-{:05}", i);
     listing.add(n);
   }
-  store.replace(std::move(listing), "1", Clock::now());
-  NodeStoreState s = store.state(Clock::now());
+  store->replace(std::move(listing), "1", Clock::now());
+  const size_t held = test::heap_in_use() - before;
+  NodeStoreState s = store->state(Clock::now());
   CHECK(s.nodes == 5000);
-  MESSAGE("5,000 nodes' views: " << s.bytes << " bytes counted");
+  MESSAGE("5,000 nodes' views: " << s.bytes << " bytes counted, " << held << " held");
+  CHECK(held <= s.bytes);
   CHECK(s.bytes < 5000 * 2500);
   CHECK(s.bytes > 5000 * 1000);
   CHECK(s.bytes * 10 < 5000 * whole);
