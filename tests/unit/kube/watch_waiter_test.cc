@@ -8,6 +8,7 @@
 #include <deque>
 #include <mutex>
 
+#include "fed_body.h"
 #include "kube/api_client.h"
 #include "kube/shared_result.h"
 #include "kube/watch_stream.h"
@@ -21,31 +22,11 @@ using std::chrono::seconds;
 using std::chrono::steady_clock;
 using std::chrono::system_clock;
 
-// A body the test feeds: chunks queued now or later, then an end.
-class FedBody : public BodyStream {
- public:
-  struct Feed {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<Chunk> chunks;
-  };
-  explicit FedBody(std::shared_ptr<Feed> feed) : feed_(std::move(feed)) {}
-  Chunk next(milliseconds wait) override {
-    std::unique_lock<std::mutex> lock(feed_->mu);
-    if (!feed_->cv.wait_for(lock, wait, [&] { return !feed_->chunks.empty(); })) return Chunk{};
-    Chunk c = std::move(feed_->chunks.front());
-    if (c.read != Read::kEnded && c.read != Read::kFailed) feed_->chunks.pop_front();
-    return c;
-  }
+using testing::FedBody;
+using testing::Feed;
 
- private:
-  std::shared_ptr<FedBody::Feed> feed_;
-};
-
-void feed(const std::shared_ptr<FedBody::Feed>& f, BodyStream::Read read, std::string bytes = "") {
-  std::lock_guard<std::mutex> lock(f->mu);
-  f->chunks.push_back(BodyStream::Chunk{read, std::move(bytes), {}});
-  f->cv.notify_all();
+void feed(const std::shared_ptr<Feed>& f, BodyStream::Read read, std::string bytes = "") {
+  f->push(read, std::move(bytes));
 }
 
 const PvcRef kPvc{"ml", "imagenet"};
@@ -78,7 +59,7 @@ class ScriptedApi : public Transport {
  public:
   struct Watch {
     int status = 200;
-    std::shared_ptr<FedBody::Feed> feed = std::make_shared<FedBody::Feed>();
+    std::shared_ptr<Feed> feed = std::make_shared<Feed>();
   };
   std::mutex mu;
   json current;
@@ -151,7 +132,7 @@ struct Harness {
 }  // namespace
 
 TEST_CASE("watch lines: events across chunks, several in one chunk, a last line without newline") {
-  auto f = std::make_shared<FedBody::Feed>();
+  auto f = std::make_shared<Feed>();
   std::string a = event_line("ADDED", pvc(1, {}));
   std::string b = event_line("MODIFIED", pvc(2, {}));
   feed(f, BodyStream::Read::kData, a.substr(0, 10));
@@ -173,7 +154,7 @@ TEST_CASE("watch lines: events across chunks, several in one chunk, a last line 
 }
 
 TEST_CASE("watch lines: silence is idle, a line that is no event fails, a 410 ERROR is an expiry") {
-  auto f = std::make_shared<FedBody::Feed>();
+  auto f = std::make_shared<Feed>();
   WatchStream w("WATCH /x", std::make_unique<FedBody>(f));
   CHECK(w.next(milliseconds(20)).next == WatchStream::Next::kIdle);
   feed(f, BodyStream::Read::kData,

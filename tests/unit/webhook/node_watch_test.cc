@@ -17,6 +17,7 @@
 
 #include "admission_fixtures.h"
 #include "base/clock.h"
+#include "fed_body.h"
 #include "heap_peak.h"
 #include "kube/api_client.h"
 #include "webhook/json_footprint.h"
@@ -80,34 +81,8 @@ json below_policy_taint() {
 
 // --- a scripted API server: LIST pages, GETs by name, watches fed by the test ---------------------
 
-struct Feed {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<BodyStream::Chunk> chunks;
-  void push(BodyStream::Read read, std::string bytes = "") {
-    std::lock_guard<std::mutex> lock(mu);
-    chunks.push_back(BodyStream::Chunk{read, std::move(bytes), {}});
-    cv.notify_all();
-  }
-  void event(const std::string& type, const json& object) {
-    push(BodyStream::Read::kData, json{{"type", type}, {"object", object}}.dump() + "\n");
-  }
-};
-
-class FedBody : public BodyStream {
- public:
-  explicit FedBody(std::shared_ptr<Feed> feed) : feed_(std::move(feed)) {}
-  Chunk next(milliseconds wait) override {
-    std::unique_lock<std::mutex> lock(feed_->mu);
-    if (!feed_->cv.wait_for(lock, wait, [&] { return !feed_->chunks.empty(); })) return Chunk{};
-    Chunk c = std::move(feed_->chunks.front());
-    if (c.read != Read::kEnded && c.read != Read::kFailed) feed_->chunks.pop_front();
-    return c;
-  }
-
- private:
-  std::shared_ptr<Feed> feed_;
-};
+using testing::FedBody;
+using testing::Feed;
 
 const char* kForbidden =
     R"({"kind":"Status","reason":"Forbidden","code":403,"message":"nodes is forbidden: User \"system:serviceaccount:iogate-system:iogate-webhook\" cannot list resource \"nodes\""})";
