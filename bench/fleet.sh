@@ -44,13 +44,14 @@ RATE=${RATE:-200}
 LAG_NODES=${LAG_NODES:-500}
 DIRECT_SECONDS=${DIRECT_SECONDS:-20}
 SYNC_WORKERS=${SYNC_WORKERS:-16}
+BURST_WORKERS=${BURST_WORKERS:-128}  # creates in flight at most (one HTTP/2 connection, as client-go)
 IOGATE=${IOGATE:-$root/build/iogate}
 GO=${GO:-/usr/local/go/bin/go}
 LABEL=${FLEET_LABEL:-$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- agent || echo '+changes')}
 [[ $(id -u) -eq 0 ]] || { echo "bench/fleet.sh needs root (the webhook's port 443 on a loopback address)" >&2; exit 2; }
 [[ -x "$IOGATE" ]] || { echo "build iogate first: bash scripts/build.sh" >&2; exit 2; }
 [[ -x "$GO" ]] || { echo "Go is needed for bench/fleet (GO=path/to/go)" >&2; exit 2; }
-for v in N_NODES N_PODS RATE LAG_NODES DIRECT_SECONDS SYNC_WORKERS; do
+for v in N_NODES N_PODS RATE LAG_NODES DIRECT_SECONDS SYNC_WORKERS BURST_WORKERS; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench/fleet.sh: $v must be a positive integer, not '${!v}'" >&2; exit 2; }
 done
 ((LAG_NODES < N_NODES)) || { echo "bench/fleet.sh: LAG_NODES ($LAG_NODES) must be below N_NODES ($N_NODES)" >&2; exit 2; }
@@ -93,6 +94,7 @@ metrics() { kubectl get --raw /metrics >"$1"; }
 row nodes "$N_NODES"
 row pods "$N_PODS"
 row rate "$RATE"
+row burst_workers "$BURST_WORKERS"
 row cores "$(nproc)"
 row load_start "$(cut -d' ' -f1 /proc/loadavg)"
 (cd "$root/bench/fleet" && GOFLAGS=-mod=mod GOTOOLCHAIN=local "$GO" build -o "$work/fleet" .)
@@ -153,6 +155,8 @@ done
 grep -q "ml/ready-probe" "$work/webhook.log" || { echo "the API server does not reach the webhook: $(tail -3 "$work/webhook.log")" >&2; exit 1; }
 say "webhook $HOOK.$NS.svc -> $ADDR:443 (pid $hook_pid): ${ARGS[*]:1}"
 row webhook_memory_limit "$(jq -r '.spec.template.spec.containers[0].resources.limits.memory' "$work/deploy.json")"
+# The webhook's worker pool's cap (a thread per connection being served, up to this many).
+row webhook_max_workers "$(sed -n 's/^ *int max_workers = \([0-9]*\);.*/\1/p' "$root/agent/webhook/webhook_server.h" | head -1)"
 hook_mem start
 
 # --- 3. one node and the real agent ---------------------------------------------------------
@@ -160,11 +164,12 @@ fleet nodes -nodes 1 >/dev/null
 probe_dir=$(mktemp -d /var/tmp/iogate-fleet-probe.XXXXXX)
 agent_once() {  # the node agent, once, on node 0; the API server's request counts around it
   metrics "$work/m0"
+  local rc=0  # 0 pass or warn, 1 below policy: both wrote the node
   "$IOGATE" node --once --node-name "${N0}" --kubeconfig "$KUBECONFIG" --policy "$ETC/policy.yaml" --gpus 8 \
-    --path "rootfs=$probe_dir" --listen none --output-format json >"$work/agent-$1.json" 2>"$work/agent-$1.log" ||
-    { echo "iogate node --once failed: $(tail -3 "$work/agent-$1.log")" >&2; return 1; }
+    --path "rootfs=$probe_dir" --listen none --output-format json >"$work/agent-$1.json" 2>"$work/agent-$1.log" || rc=$?
+  ((rc <= 1)) || { echo "iogate node --once: exit $rc: $(tail -3 "$work/agent-$1.log")" >&2; return 1; }
   metrics "$work/m1"
-  "$work/fleet" metrics "$work/m0" "$work/m1" | jq '.requests | with_entries(select(.key | test(" (nodes|events)")))' >"$work/agent-$1.req"
+  "$work/fleet" metrics -codes "$work/m0" "$work/m1" | jq '.requests | with_entries(select(.key | test(" (nodes|events)")))' >"$work/agent-$1.req"
 }
 N0=fleet-00000
 agent_once first
@@ -229,7 +234,7 @@ lookups_before=$(grep -c '^.*validate CREATE' "$work/webhook.log" || true)
 metrics "$work/m0"
 row load_burst "$(cut -d' ' -f1 /proc/loadavg)"
 # A driver that saw errors exits 1 with its figures all the same: they are rows (errors counted).
-fleet pods -n "$N_PODS" -rate "$RATE" -workers 64 >"$work/pods.json" || say "fleet pods: exit $?"
+fleet pods -n "$N_PODS" -rate "$RATE" -workers "$BURST_WORKERS" >"$work/pods.json" || say "fleet pods: exit $?"
 metrics "$work/m1"
 "$work/fleet" metrics "$work/m0" "$work/m1" >"$work/pods.metrics"
 say "burst: $(jq -c '{seconds, achieved_per_s, created, refused, pinned_below_policy, refused_unexpected, errors, create}' "$work/pods.json")"
@@ -241,7 +246,8 @@ row create_pinned_p99_ms "$(jq .pinned.p99_ms "$work/pods.json")"
 row create_unpinned_p99_ms "$(jq .unpinned.p99_ms "$work/pods.json")"
 for k in achieved_per_s created refused pinned_below_policy refused_unexpected errors; do row "burst_$k" "$(jq ".$k" "$work/pods.json")"; done
 # The cluster's own traffic meanwhile: kwok renewing every node's Lease (a kubelet's 10 s).
-row burst_lease_renewals_per_s "$(jq --argjson s "$(jq .seconds "$work/pods.json")" '(.requests["PUT leases"] // 0) / $s | round' "$work/pods.metrics")"
+row burst_lease_renewals_per_s "$(jq --argjson s "$(jq .seconds "$work/pods.json")" '[.requests | to_entries[] | select(.key | test("^(PUT|PATCH) leases")) | .value] | add // 0 | . / $s | round' "$work/pods.metrics")"
+row burst_requests_by_verb "$(jq -c '.requests' "$work/pods.metrics" | tr -d '"{}')"
 row burst_apiserver_requests_per_s "$(jq --argjson s "$(jq .seconds "$work/pods.json")" '[.requests[]] | add / $s | round' "$work/pods.metrics")"
 for hk in "validate.iogate.io CREATE" "mutate.iogate.io CREATE"; do
   n=${hk%%.*}

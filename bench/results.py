@@ -379,7 +379,9 @@ if fleet:
         ("**webhook memory**: VmRSS start → end, peak (VmHWM), chart limit",
          lambda l: f"{mib(fnum(l, 'rss_kib.start'))} → {mib(fnum(l, 'rss_kib.end'))}, peak **{mib(fnum(l, 'hwm_kib.end'))}**, "
                    f"limit {fd(l, 'webhook_memory_limit')}{goal(fnum(l, 'hwm_kib.end') / 1024 if fnum(l, 'hwm_kib.end') else None, 0, limit_mib(l) or 0)}"),
-        ("webhook threads: start / after the burst / after direct / most", lambda l: f"{fd(l, 'threads.start')} / {fd(l, 'threads.burst')} / {fd(l, 'threads.direct')} / {f0(maxsteps(l, 'threads.'))}"),
+        ("webhook threads: start / after the burst / after direct / most (its pool's cap)",
+         lambda l: f"{fd(l, 'threads.start')} / {fd(l, 'threads.burst')} / {fd(l, 'threads.direct')} / {f0(maxsteps(l, 'threads.'))} "
+                   f"({fd(l, 'webhook_max_workers')} workers){goal(maxsteps(l, 'threads.'), 0, (fnum(l, 'webhook_max_workers') or 0) + 8)}"),
         ("**node cache size**", lambda l: f"{fd(l, 'node_cache_nodes')} nodes (the webhook's figure)" if fv(l, 'node_cache_nodes')
          else f"{fd(l, 'node_cache_nodes_looked_up')} nodes looked up (no figure from the webhook)"),
         ("**lag after label changes**: p50 / p99 / max (resolution p99)",

@@ -19,6 +19,7 @@ import (
 // 1 s, 2.5 s, ...: a p99 of "between 25 and 100 ms" is all they can say).
 func cmdMetrics(args []string) {
 	fs := flag.NewFlagSet("metrics", flag.ExitOnError)
+	byCode := fs.Bool("codes", false, "requests by verb, resource and status code")
 	fs.Parse(args)
 	if fs.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: fleet metrics BEFORE AFTER (two scrapes of the API server's /metrics)")
@@ -50,6 +51,9 @@ func cmdMetrics(args []string) {
 			r := labels["resource"]
 			if labels["subresource"] != "" {
 				r += "/" + labels["subresource"]
+			}
+			if *byCode {
+				r += " " + labels["code"]
 			}
 			requests[labels["verb"]+" "+r] += v
 		case "apiserver_admission_webhook_admission_duration_seconds_bucket", "apiserver_admission_webhook_admission_duration_seconds_count":
