@@ -112,6 +112,9 @@ helm install iogate "$root/charts/iogate" -n "$NS" --create-namespace --set node
   --set-json 'webhook.namespaceSelector={"matchLabels":{"iogate.io/enabled":"true"}}' >"$work/helm.out" 2>&1 ||
   { cat "$work/helm.out" >&2; exit 1; }
 kubectl -n "$NS" get deployment "$HOOK" -o json >"$work/deploy.json"
+# Its arguments are all the host process needs; its pod would be bound to the first node that
+# appears, and the scheduler's Event would count among the agent's requests below.
+kubectl -n "$NS" scale deployment "$HOOK" --replicas=0 >/dev/null
 kubectl -n "$NS" get secret "$HOOK-tls" -o json >"$work/secret.json"
 ETC=$work/etc-iogate
 mkdir -p "$ETC/tls"

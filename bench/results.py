@@ -330,7 +330,12 @@ if fleet:
 
     def fd(lab, k):
         v = fv(lab, k)
-        return "-" if v in (None, "", "null") else v
+        if v in (None, "", "null"):
+            return "-"
+        x = num(v)
+        if ("_ms" in k) and x is not None:
+            return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:,.0f}"
+        return v
 
     def fnum(lab, k):
         v = fv(lab, k)
@@ -359,8 +364,10 @@ if fleet:
         return max(xs) if xs else None
 
     table = [
-        ("size", lambda l: f"{f0(fnum(l, 'nodes'))} nodes, {f0(fnum(l, 'pods'))} pods at {f0(fnum(l, 'rate'))}/s, "
-                           f"{fd(l, 'cores')} cores, load {fd(l, 'load_start')} → {fd(l, 'load_end')}"),
+        ("size", lambda l: f"{f0(fnum(l, 'nodes'))} nodes, {f0(fnum(l, 'pods'))} pods at {f0(fnum(l, 'rate'))}/s "
+                           f"({fd(l, 'burst_workers')} in flight at most), {fd(l, 'cores')} cores"),
+        ("load average: start / burst / direct / lag / end", lambda l: " / ".join(fd(l, k) for k in
+                           ("load_start", "load_burst", "load_direct", "load_lag", "load_end"))),
         ("nodes Ready (kwok) / below policy (tainted)", lambda l: f"{f0(fnum(l, 'nodes_ready'))} / {f0(fnum(l, 'below_policy'))}"),
         ("**pod create at the client**, p50 / p99 / max", lambda l: f"{fd(l, 'create_p50_ms')} / **{fd(l, 'create_p99_ms')}** / {fd(l, 'create_max_ms')} ms"),
         ("… counted from when it was due (open loop), p99 / max", lambda l: f"{fd(l, 'create_from_due_p99_ms')} / {fd(l, 'create_from_due_max_ms')} ms"),
@@ -383,7 +390,8 @@ if fleet:
          lambda l: f"{fd(l, 'threads.start')} / {fd(l, 'threads.burst')} / {fd(l, 'threads.direct')} / {f0(maxsteps(l, 'threads.'))} "
                    f"({fd(l, 'webhook_max_workers')} workers){goal(maxsteps(l, 'threads.'), 0, (fnum(l, 'webhook_max_workers') or 0) + 8)}"),
         ("**node cache size**", lambda l: f"{fd(l, 'node_cache_nodes')} nodes (the webhook's figure)" if fv(l, 'node_cache_nodes')
-         else f"{fd(l, 'node_cache_nodes_looked_up')} nodes looked up (no figure from the webhook)"),
+         else f"{fd(l, 'node_cache_nodes_looked_up')} nodes looked up (no figure from the webhook): "
+              f"≈ {(fnum(l, 'hwm_kib.end') - fnum(l, 'rss_kib.start')) / fnum(l, 'node_cache_nodes_looked_up'):.0f} KiB of peak memory per node"),
         ("**lag after label changes**: p50 / p99 / max (resolution p99)",
          lambda l: f"{fd(l, 'lag_p50_ms')} / **{fd(l, 'lag_p99_ms')}** / {fd(l, 'lag_max_ms')} ms ({fd(l, 'lag_resolution_p99_ms')} ms), "
                    f"{f0(fnum(l, 'lag_nodes'))} nodes written in {f2(fnum(l, 'lag_write_s'))} s, {f0(fnum(l, 'lag_stale_answers'))} stale answers"),
@@ -406,7 +414,7 @@ if fleet:
       "every node labelled as `iogate node` writes it (a driver replaying the real agent's requests, "
       "with the figures and annotations the real agent wrote on one node). Goals (issue 32): p99 ≤ 50 ms with "
       "the load generator beside it, memory within the chart's limit, threads bounded, no decision "
-      "on a label older than the watch's lag. The API server's webhook histogram has buckets at "
+      "on a label older than the watch's lag (a per-name cache's lag is its TTL). The API server's webhook histogram has buckets at "
       f"{', '.join(b.split(':')[0] for b in (fv(labels[-1], 'apiserver_validate_buckets') or '').split())}: "
       "its p50 and p99 are interpolations inside one of them (as Prometheus' histogram_quantile); "
       "the client's and the direct figures are exact.")
