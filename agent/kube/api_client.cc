@@ -91,6 +91,39 @@ ApiResult<nlohmann::json> ApiClient::post(const std::string& path, const nlohman
   return call("POST", path, "application/json", body.dump());
 }
 
+ApiResult<std::unique_ptr<WatchStream>> ApiClient::watch(const std::string& path) {
+  const std::string request_name = "WATCH " + path;
+  if (setup_error_) return ApiError{request_name, 0, "ClientSetup", setup_error_->message};
+  if (stop_ && stop_->load())
+    return ApiError{request_name, 0, "Stopped", "stopped by a signal before the request was sent"};
+  HttpRequest request{"GET", path, "", "", ""};
+  for (bool token_retried = false;;) {
+    const Clock::time_point now = clock_.now();
+    if (now >= deadline_) return ApiError{request_name, 0, "DeadlineExceeded", "deadline reached before the watch"};
+    milliseconds timeout = retry_.request_timeout;
+    if (deadline_ != Clock::time_point::max()) {
+      timeout = std::max(milliseconds(1), std::min(timeout, std::chrono::duration_cast<milliseconds>(deadline_ - now)));
+    }
+    request.bearer_token = tokens_.token(now);
+    ++stats_.requests;
+    StreamResult opened = transport_->open_stream(request, timeout);
+    if (auto* failure = std::get_if<TransportError>(&opened)) {
+      spdlog::debug("kube: {} failed: {}", request_name, failure->message);
+      return ApiError{request_name, 0, std::string(failure_reason(failure->failure)), failure->message};
+    }
+    OpenedStream& o = std::get<OpenedStream>(opened);
+    spdlog::debug("kube: {} {} ({} ms)", request_name, o.response.status, elapsed_ms(now, clock_.now()));
+    if (o.body) return std::make_unique<WatchStream>(request_name, std::move(o.body));
+    if (o.response.status == 401 && !token_retried && tokens_.has_file()) {
+      token_retried = true;
+      tokens_.invalidate();
+      ++stats_.token_reloads;
+      continue;
+    }
+    return api_error_from_response(request_name, o.response.status, o.response.body);
+  }
+}
+
 ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::string& path,
                                           const std::string& content_type, std::string body, OnConflict on_conflict) {
   const std::string request_name = method + " " + path;

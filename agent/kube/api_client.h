@@ -35,6 +35,7 @@
 #include "kube/http_transport.h"
 #include "kube/kube_config.h"
 #include "kube/token_source.h"
+#include "kube/watch_stream.h"
 
 namespace iogate {
 
@@ -87,6 +88,13 @@ class ApiClient {
   ApiResult<nlohmann::json> patch(const std::string& path, PatchType type, const nlohmann::json& body,
                                   OnConflict on_conflict = OnConflict::kReturn);
   ApiResult<nlohmann::json> post(const std::string& path, const nlohmann::json& body);
+
+  // Opens a watch: `path` is a collection's with watch=1 and its selectors
+  // ("/api/v1/namespaces/ns/persistentvolumeclaims?watch=1&fieldSelector=metadata.name%3Dc").
+  // One attempt, the rotated token's 401 aside: a watch's caller reads the object again and
+  // reopens after any end anyway, so it retries in its own loop. The stream has a connection of
+  // its own and may outlive the client.
+  ApiResult<std::unique_ptr<WatchStream>> watch(const std::string& path);
 
   // Counters for logs and tests.
   struct Stats {

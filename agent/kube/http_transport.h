@@ -48,12 +48,45 @@ struct TransportError {
 
 using TransportResult = std::variant<HttpResponse, TransportError>;
 
+// A 2xx answer's body read as the server sends it (a watch), on a connection of its own.
+// Destroying it ends the exchange at once (the connection is shut down, not drained).
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+
+  enum class Read {
+    kData,    // `bytes` holds the next bytes of the body
+    kIdle,    // nothing arrived within the wait; the exchange goes on
+    kEnded,   // the server finished the body
+    kFailed,  // the connection failed (`error`); nothing more will come
+  };
+  struct Chunk {
+    Read read = Read::kIdle;
+    std::string bytes;
+    TransportError error;
+  };
+  virtual Chunk next(std::chrono::milliseconds wait) = 0;
+};
+
+// What opening a stream gives: the answer's status and, for a 2xx, the body's stream; any other
+// answer is read whole into `response` (an error Status to interpret like any other).
+struct OpenedStream {
+  HttpResponse response;
+  std::unique_ptr<BodyStream> body;  // set for a 2xx
+};
+using StreamResult = std::variant<OpenedStream, TransportError>;
+
 class Transport {
  public:
   virtual ~Transport() = default;
   // `timeout` bounds each wait of this exchange: connecting, each step of the TLS handshake, each
   // write and each read.
   virtual TransportResult send(const HttpRequest& request, std::chrono::milliseconds timeout) = 0;
+  // A GET whose 2xx body is read as it arrives, on a new connection (the kept-alive one stays free
+  // for send()). `timeout` bounds connecting and the wait for the answer's head; then the body may
+  // take as long as the server keeps it open. A transport that cannot stream says so (kConnect):
+  // its callers fall back to plain reads.
+  virtual StreamResult open_stream(const HttpRequest& request, std::chrono::milliseconds timeout);
 };
 
 // TLS to config.server, verified against config.ca_pem only (not the system's CAs), host name or

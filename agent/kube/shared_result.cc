@@ -1,5 +1,6 @@
 #include "kube/shared_result.h"
 
+#include <algorithm>
 #include <functional>
 #include <thread>
 
@@ -130,18 +131,233 @@ bool lock_expired(const ProbeLock& lock, std::chrono::steady_clock::duration unc
   return unchanged_for >= lock.lease || lock.renewed + lock.lease + kClockSkewAllowance < now;
 }
 
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// How long a watch of the PVC may stay open before the server ends it (its timeoutSeconds); a
+// waiter then opens the next from the last resourceVersion, missing nothing.
+constexpr std::chrono::seconds kMaxWatch{300};
+// How long a waiter that sees no other pod's lock (it has just lost the race for it, or is
+// reading the PVC for the first time) waits for the watch's next event before reading the PVC.
+constexpr std::chrono::seconds kRaceSilence{5};
+// How much later than its holder's renewal period a renewal may arrive on the watch before the
+// waiter reads the PVC itself: the renewal's own request takes time.
+constexpr std::chrono::seconds kRenewalSlack{2};
+
+// Successive versions of one PVC as a waiter sees them: a watch's events while it can watch
+// (one request for the whole wait, as long as the holder renews), GETs otherwise. A watch that
+// stays silent longer than the caller allows (its holder missed a renewal) gives way to GETs a
+// poll interval apart, so that a lock is judged expired on the same evidence as always: reads
+// no further apart than a third of its lease, none of them delayed by an API stall. Once a GET
+// shows the PVC changed, the reader watches again.
+class PvcReader {
+ public:
+  PvcReader(ApiClient& api, const ShareRequest& req) : api_(api), req_(req) {}
+
+  struct Seen {
+    nlohmann::json pvc;
+    Steady::time_point at;
+  };
+
+  // The PVC now (the first call), or its next version: waits for a change at most until `until`
+  // and at most `silence` (then reads it, as a poll would). Nullopt at `until` or on a stop.
+  ApiResult<std::optional<Seen>> next(Steady::time_point until, Steady::duration silence) {
+    if (first_) {
+      first_ = false;
+      if (can_watch_) {
+        auto opened = open_watch(until);
+        if (!opened.ok()) return opened.error();
+      }
+      if (!stream_) return read();
+    }
+    if (!stream_ && can_watch_ && !polling_) {
+      auto opened = open_watch(until);
+      if (!opened.ok()) return opened.error();
+    }
+    if (!stream_) {
+      // Polling: once a poll interval, as a waiter always did where it cannot watch.
+      if (!sleep_until(std::min(until, Steady::now() + req_.poll_interval)) || Steady::now() >= until) {
+        return std::optional<Seen>();
+      }
+      return read();
+    }
+    const Steady::time_point silent_at = std::min(until, Steady::now() + silence);
+    while (!stopped()) {
+      const auto now = Steady::now();
+      if (now >= silent_at) {
+        stream_.reset();
+        if (now >= until) return std::optional<Seen>();
+        // No word for longer than a renewal takes: see for ourselves, then poll until it changes.
+        polling_ = true;
+        return read();
+      }
+      auto wait = std::min<Steady::duration>(std::chrono::milliseconds(100), silent_at - now);
+      WatchStream::Read r = stream_->next(std::chrono::duration_cast<std::chrono::milliseconds>(wait));
+      switch (r.next) {
+        case WatchStream::Next::kIdle: continue;
+        case WatchStream::Next::kEnded: {
+          // The server's timeoutSeconds: the next watch starts where this one stopped. One that
+          // ends as soon as it opens would be reopened in a loop: poll a while instead.
+          stream_.reset();
+          if (Steady::now() - opened_at_ < std::chrono::seconds(1)) {
+            polling_ = true;
+            if (!sleep_until(std::min(until, Steady::now() + req_.poll_interval)) || Steady::now() >= until) {
+              return std::optional<Seen>();
+            }
+            return read();
+          }
+          auto opened = open_watch(until);
+          if (!opened.ok()) return opened.error();
+          if (!stream_) return read();
+          continue;
+        }
+        case WatchStream::Next::kFailed:
+          stream_.reset();
+          if (r.error.reason == "InvalidResponse") {
+            // Not a watch at all (a server that answers a list): it never will be.
+            can_watch_ = false;
+            spdlog::warn("PVC {}: the API server does not watch ({}); polling it every {} ms instead", req_.pvc.name,
+                         r.error.summary(), req_.poll_interval.count());
+          } else {
+            spdlog::debug("PVC {}: watch failed ({}); reading it", req_.pvc.name, r.error.summary());
+          }
+          return read();
+        case WatchStream::Next::kEvent: break;
+      }
+      WatchEvent& e = r.event;
+      if (e.type == WatchEventType::kBookmark) {
+        rv_ = string_at(object_at(e.object, "metadata"), "resourceVersion");
+        continue;
+      }
+      if (e.type == WatchEventType::kError) {
+        // 410 Gone or another refusal to go on: start again from a fresh read.
+        spdlog::debug("PVC {}: watch ended with {}; reading it", req_.pvc.name, e.object.dump());
+        stream_.reset();
+        if (watch_expired(e)) rv_.clear();
+        return read();
+      }
+      if (e.type == WatchEventType::kDeleted) {
+        stream_.reset();
+        return ApiError{"WATCH " + pvc_path(req_.pvc), 404, "NotFound", "the PVC was deleted while waiting for it"};
+      }
+      rv_ = resource_version_of(e.object);
+      return std::optional<Seen>(Seen{std::move(e.object), Steady::now()});
+    }
+    stream_.reset();
+    return std::optional<Seen>();
+  }
+
+  // Where the reader does not watch, the PVC read now, without waiting a poll interval: after a
+  // lost race the winner's write is already there. A watch brings that write on its own.
+  bool watching() const { return stream_ != nullptr; }
+  ApiResult<std::optional<Seen>> read_now() { return read(); }
+
+ private:
+  bool stopped() const { return req_.stop && req_.stop->load(); }
+
+  // Sleeps until `t` or a stop; false on a stop.
+  bool sleep_until(Steady::time_point t) const {
+    while (!stopped() && Steady::now() < t) {
+      std::this_thread::sleep_for(std::min<Steady::duration>(std::chrono::milliseconds(50), t - Steady::now()));
+    }
+    return !stopped();
+  }
+
+  ApiResult<std::optional<Seen>> read() {
+    auto pvc = api_.get(pvc_path(req_.pvc));
+    if (!pvc.ok()) return pvc.error();
+    std::string rv = resource_version_of(*pvc);
+    if (polling_ && rv != rv_) polling_ = false;  // it changed: watch from here
+    rv_ = std::move(rv);
+    return std::optional<Seen>(Seen{std::move(*pvc), Steady::now()});
+  }
+
+  // Opens the next watch, from the last version read (none at first: the server then sends the
+  // PVC as it is now, as an ADDED event). Where the API refuses to watch (a Role without the
+  // verb, a server without watches), the reader polls for good; a failure that may pass (the
+  // API down, a timeout) is left to the GET that follows, and the next call tries again.
+  ApiStatus open_watch(Steady::time_point until) {
+    auto left = std::chrono::ceil<std::chrono::seconds>(until - Steady::now());
+    left = std::clamp<std::chrono::seconds>(left, std::chrono::seconds(1), kMaxWatch);
+    std::string path = fmt::format(
+        "/api/v1/namespaces/{}/persistentvolumeclaims?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3D{}"
+        "&timeoutSeconds={}",
+        req_.pvc.ns, req_.pvc.name, left.count());
+    if (!rv_.empty()) path += "&resourceVersion=" + rv_;
+    auto opened = api_.watch(path);
+    if (opened.ok()) {
+      stream_ = std::move(*opened);
+      opened_at_ = Steady::now();
+      return Ok{};
+    }
+    const ApiError& e = opened.error();
+    if (e.reason == "Stopped" || e.reason == "DeadlineExceeded") return e;
+    const bool may_pass = e.http_status == 0 || e.http_status == 429 || e.http_status >= 500;
+    if (!may_pass) {
+      can_watch_ = false;
+      spdlog::warn(
+          "PVC {}: cannot watch it ({}); polling it every {} ms instead (grant the preflight's Role "
+          "watch on persistentvolumeclaims)",
+          req_.pvc.name, e.summary(), req_.poll_interval.count());
+    } else {
+      spdlog::debug("PVC {}: watch not opened ({}); reading it", req_.pvc.name, e.summary());
+    }
+    return Ok{};
+  }
+
+  ApiClient& api_;
+  const ShareRequest& req_;
+  std::unique_ptr<WatchStream> stream_;
+  std::string rv_;  // of the last version seen: a watch opened from it misses nothing after it
+  bool first_ = true;
+  bool can_watch_ = true;
+  bool polling_ = false;  // after a silence, until a read shows a change
+  Steady::time_point opened_at_;
+};
+
+}  // namespace
+
 ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req) {
-  using Steady = std::chrono::steady_clock;
   bool announced_wait = false;
+  PvcReader reader(api, req);
   // The other pod's lock as last read, since when it reads the same, and when it was last read.
   std::optional<ProbeLock> seen;
   Steady::time_point seen_since, last_read;
+  std::optional<ProbeLock> waited_for;  // the lock we wait on, for a wait that runs out
+  bool lost_race = false;
   for (;;) {
-    auto pvc = api.get(pvc_path(req.pvc));
-    if (!pvc.ok()) return pvc.error();
+    const Steady::duration silence =
+        waited_for ? Steady::duration(lease_renew_period(*waited_for) + kRenewalSlack) : Steady::duration(kRaceSilence);
+    auto got = lost_race && !reader.watching() ? reader.read_now() : reader.next(req.wait_until, silence);
+    lost_race = false;
+    if (!got.ok()) return got.error();
+    auto holder_decision = [&](ShareAction action, std::string why) {
+      ShareDecision d;
+      d.action = action;
+      d.holder = waited_for;
+      d.why = std::move(why);
+      return d;
+    };
+    if (!*got) {
+      const auto now = system_clock::now();
+      if (req.stop && req.stop->load()) {
+        return holder_decision(ShareAction::kInterrupted,
+                               fmt::format("PVC {}: stopped waiting for pod {}: interrupted", req.pvc.name,
+                                           waited_for ? waited_for->pod : "?"));
+      }
+      if (!waited_for)
+        return ApiError{"GET " + pvc_path(req.pvc), 0, "DeadlineExceeded", "no time left to read the PVC"};
+      return holder_decision(
+          ShareAction::kHolderStillProbing,
+          fmt::format("PVC {}: pod {} on node {} is still probing it (lock renewed {}); no time left to wait for its "
+                      "result, and a second probe beside it would measure both",
+                      req.pvc.name, waited_for->pod, waited_for->node, age_of(*waited_for, now)));
+    }
+    const nlohmann::json& pvc = (*got)->pvc;
     const auto now = system_clock::now();
-    const auto read_at = Steady::now();
-    std::optional<ProbeLock> lock = probe_lock_on(*pvc);
+    const auto read_at = (*got)->at;
+    std::optional<ProbeLock> lock = probe_lock_on(pvc);
     const bool others = lock && lock->pod != req.pod;
     if (others && (!seen || *seen != *lock || read_at - last_read > lease_renew_period(*lock))) {
       seen = lock;
@@ -150,7 +366,7 @@ ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req)
     last_read = read_at;
     const bool expired = others && lock_expired(*lock, read_at - seen_since, now);
 
-    if (auto recorded = recorded_result_on(*pvc); recorded && reusable(*recorded, req.workload, req.ttl, now)) {
+    if (auto recorded = recorded_result_on(pvc); recorded && reusable(*recorded, req.workload, req.ttl, now)) {
       ShareDecision d;
       d.action = ShareAction::kReuse;
       d.why = fmt::format("PVC {}: reusing the result pod {} measured on node {} {} ago (ttl {})", req.pvc.name,
@@ -159,14 +375,15 @@ ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req)
       d.reused = std::move(recorded);
       if (expired) {
         // Its holder died after a result was recorded: the lock would only hold up the next pod.
-        auto removed = remove_lock(api, req.pvc, resource_version_of(*pvc));
+        auto removed = remove_lock(api, req.pvc, resource_version_of(pvc));
         if (removed.ok()) d.why += fmt::format("; removed the orphaned probe lock of {}", lock->pod);
       }
       return d;
     }
     if (!others || expired) {
+      waited_for.reset();
       ProbeLock ours{req.pod, req.node, as_written(now), req.lease};
-      auto taken = write_lock(api, req.pvc, resource_version_of(*pvc), ours);
+      auto taken = write_lock(api, req.pvc, resource_version_of(pvc), ours);
       if (taken.ok()) {
         ShareDecision d;
         d.action = ShareAction::kProbeLocked;
@@ -179,34 +396,16 @@ ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req)
         return d;
       }
       if (!taken.error().conflict()) return taken.error();
+      // The write that beat ours comes next on the watch (or the next read).
       spdlog::debug("PVC {}: another pod wrote first (409), reading it again", req.pvc.name);
+      lost_race = true;
       continue;
     }
-    auto holder_decision = [&](ShareAction action, std::string why) {
-      ShareDecision d;
-      d.action = action;
-      d.holder = lock;
-      d.why = std::move(why);
-      return d;
-    };
-    if (req.stop && req.stop->load()) {
-      return holder_decision(ShareAction::kInterrupted,
-                             fmt::format("PVC {}: stopped waiting for pod {}: interrupted", req.pvc.name, lock->pod));
-    }
-    if (read_at + req.poll_interval >= req.wait_until) {
-      return holder_decision(
-          ShareAction::kHolderStillProbing,
-          fmt::format("PVC {}: pod {} on node {} is still probing it (lock renewed {}); no time left to wait for its "
-                      "result, and a second probe beside it would measure both",
-                      req.pvc.name, lock->pod, lock->node, age_of(*lock, now)));
-    }
+    waited_for = lock;
     if (!announced_wait) {
       spdlog::info("PVC {}: pod {} on node {} is probing it; waiting for its result", req.pvc.name, lock->pod,
                    lock->node);
       announced_wait = true;
-    }
-    for (auto until = read_at + req.poll_interval; Steady::now() < until && !(req.stop && req.stop->load());) {
-      std::this_thread::sleep_for(std::min<Steady::duration>(std::chrono::milliseconds(50), until - Steady::now()));
     }
   }
 }

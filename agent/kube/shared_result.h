@@ -17,6 +17,13 @@
 // so clock skew between nodes cannot expire a live lease; or at once when its renew time is older
 // than a lease plus kClockSkewAllowance by the waiter's wall clock (an orphan from long ago). Of
 // the waiters that find it expired, exactly one wins the takeover (the resourceVersion again).
+// A waiter waits on a watch of the PVC, not by reading it again and again: one request for the
+// whole wait while the holder renews (each renewal and the recorded result arrive on it), so that
+// 512 waiters cost the API server 512 open watches, not 512 reads a second. When the watch stays
+// silent longer than a renewal takes (the holder died, or the API stalls), the waiter reads the
+// PVC itself, a poll interval apart, so the lease is judged on reads as above; a Role without the
+// watch verb, or a server that cannot watch, gets the polling waiter throughout (with a warning).
+// A dead holder's lock is so taken over about a third of a lease later than a poller would.
 // A waiter never probes beside a live holder: when its time to wait runs out it says so
 // (kHolderStillProbing) and the caller fails as its policy's on_error says. A holder whose
 // renewals failed for a whole lease may find its lock taken over: the renewer then raises lost(),
@@ -111,12 +118,12 @@ struct ShareRequest {
   std::string pod, node;                             // who we are ("namespace/name")
   std::chrono::seconds lease{kProbeLeaseDuration};   // of our lock, when we take it
   std::chrono::steady_clock::time_point wait_until;  // stop waiting for a live holder then
-  std::chrono::milliseconds poll_interval{1000};
-  const std::atomic<bool>* stop = nullptr;  // SIGTERM: stop waiting at once (kInterrupted)
+  std::chrono::milliseconds poll_interval{1000};     // between reads where the waiter does not watch
+  const std::atomic<bool>* stop = nullptr;           // SIGTERM: stop waiting at once (kInterrupted)
 };
 
 // Reuses a fresh result, or takes the lock (free, ours from an earlier life of this pod, or
-// expired), or waits (polling the PVC) while another pod renews it. A result reused beside an
+// expired), or waits (watching the PVC) while another pod renews it. A result reused beside an
 // orphaned lock removes the lock. Errors are API errors (403 without PVC RBAC, 404 for a missing
 // PVC, the deadline): the caller decides.
 ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& request);
