@@ -29,10 +29,13 @@ po::options_description webhook_flags() {
       "no-api", po::bool_switch(), "never call the Kubernetes API (/validate then allows pinned pods with a warning)")(
       "request-deadline", po::value<std::string>()->default_value("8s"),
       "answer every request within this (keep it below the webhook's timeoutSeconds)")(
-      "node-cache-ttl", po::value<std::string>()->default_value("30s"),
-      "how long a node looked up by /validate is reused")("cert-check-interval",
-                                                          po::value<std::string>()->default_value("10s"),
-                                                          "how often the certificate files are checked for a rotation")(
+      "node-cache-ttl", po::value<std::string>()->default_value("5s"),
+      "where the node watch is not current, how long a node fetched by name is reused")(
+      "node-watch-max-lag", po::value<std::string>()->default_value("10s"),
+      "how long the node watch may be down (reopening, relisting) before look-ups fetch nodes by name")(
+      "no-node-watch", po::bool_switch(), "never list or watch nodes: fetch each node by name (--node-cache-ttl)")(
+      "cert-check-interval", po::value<std::string>()->default_value("10s"),
+      "how often the certificate files are checked for a rotation")(
       "preflight-image", po::value<std::string>(),
       "image of the injected preflight initContainer (default iogate:<version>)")(
       "policy-configmap", po::value<std::string>()->default_value("iogate-policy"),
@@ -95,6 +98,10 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   auto ttl = duration_flag(vm, "node-cache-ttl", milliseconds(0), milliseconds(3600000));
   if (!ttl.ok()) return ttl.error();
   o.node_cache_ttl = *ttl;
+  auto lag = duration_flag(vm, "node-watch-max-lag", milliseconds(1000), milliseconds(600000));
+  if (!lag.ok()) return lag.error();
+  o.node_watch_max_lag = *lag;
+  o.node_watch = !vm["no-node-watch"].as<bool>();
   auto check = duration_flag(vm, "cert-check-interval", milliseconds(100), milliseconds(3600000));
   if (!check.ok()) return check.error();
   o.cert_check_interval = *check;

@@ -47,6 +47,25 @@ void check_accelerators(const std::vector<AcceleratorDemand>& wanted, const std:
 
 }  // namespace
 
+nlohmann::json decision_view(const nlohmann::json& node) {
+  const nlohmann::json& metadata = object_at(node, "metadata");
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [key, value] : object_at(metadata, "labels").items()) {
+    if (key == kDiskClassLabel || key == kRandreadIopsLabel || !accelerators_label_rule(key).empty()) {
+      labels[key] = value;
+    }
+  }
+  nlohmann::json taints = nlohmann::json::array();
+  for (const nlohmann::json& taint : array_at(object_at(node, "spec"), "taints")) {
+    if (string_at(taint, "key") == kBelowPolicyTaint) {
+      taints.push_back({{"key", kBelowPolicyTaint}, {"effect", string_at(taint, "effect")}});
+    }
+  }
+  nlohmann::json view = {{"metadata", {{"name", string_at(metadata, "name")}, {"labels", std::move(labels)}}}};
+  if (!taints.empty()) view["spec"] = {{"taints", std::move(taints)}};
+  return view;
+}
+
 NodeFindings check_node(const StorageDemand& d, const std::string& node_name, const nlohmann::json& node) {
   NodeFindings f;
   const nlohmann::json& labels = object_at(object_at(node, "metadata"), "labels");

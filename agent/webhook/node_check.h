@@ -26,4 +26,12 @@ struct NodeFindings {
 // rule, the most accelerators) of the allowed classes; its class cannot be refused.
 NodeFindings check_node(const StorageDemand& d, const std::string& node_name, const nlohmann::json& node);
 
+// What a decision reads from a Node, and nothing else: a Node object holding metadata.name, the
+// labels check_node reads (iogate.io/disk-class, iogate.io/randread-iops,
+// iogate.io/accelerators.<rule>) and the taints it reads (iogate.io/storage-below-policy), so that
+// check_node(d, n, decision_view(node)) judges as check_node(d, n, node). The webhook's node cache
+// keeps this of every node: about 2 KB parsed, where the whole Node takes tens of kilobytes of
+// text (its status: images, conditions, addresses; its managedFields) and several times that parsed.
+nlohmann::json decision_view(const nlohmann::json& node);
+
 }  // namespace iogate

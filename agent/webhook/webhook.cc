@@ -15,6 +15,10 @@
 #include "webhook/admission.h"
 #include "webhook/certificate_reloader.h"
 #include "webhook/node_cache.h"
+#include "webhook/node_check.h"
+#include "webhook/node_informer.h"
+#include "webhook/node_source.h"
+#include "webhook/node_store.h"
 #include "webhook/webhook_server.h"
 
 namespace iogate {
@@ -77,22 +81,36 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
 
   // Look-ups are bounded by the request's deadline, less a margin to write the answer.
   const auto lookup_budget = options.request_deadline - std::chrono::milliseconds(500);
-  NodeCache nodes(
+  NodeCache fallback(
       [&client, lookup_budget](const std::string& name) -> ApiResult<nlohmann::json> {
         if (!client) return ApiError{"GET /api/v1/nodes/" + name, 0, "NoAPI", "no Kubernetes API configured"};
         client->set_deadline(Clock::now() + lookup_budget);
-        return get_node(*client, name);
+        auto node = get_node(*client, name);
+        if (!node.ok()) return node;
+        return decision_view(*node);
       },
       options.node_cache_ttl, kNegativeCacheTtl);
-  NodeLookup lookup = [&nodes](const std::string& name) {
-    CachedNode c = nodes.get(name);
-    return NodeView{c.found, name, c.node, c.error};
-  };
+  // The list+watch of every node, on a client of its own (a client serves one request at a time).
+  NodeStore store(options.node_watch_max_lag);
+  std::unique_ptr<NodeInformer> informer;
+  if (client && options.node_watch) {
+    informer = std::make_unique<NodeInformer>(std::make_unique<ApiClient>(client->config()), store);
+  }
+  NodeSource nodes(informer ? &store : nullptr, fallback);
+  NodeLookup lookup = [&nodes](const std::string& name) { return nodes.lookup(name); };
 
   WebhookHandlers handlers;
   handlers.mutate = [&config](const std::string& body) { return to_answer(handle_mutate(body, config)); };
   handlers.validate = [&config, &lookup](const std::string& body) {
     return to_answer(handle_validate(body, config, lookup));
+  };
+  handlers.node_cache_state = [&] {
+    nlohmann::json j = {{"watch", informer != nullptr}, {"lookups", to_json(nodes.counters())}};
+    if (informer) {
+      j["store"] = to_json(store.state(NodeStore::Clock::now()));
+      j["informer"] = to_json(informer->state());
+    }
+    return j.dump() + "\n";
   };
   WebhookServerOptions server_options;
   server_options.read_timeout = std::chrono::duration_cast<std::chrono::seconds>(options.request_deadline);

@@ -1,7 +1,8 @@
 // iogate webhook: the admission webhook that keeps GPU pods off storage below policy.
 //
 // Wiring only: the policy, the serving certificate (re-read when cert-manager rotates it), the
-// Kubernetes client for node look-ups behind a short cache, and the HTTPS server whose /mutate and
+// Kubernetes client for node look-ups (a list+watch of the nodes, per-name GETs behind a short cache
+// where it is not current), and the HTTPS server whose /mutate and
 // /validate call the pure decisions of webhook/admission.h. Every request is answered within
 // --request-deadline (kept below the webhook configuration's timeoutSeconds): a node look-up that
 // cannot finish in time counts as a failed look-up, which /validate answers by allowing the pod
@@ -24,7 +25,12 @@ struct WebhookOptions {
   std::string kubeconfig;
   bool no_api = false;
   std::chrono::milliseconds request_deadline{8000};
-  std::chrono::milliseconds node_cache_ttl{30000};
+  // Node look-ups: a list+watch of all nodes (node_watch), answered from memory while its watch is
+  // open or down for no longer than node_watch_max_lag; per-name GETs kept node_cache_ttl
+  // otherwise (not synced yet, the watch down longer, or the API refusing to list nodes).
+  bool node_watch = true;
+  std::chrono::milliseconds node_watch_max_lag{10000};
+  std::chrono::milliseconds node_cache_ttl{5000};
   std::chrono::milliseconds cert_check_interval{10000};
   std::string preflight_image;
   std::string policy_configmap = "iogate-policy";

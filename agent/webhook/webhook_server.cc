@@ -178,13 +178,20 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::start(const std::string& l
   route("/validate", std::move(handlers.validate));
   route(".*", nullptr);
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", kText); });
+  if (handlers.node_cache_state) {
+    server.Get("/debug/node-cache",
+               [state = std::move(handlers.node_cache_state)](const httplib::Request&, httplib::Response& res) {
+                 res.set_content(state(), "application/json");
+               });
+  }
 
   // The overload whose answer says whether it wrote a body; the plain one is ambiguous with a lambda.
   using ErrorHandler = httplib::Server::HandlerWithResponse;
   server.set_error_handler(ErrorHandler([max_body](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     if (res.status == 404) {
-      res.set_content("not found; iogate webhook: POST /mutate, POST /validate, GET /healthz\n", kText);
+      res.set_content("not found; iogate webhook: POST /mutate, POST /validate, GET /healthz, GET /debug/node-cache\n",
+                      kText);
     } else if (res.status == 413) {
       res.set_content(fmt::format("request body over {} bytes\n", max_body), kText);
     } else {

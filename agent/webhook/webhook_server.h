@@ -3,6 +3,7 @@
 //   POST /mutate    AdmissionReview in, AdmissionReview out (the mutating webhook)
 //   POST /validate  the same for the validating webhook
 //   GET  /healthz   200 "ok" while the server runs (the Deployment's probes)
+//   GET  /debug/node-cache  the node cache's state as JSON (for ops and benches; no node's data)
 // The serving pair comes from a CertificateReloader on every handshake, so a certificate rotated
 // by cert-manager is served to new connections without a restart; TLS 1.2 is the minimum.
 //
@@ -45,6 +46,8 @@ namespace iogate {
 struct WebhookHandlers {
   // Called on the server's worker threads, several at once; `body` is the request's JSON.
   std::function<HttpAnswer(const std::string&body)> mutate, validate;
+  // GET /debug/node-cache's JSON; 404 when unset.
+  std::function<std::string()> node_cache_state;
 };
 
 struct WebhookServerOptions {

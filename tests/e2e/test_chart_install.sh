@@ -207,14 +207,19 @@ events.events.k8s.io - create
 nodes - get
 nodes - patch
 nodes/status - patch'
-# the webhook (agent/webhook/webhook.cc): GET the Node a pinned pod names, one at a time.
-WEBHOOK_NEEDS='nodes - get'
+# the webhook (agent/webhook/node_informer.cc, node_source.cc): LIST and WATCH the Nodes (the
+# decision view of each), GET one by name while the watch is not current.
+WEBHOOK_NEEDS='nodes - get
+nodes - list
+nodes - watch'
 # preflight (agent/preflight/preflight.cc, agent/kube/shared_result.cc), in its namespace: GET and PATCH
-# its own Pod (annotations) and the dataset's PVC (probe lock and shared result), and an Event.
+# its own Pod (annotations) and the dataset's PVC (probe lock and shared result), WATCH the PVC
+# (a waiter waits for another pod's result on a watch), and an Event.
 PREFLIGHT_NEEDS='events - create
 events.events.k8s.io - create
 persistentvolumeclaims - get
 persistentvolumeclaims - patch
+persistentvolumeclaims - watch
 pods - get
 pods - patch'
 # expect_rbac NAMESPACE ACCOUNT IN-NAMESPACE NEEDS: can_i equals NEEDS plus the baseline, exactly.

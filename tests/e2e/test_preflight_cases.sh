@@ -8,7 +8,7 @@
 #   - warn mode: verdict warn recorded, exit 0; --gpus 4000 scales the floor to 200,000;
 #   - the PVC's result after its TTL (2 h old, ttl 1h): probed again, the result renewed;
 #   - another pod's probe lock (a lease): waited for (the log names it, no PVC write of ours) and
-#     its result reused; a holder that keeps renewing: never probed beside, fail-closed exit 3 and
+#     its result reused (one watch of the PVC, no read a second); a holder that keeps renewing: never probed beside, fail-closed exit 3 and
 #     fail-open exit 0 naming it, its lock left alone; an orphan renewed 2 h ago: taken over at
 #     once, probed, recorded, the lock gone; SIGTERM while waiting: exit 3, interrupted, no test file;
 #   - four pods at once on one PVC: one probes, three reuse; the PVC written twice (lock taken,
@@ -135,9 +135,11 @@ wait $pf && rc=0 || rc=$?
 assert_jq "$SCRATCH/lock.json" '.results[0].source == "shared" and (.results[0].shared_from | test("ml/train-7"))' \
   "lock held by ml/train-7: waited (the log names it) and reused its result"
 requests_since "$m" "$SCRATCH/lock.req.json"
-assert_jq "$SCRATCH/lock.req.json" '([.[] | select(.method == "GET" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'")))] | length >= 2) and
+assert_jq "$SCRATCH/lock.req.json" '([.[] | select(.method == "GET" and (.path | endswith("/persistentvolumeclaims")) and
+        (.query | test("watch=1") and test("fieldSelector=metadata.name%3D'"$PVC"'")))] | length == 1) and
+    ([.[] | select(.method == "GET" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'")))] | length == 0) and
     ([.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'")))] | length == 0)' \
-  "lock: the PVC read again while waiting, never written by the waiting pod"
+  "lock: waited on one watch of the PVC (its lock, then the result, arrived on it), no read a second, never written by the waiting pod"
 
 # --- a holder that keeps renewing its lock is never probed beside, whatever the deadline ---
 # renew_lock: ml/train-7 renewing every 2 s (a third of the lease would be 5 s), until killed.

@@ -166,6 +166,24 @@ std::shared_ptr<CertificateReloader> loaded(const std::string& cert, const std::
 
 }  // namespace
 
+TEST_CASE("webhook server: GET /debug/node-cache answers its handler's JSON, 404 without one") {
+  std::string a = pki("a");
+  WebhookHandlers h = echo_handlers();
+  h.node_cache_state = [] { return std::string(R"({"store":{"nodes":5000}})"); };
+  auto s = WebhookServer::start("127.0.0.1:0", loaded(a + "/server.crt", a + "/server.key"), h);
+  REQUIRE_MESSAGE(s.ok(), s.error().message);
+  auto res = client(**s, a + "/ca.crt")->Get("/debug/node-cache");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(res->get_header_value("Content-Type") == "application/json");
+  CHECK(res->body == R"({"store":{"nodes":5000}})");
+
+  auto plain = start(loaded(a + "/server.crt", a + "/server.key"));
+  res = client(*plain, a + "/ca.crt")->Get("/debug/node-cache");
+  REQUIRE(res);
+  CHECK(res->status == 404);
+}
+
 TEST_CASE("webhook server: HTTPS verified against the CA; /healthz, /mutate, /validate") {
   std::string a = pki("a");
   auto server = start(loaded(a + "/server.crt", a + "/server.key"));
