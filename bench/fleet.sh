@@ -270,17 +270,23 @@ say "direct: $(jq -c . "$work/direct.json")"
 for q in p50 p99 max; do row "direct_${q}_ms" "$(jq ".validate_from_due.${q}_ms" "$work/direct.json")"; done
 for k in requests distinct_nodes denied errors; do row "direct_$k" "$(jq ".$k" "$work/direct.json")"; done
 hook_mem direct
-# The node cache's size: the webhook's own figure where it gives one (a /metrics line, else its
-# last "node cache: N nodes" log line), else the distinct nodes its /validate looked up (a per-name
-# cache holds each until its TTL passes).
-cache=$(curl -sk --resolve "$HOOK.$NS.svc:443:$ADDR" --cacert "$work/hook-ca.crt" "https://$HOOK.$NS.svc/metrics" 2>/dev/null |
-  awk '$1 == "iogate_webhook_node_cache_nodes" {print $2}' || true)
-[[ -n $cache ]] || cache=$(grep -oE 'node cache: [0-9]+ nodes' "$work/webhook.log" | tail -1 | grep -oE '[0-9]+' || true)
-if [[ -n $cache ]]; then
-  row node_cache_nodes "$cache"
-else
-  row node_cache_nodes_looked_up "$(grep -oE '\bfleet-[0-9]{5}\b' "$work/webhook.log" | sort -u | wc -l)"
-fi
+# The node cache's size: the webhook's own figures where it gives them (GET /debug/node-cache:
+# a list+watch store), else the distinct nodes its /validate looked up (a per-name cache holds
+# each until its TTL passes).
+node_cache() {  # node_cache STEP
+  local nc
+  nc=$(curl -s --resolve "$HOOK.$NS.svc:443:$ADDR" --cacert "$work/hook-ca.crt" "https://$HOOK.$NS.svc/debug/node-cache" || true)
+  if jq -e '.store.nodes' <<<"$nc" >/dev/null 2>&1; then
+    row "node_cache_nodes.$1" "$(jq .store.nodes <<<"$nc")"
+    row "node_cache_bytes.$1" "$(jq .store.bytes <<<"$nc")"
+    row "node_cache_events.$1" "$(jq .store.events <<<"$nc")"
+    row "node_cache_lists.$1" "$(jq .store.lists <<<"$nc")"
+    row "node_cache_last_event_lag_ms.$1" "$(jq .store.last_event_lag_ms <<<"$nc")"
+  elif [[ $1 == direct ]]; then
+    row node_cache_nodes_looked_up "$(grep -oE '\bfleet-[0-9]{5}\b' "$work/webhook.log" | sort -u | wc -l)"
+  fi
+}
+node_cache direct
 
 # --- 8. the lag after label changes -----------------------------------------------------------
 row load_lag "$(cut -d' ' -f1 /proc/loadavg)"
@@ -293,6 +299,7 @@ row lag_nodes "$(jq .nodes "$work/lag.json")"
 row lag_write_s "$(jq .write_seconds "$work/lag.json")"
 row lag_stale_answers "$(jq .stale_answers "$work/lag.json")"
 hook_mem end
+node_cache end
 row load_end "$(cut -d' ' -f1 /proc/loadavg)"
 row kwok_version "$(kwok --version 2>/dev/null | head -1)"
 row wall_s "$((SECONDS - t_start))"

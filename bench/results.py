@@ -389,7 +389,9 @@ if fleet:
         ("webhook threads: start / after the burst / after direct / most (its pool's cap)",
          lambda l: f"{fd(l, 'threads.start')} / {fd(l, 'threads.burst')} / {fd(l, 'threads.direct')} / {f0(maxsteps(l, 'threads.'))} "
                    f"({fd(l, 'webhook_max_workers')} workers){goal(maxsteps(l, 'threads.'), 0, (fnum(l, 'webhook_max_workers') or 0) + 8)}"),
-        ("**node cache size**", lambda l: f"{fd(l, 'node_cache_nodes')} nodes (the webhook's figure)" if fv(l, 'node_cache_nodes')
+        ("**node cache size**", lambda l: f"{f0(fnum(l, 'node_cache_nodes.end'))} nodes, {fnum(l, 'node_cache_bytes.end') / 2**20:.1f} MiB counted by the store; "
+         f"{f0(fnum(l, 'node_cache_lists.end'))} list(s), {f0(fnum(l, 'node_cache_events.end'))} watch events by the end; last event's lag {fd(l, 'node_cache_last_event_lag_ms.end')} ms"
+         if fv(l, 'node_cache_nodes.end')
          else f"{fd(l, 'node_cache_nodes_looked_up')} nodes looked up (no figure from the webhook): "
               f"≈ {(fnum(l, 'hwm_kib.end') - fnum(l, 'rss_kib.start')) / fnum(l, 'node_cache_nodes_looked_up'):.0f} KiB of peak memory per node"),
         ("**lag after label changes**: p50 / p99 / max (resolution p99)",
