@@ -394,9 +394,13 @@ if fleet:
          if fv(l, 'node_cache_nodes.end')
          else f"{fd(l, 'node_cache_nodes_looked_up')} nodes looked up (no figure from the webhook): "
               f"≈ {(fnum(l, 'hwm_kib.end') - fnum(l, 'rss_kib.start')) / fnum(l, 'node_cache_nodes_looked_up'):.0f} KiB of peak memory per node"),
-        ("**lag after label changes**: p50 / p99 / max (resolution p99)",
-         lambda l: f"{fd(l, 'lag_p50_ms')} / **{fd(l, 'lag_p99_ms')}** / {fd(l, 'lag_max_ms')} ms ({fd(l, 'lag_resolution_p99_ms')} ms), "
-                   f"{f0(fnum(l, 'lag_nodes'))} nodes written in {f2(fnum(l, 'lag_write_s'))} s, {f0(fnum(l, 'lag_stale_answers'))} stale answers"),
+        ("**lag after label changes**: from the labels patch's answer to the first denial, p50 / p99 / max "
+         "(resolution: p99 gap between a node's last allowed answer and its denial)",
+         lambda l: f"{fd(l, 'lag_p50_ms')} / **{fd(l, 'lag_p99_ms')}** / {fd(l, 'lag_max_ms')} ms "
+                   + (f"({fd(l, 'lag_resolution_p99_ms')} ms)" if fnum(l, 'lag_stale_answers') else
+                      "(an upper bound: every node's first poll was already denied, no stale answer seen; a node is "
+                      "first polled once its agent's whole sync has returned, ~5 requests after the labels patch)")
+                   + f", {f0(fnum(l, 'lag_nodes'))} nodes written in {f2(fnum(l, 'lag_write_s'))} s, {f0(fnum(l, 'lag_stale_answers'))} stale answers"),
         ("real agent, requests per sync: first / unchanged (writes)",
          lambda l: f"{f0(fnum(l, 'agent_requests.first'))} ({f0(fnum(l, 'agent_writes.first'))}) / {f0(fnum(l, 'agent_requests.again'))} ({f0(fnum(l, 'agent_writes.again'))}): {fd(l, 'agent_requests_by_verb.again')}"),
         ("**API write rate of all agents at the default interval**",
