@@ -318,4 +318,117 @@ if budgets:
           f"| {med(walls):.2f} s [{min(walls):.2f}–{max(walls):.2f}] | |")
     w("")
 
+fleet = rows("fleet.tsv")
+if fleet:
+    # One column per run label (the commit, or FLEET_LABEL: "before"/"after" the informer), in
+    # the order the rows were written.
+    labels = list(dict.fromkeys(r[0] for r in fleet))
+    val = {(lab, k): v for lab, k, v in fleet}
+
+    def fv(lab, k):
+        return val.get((lab, k))
+
+    def fd(lab, k):
+        v = fv(lab, k)
+        if v in (None, "", "null"):
+            return "-"
+        x = num(v)
+        if ("_ms" in k) and x is not None:
+            return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:,.0f}"
+        return v
+
+    def fnum(lab, k):
+        v = fv(lab, k)
+        return None if v is None else num(v)
+
+    def mib(kib):
+        return "-" if kib is None else f"{kib / 1024:,.0f} MiB"
+
+    def limit_mib(lab):
+        v = fv(lab, "webhook_memory_limit") or ""
+        units = {"Mi": 1, "Gi": 1024, "M": 1e6 / 2**20, "G": 1e9 / 2**20}
+        for u, f in units.items():
+            if v.endswith(u) and num(v[: -len(u)]) is not None:
+                return num(v[: -len(u)]) * f
+        return None
+
+    def cell(lab, fn):
+        try:
+            return fn(lab)
+        except (TypeError, ZeroDivisionError, KeyError):
+            return "-"
+
+    def maxsteps(lab, prefix):
+        xs = [num(v) for (l, k), v in val.items() if l == lab and k.startswith(prefix)]
+        xs = [x for x in xs if x is not None]
+        return max(xs) if xs else None
+
+    table = [
+        ("size", lambda l: f"{f0(fnum(l, 'nodes'))} nodes, {f0(fnum(l, 'pods'))} pods at {f0(fnum(l, 'rate'))}/s "
+                           f"({fd(l, 'burst_workers')} in flight at most), {fd(l, 'cores')} cores"),
+        ("load average: start / burst / direct / lag / end", lambda l: " / ".join(fd(l, k) for k in
+                           ("load_start", "load_burst", "load_direct", "load_lag", "load_end"))),
+        ("nodes Ready (kwok) / below policy (tainted)", lambda l: f"{f0(fnum(l, 'nodes_ready'))} / {f0(fnum(l, 'below_policy'))}"),
+        ("**pod create at the client**, p50 / p99 / max", lambda l: f"{fd(l, 'create_p50_ms')} / **{fd(l, 'create_p99_ms')}** / {fd(l, 'create_max_ms')} ms"),
+        ("… counted from when it was due (open loop), p99 / max", lambda l: f"{fd(l, 'create_from_due_p99_ms')} / {fd(l, 'create_from_due_max_ms')} ms"),
+        ("… p99 pinned / unpinned", lambda l: f"{fd(l, 'create_pinned_p99_ms')} / {fd(l, 'create_unpinned_p99_ms')} ms"),
+        ("achieved rate; created / refused by policy (pinned to a below-policy node) / other refusals / errors",
+         lambda l: f"{f0(fnum(l, 'burst_achieved_per_s'))}/s; {f0(fnum(l, 'burst_created'))} / {f0(fnum(l, 'burst_refused'))} "
+                   f"({f0(fnum(l, 'burst_pinned_below_policy'))}) / {f0(fnum(l, 'burst_refused_unexpected'))} / {f0(fnum(l, 'burst_errors'))}"),
+        ("the API server meanwhile: all requests / kwok's Lease renewals", lambda l: f"{f0(fnum(l, 'burst_apiserver_requests_per_s'))}/s / {f0(fnum(l, 'burst_lease_renewals_per_s'))}/s"),
+        ("**webhook latency as kube-apiserver timed it**, validate p50 / p99 (coarse buckets)",
+         lambda l: f"{fd(l, 'apiserver_validate_p50_ms')} / **{fd(l, 'apiserver_validate_p99_ms')}** ms{goal(fnum(l, 'apiserver_validate_p99_ms'), 0, 50)}"),
+        ("… mutate p50 / p99 (coarse buckets)", lambda l: f"{fd(l, 'apiserver_mutate_p50_ms')} / {fd(l, 'apiserver_mutate_p99_ms')} ms{goal(fnum(l, 'apiserver_mutate_p99_ms'), 0, 50)}"),
+        ("**/validate driven directly**, pinned to random nodes, p50 / p99 / max (from due)",
+         lambda l: f"{fd(l, 'direct_p50_ms')} / **{fd(l, 'direct_p99_ms')}** / {fd(l, 'direct_max_ms')} ms{goal(fnum(l, 'direct_p99_ms'), 0, 50)}"),
+        ("… requests, distinct nodes, denied, errors",
+         lambda l: f"{f0(fnum(l, 'direct_requests'))}, {f0(fnum(l, 'direct_distinct_nodes'))}, {f0(fnum(l, 'direct_denied'))}, {f0(fnum(l, 'direct_errors'))}"),
+        ("**webhook memory**: VmRSS start → end, peak (VmHWM), chart limit",
+         lambda l: f"{mib(fnum(l, 'rss_kib.start'))} → {mib(fnum(l, 'rss_kib.end'))}, peak **{mib(fnum(l, 'hwm_kib.end'))}**, "
+                   f"limit {fd(l, 'webhook_memory_limit')}{goal(fnum(l, 'hwm_kib.end') / 1024 if fnum(l, 'hwm_kib.end') else None, 0, limit_mib(l) or 0)}"),
+        ("webhook threads: start / after the burst / after direct / most (its pool's cap)",
+         lambda l: f"{fd(l, 'threads.start')} / {fd(l, 'threads.burst')} / {fd(l, 'threads.direct')} / {f0(maxsteps(l, 'threads.'))} "
+                   f"({fd(l, 'webhook_max_workers')} workers){goal(maxsteps(l, 'threads.'), 0, (fnum(l, 'webhook_max_workers') or 0) + 8)}"),
+        ("**node cache size**", lambda l: f"{f0(fnum(l, 'node_cache_nodes.end'))} nodes, {fnum(l, 'node_cache_bytes.end') / 2**20:.1f} MiB counted by the store; "
+         f"{f0(fnum(l, 'node_cache_lists.end'))} list(s), {f0(fnum(l, 'node_cache_events.end'))} watch events by the end; last event's lag {fd(l, 'node_cache_last_event_lag_ms.end')} ms"
+         if fv(l, 'node_cache_nodes.end')
+         else f"{fd(l, 'node_cache_nodes_looked_up')} nodes looked up (no figure from the webhook): "
+              f"≈ {(fnum(l, 'hwm_kib.end') - fnum(l, 'rss_kib.start')) / fnum(l, 'node_cache_nodes_looked_up'):.0f} KiB of peak memory per node"),
+        ("**lag after label changes**: from the labels patch's answer to the first denial, p50 / p99 / max "
+         "(resolution: p99 gap between a node's last allowed answer and its denial)",
+         lambda l: f"{fd(l, 'lag_p50_ms')} / **{fd(l, 'lag_p99_ms')}** / {fd(l, 'lag_max_ms')} ms "
+                   + (f"({fd(l, 'lag_resolution_p99_ms')} ms)" if fnum(l, 'lag_stale_answers') else
+                      "(an upper bound: every node's first poll was already denied, no stale answer seen; a node is "
+                      "first polled once its agent's whole sync has returned, ~5 requests after the labels patch)")
+                   + f", {f0(fnum(l, 'lag_nodes'))} nodes written in {f2(fnum(l, 'lag_write_s'))} s, {f0(fnum(l, 'lag_stale_answers'))} stale answers"),
+        ("real agent, requests per sync: first / unchanged (writes)",
+         lambda l: f"{f0(fnum(l, 'agent_requests.first'))} ({f0(fnum(l, 'agent_writes.first'))}) / {f0(fnum(l, 'agent_requests.again'))} ({f0(fnum(l, 'agent_writes.again'))}): {fd(l, 'agent_requests_by_verb.again')}"),
+        ("**API write rate of all agents at the default interval**",
+         lambda l: f"every {fnum(l, 'agent_interval_s') / 3600:g} h: **{fnum(l, 'nodes') * fnum(l, 'agent_writes.again') / fnum(l, 'agent_interval_s'):.2f} writes/s**, "
+                   f"{fnum(l, 'nodes') * fnum(l, 'agent_requests.again') / fnum(l, 'agent_interval_s'):.2f} requests/s "
+                   f"({f0(fnum(l, 'agent_annotation_bytes'))} B of annotations per node)"),
+        ("one round of every node's sync, as fast as the API server takes it: first / unchanged",
+         lambda l: f"{f0(fnum(l, 'sync_s.first'))} s ({f0(fnum(l, 'sync_per_s.first'))}/s) / {f0(fnum(l, 'sync_s.again'))} s ({f0(fnum(l, 'sync_per_s.again'))}/s), "
+                   f"{f2(fnum(l, 'sync_requests_per_sync.again'))} requests per sync, p99 {fd(l, 'sync_p99_ms.again')} ms"),
+        ("run's wall time", lambda l: f"{f0(fnum(l, 'wall_s'))} s"),
+    ]
+    w("## Fleet scale")
+    w("")
+    w("`bash bench/run.sh fleet` (bench/fleet.sh): a real control plane, kwok "
+      f"{(fv(labels[-1], 'kwok_version') or '').replace('kwok version ', '')} keeping the nodes alive (node-initialize, node-heartbeat-with-lease, "
+      "the fast pod stages), the chart's webhook as a host process under its own ServiceAccount, "
+      "every node labelled as `iogate node` writes it (a driver replaying the real agent's requests, "
+      "with the figures and annotations the real agent wrote on one node). Goals (issue 32): p99 ≤ 50 ms with "
+      "the load generator beside it, memory within the chart's limit, threads bounded, no decision "
+      "on a label older than the watch's lag (a per-name cache's lag is its TTL). The API server's webhook histogram has buckets at "
+      f"{', '.join(b.split(':')[0] for b in (fv(labels[-1], 'apiserver_validate_buckets') or '').split())}: "
+      "its p50 and p99 are interpolations inside one of them (as Prometheus' histogram_quantile); "
+      "the client's and the direct figures are exact.")
+    w("")
+    w("| | " + " | ".join(labels) + " |")
+    w("|---|" + "---|" * len(labels))
+    for name, fn in table:
+        w(f"| {name} | " + " | ".join(cell(l, fn) for l in labels) + " |")
+    w("")
+
 print("\n".join(out))

@@ -13,7 +13,9 @@
 # (bench/au_grid.sh: iogate's predicted accelerator utilisation against a real PyTorch DataLoader's
 # on rigs capped like gp3, SATA, NVMe and HDD volumes, 1-8 accelerators; about 12 minutes a round),
 # budgets (peak RSS, preflight wall time,
-# binary size). Raw rows go to bench/results/SECTION.tsv; bench/results.py turns them into
+# binary size), fleet (bench/fleet.sh: 5,000 kwok nodes on the real API server, the webhook under a
+# burst of 1,000 GPU pods at 200/s, its memory, node cache and lag, the agents' API write rate;
+# about 15 minutes; not in the default list: run it as `bash bench/run.sh fleet`). Raw rows go to bench/results/SECTION.tsv; bench/results.py turns them into
 # bench/RESULTS.md. Needs root (the rigs) and an idle machine: anything else running is measured too.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -139,6 +141,21 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
     printf 'binary\tstripped, as in the image\t%s\n' "$(stat -c %s "$work/iogate.stripped")"
   } >"$out/budgets.tsv"
   rm -rf "$work"
+}
+
+# The fleet at scale (bench/fleet.sh; N_NODES, N_PODS, RATE, LAG_NODES pass through). Rows are
+# labelled by the commit (or FLEET_LABEL): this run's replace those of its label, others are kept,
+# so the "before" and "after" of a change stand side by side.
+section_fleet() {
+  bash "$here/fleet.sh" >"$out/fleet.tsv.run"
+  local label
+  label=$(head -1 "$out/fleet.tsv.run" | cut -f1)
+  {
+    [[ -f "$out/fleet.tsv" ]] && awk -F'\t' -v l="$label" '$1 != l' "$out/fleet.tsv"
+    cat "$out/fleet.tsv.run"
+  } >"$out/fleet.tsv.new"
+  mv "$out/fleet.tsv.new" "$out/fleet.tsv"
+  rm -f "$out/fleet.tsv.run"
 }
 
 for s in "${sections[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the upstream tools the deploy and e2e tests run (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, kubelet, etcd, helm) from the versions pinned in versions.env, each from
-# its own small Go module beside this script, through the Go module proxy.
+# Builds the upstream tools the deploy and e2e tests and the fleet bench run (kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl, kubelet, etcd, helm, kwok) from the versions
+# pinned in versions.env, each from its own small Go module beside this script, through the Go
+# module proxy.
 #
 #   tests/upstream/build.sh [--print-bin] [TOOL...]
 #
@@ -52,7 +53,11 @@ ldflags[etcd]="-s -w"
 version[helm]=$HELM_VERSION
 packages[helm]="helm.sh/helm/v4/cmd/helm"
 ldflags[helm]="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION"
-modules=(kube etcd helm)
+# kwok: fake nodes and pods for bench/fleet.sh (its release source already says its version).
+version[kwok]=$KWOK_VERSION
+packages[kwok]="sigs.k8s.io/kwok/cmd/kwok"
+ldflags[kwok]="-s -w"
+modules=(kube etcd helm kwok)
 
 binary_module() {  # TOOL -> the module that builds it
   local m p
@@ -61,7 +66,7 @@ binary_module() {  # TOOL -> the module that builds it
       [[ "${p##*/}" == "$1" ]] && { echo "$m"; return; }
     done
   done
-  echo "build.sh: no module builds '$1' (tools: kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd helm)" >&2
+  echo "build.sh: no module builds '$1' (tools: kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd helm kwok)" >&2
   exit 2
 }
 

@@ -1,0 +1,3 @@
+module iogate/bench/fleet
+
+go 1.26
