@@ -4,7 +4,8 @@
 #
 #   cluster_up DIR     start everything with its state under DIR (created; removed by cluster_down)
 #                      and wait until /readyz and the controllers answer; exports KUBECONFIG
-#                      (system:masters), CLUSTER_SERVER, CLUSTER_CA and CLUSTER_DIR
+#                      (system:masters), CLUSTER_SERVER, CLUSTER_CA and CLUSTER_DIR, and sets
+#                      CLUSTER_APISERVER_PID
 #   cluster_down       stop every process cluster_up started (TERM, then KILL) and remove DIR
 #
 # Every process is started with a parent-death signal, so a test killed by ctest's timeout takes
@@ -23,6 +24,15 @@
 # The apiserver presents a client certificate to kubelets (system:masters) and verifies theirs
 # against the cluster's CA, so a real kubelet (node_lib.sh) authenticates and authorizes it
 # (webhook mode) like any other client.
+#
+# CLUSTER_AUDIT_LOG=FILE turns on the apiserver's audit log (off by default): every request, by
+# every user, at level Metadata (who, verb, resource, name, response code, user.extra with a bound
+# token's authentication.kubernetes.io/pod-name; no bodies), one JSON object a line per stage:
+# ResponseComplete, and ResponseStarted before it for a watch (never RequestReceived); one
+# request is one auditID. Each event is written before the response goes out (--audit-log-mode
+# blocking, no batching), so the file is complete once the client has its answer. A relative
+# FILE is under DIR, removed with it; cluster_up exports the absolute path. Never rotated
+# (--audit-log-maxsize 0: a plain file; the default rotates at 100 MB).
 
 CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$CLUSTER_LIB_DIR/../lib/pki.sh"
@@ -198,6 +208,20 @@ cluster_up() {
     --initial-cluster "e2e=http://127.0.0.1:$peer_port" --unsafe-no-fsync --log-level warn
   cluster_wait etcd 30 curl -sf "http://127.0.0.1:$etcd_port/health"
 
+  local audit=()
+  if [[ -n ${CLUSTER_AUDIT_LOG:-} ]]; then
+    [[ $CLUSTER_AUDIT_LOG == /* ]] || CLUSTER_AUDIT_LOG=$CLUSTER_DIR/$CLUSTER_AUDIT_LOG
+    cat >"$CLUSTER_DIR/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+POLICY
+    audit=(--audit-policy-file "$CLUSTER_DIR/audit-policy.yaml" --audit-log-path "$CLUSTER_AUDIT_LOG"
+      --audit-log-format json --audit-log-mode blocking --audit-log-maxsize 0)
+    export CLUSTER_AUDIT_LOG
+  fi
   # The admission plugins are kube-apiserver's defaults (MutatingAdmissionWebhook and
   # ValidatingAdmissionWebhook among them) plus NodeRestriction, which goes with the Node
   # authorizer. The endpoint reconciler is off: it would publish 127.0.0.1 as the kubernetes
@@ -216,7 +240,8 @@ cluster_up() {
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-cluster-ip-range "$CLUSTER_SERVICE_CIDR" \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
-    --allow-privileged=true --profiling=false --v=1
+    --allow-privileged=true --profiling=false --v=1 "${audit[@]}"
+  CLUSTER_APISERVER_PID=${CLUSTER_PIDS[-1]}  # setpriv execs: the apiserver itself, for /proc
   cluster_kubeconfig "$CLUSTER_DIR/admin.kubeconfig" admin
   cluster_kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" controller-manager
   cluster_kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" scheduler
