@@ -300,6 +300,37 @@ if au:
               f"| {', '.join(sorted(set(r['verdict'] for r in rs)))} | {med([r['mau'] for r in rs]):.2f} |")
         w("")
 
+stampede = rows("stampede.tsv")
+if stampede:
+    w("## 512 pods on one volume")
+    w("")
+    w("`bench/stampede.sh` (`bash bench/run.sh stampede`; methods in its header): N `iogate preflight` processes,")
+    w("each its own pod (a token bound to its own Pod), let go at once against a real kube-apiserver (its")
+    w("defaults: 400 + 200 in flight, priority and fairness on) with its audit log on, one PVC, a 64 MiB probe")
+    w("(ramp 1 s, runtime 3 s). Requests are the apiserver's, from its audit log (one per auditID); a pod's")
+    w("\"beyond\" are all of its requests but its own verdict PATCH and Event POST (and the prober's lock")
+    w("renewals). Wall s: from the release to each process's exit. CPU s: over the stampede. Load: the")
+    w("1-minute load average just before the run, on this 2-core machine shared with other work. Goals")
+    w("(issue 32): exactly one probe, every pod annotated, at most 4 requests per pod beyond its own.")
+    w("")
+    w("| run | commit | pods | load | probes | annotated | failed | slowest pod s | median pod s | stampede s "
+      "| apiserver requests (req/s) | 429s | preflights' requests | beyond per pod: max (pods by count) "
+      "| apiserver CPU s | etcd CPU s | preflights CPU s |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (label, date, commit, load, n, failed, probes, annotated, lock, p50, wmax, span, api, rps, r429, pre,
+         bmax, hist, cpu_api, cpu_etcd, cpu_pre, by) in stampede:
+        n_ = int(n)
+        w(f"| {label} | {commit} ({date[:10]}) | {n_:,} | {load} | {probes}{' ✓' if probes == '1' else ' ✗'} "
+          f"| {annotated}{' ✓' if annotated == n else ' ✗'} | {failed} | {f2(num(wmax))} | {f2(num(p50))} "
+          f"| {f2(num(span))} | {f0(num(api))} ({f0(num(rps))}) | {r429} | {f0(num(pre))} "
+          f"| {bmax}{goal(num(bmax), 0, 4)} ({hist}) | {cpu_api} | {cpu_etcd} | {cpu_pre} |")
+    w("")
+    w("The preflights' requests by verb and resource (all pods together):")
+    w("")
+    for row in stampede:
+        w(f"- {row[0]}: {row[-1]}")
+    w("")
+
 budgets = rows("budgets.tsv")
 if budgets:
     w("## Budgets")

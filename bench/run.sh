@@ -12,6 +12,8 @@
 # time to a dataset verdict on 1.3M files and on a capped rig, before and after its bounds), au
 # (bench/au_grid.sh: iogate's predicted accelerator utilisation against a real PyTorch DataLoader's
 # on rigs capped like gp3, SATA, NVMe and HDD volumes, 1-8 accelerators; about 12 minutes a round),
+# stampede (bench/stampede.sh: N=512 preflights, each its own pod, on one PVC against a real
+# apiserver with its audit log; the row replaces the one of the same LABEL, so a "before" stays),
 # budgets (peak RSS, preflight wall time,
 # binary size), fleet (bench/fleet.sh: 5,000 kwok nodes on the real API server, the webhook under a
 # burst of 1,000 GPU pods at 200/s, its memory, node cache and lag, the agents' API write rate;
@@ -30,7 +32,7 @@ export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
 bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
 sections=("$@")
-((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au budgets)
+((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au stampede budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
 # disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
 RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
@@ -112,6 +114,10 @@ section_dataset_verdict() {
 section_au() {
   ROWS="$out/au.tsv.new" bash "$here/au_grid.sh"
   mv "$out/au.tsv.new" "$out/au.tsv"
+}
+
+section_stampede() {
+  ROWS="$out/stampede.tsv" bash "$here/stampede.sh" >&2
 }
 
 section_budgets() {

@@ -36,3 +36,16 @@ preflight_pod() {
                     resources: {limits: {"nvidia.com/gpu": "2"}}, volumeMounts: [{name: "dataset", mountPath: $data}]}],
       volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}' | k create -f - >/dev/null
 }
+
+# preflight_pods PREFIX N: N pods PREFIX0..PREFIX(N-1) like preflight_pod's (1 GPU each), created
+# as one List: a Job's workers on one volume.
+preflight_pods() {
+  jq -n --arg prefix "$1" --argjson n "$2" --arg ns "$NS" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '
+    {apiVersion: "v1", kind: "List", items: [range($n) | {apiVersion: "v1", kind: "Pod",
+      metadata: {name: "\($prefix)\(.)", namespace: $ns},
+      spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
+        initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
+        containers: [{name: "train", image: "trainer", resources: {limits: {"nvidia.com/gpu": "1"}},
+                      volumeMounts: [{name: "dataset", mountPath: $data}]}],
+        volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}]}' | k create -f - >/dev/null
+}

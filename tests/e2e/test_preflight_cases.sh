@@ -21,8 +21,12 @@
 #     verdict and "could not record"; a 9 s stall against a 6 s deadline: exit 3 naming it;
 #   - a client-certificate kubeconfig (a cert signed by the cluster CA, straight to the
 #     apiserver): unbound, the apiserver's 403 names the certificate's user; bound, recorded;
-#   - no cluster at all: the verdict printed, the API skipped; no token in any log.
+#   - no cluster at all: the verdict printed, the API skipped; no token in any log;
+#   - a stampede: 64 pods at once on one PVC, straight to the apiserver: one probe, every pod its
+#     verdict, no lock left, and by the apiserver's audit log at most 4 requests per pod beyond
+#     its own verdict PATCH and Event.
 E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CLUSTER_AUDIT_LOG=audit.log  # the stampede's count, at the end
 source "$E2E_HERE/lib.sh"
 source "$E2E_HERE/faultproxy_lib.sh"
 source "$E2E_HERE/preflight_world.sh"
@@ -222,14 +226,7 @@ assert_no_test_files "$DATA"
 # start and wait, and the prober dies during its probe's ramp: its lock stops being renewed.
 reset_share
 N=64
-jq -n --argjson n "$N" --arg ns "$NS" --arg node "$NODE" --arg sa "$SA" --arg pvc "$PVC" --arg data "$DATA" '
-  {apiVersion: "v1", kind: "List", items: [range($n) | {apiVersion: "v1", kind: "Pod",
-    metadata: {name: "train-k\(.)", namespace: $ns},
-    spec: {nodeName: $node, serviceAccountName: $sa, automountServiceAccountToken: false, restartPolicy: "Never",
-      initContainers: [{name: "iogate-preflight", image: "iogate:0.1.0", volumeMounts: [{name: "dataset", mountPath: $data}]}],
-      containers: [{name: "train", image: "trainer", resources: {limits: {"nvidia.com/gpu": "1"}},
-                    volumeMounts: [{name: "dataset", mountPath: $data}]}],
-      volumes: [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}]}}]}' | k create -f - >/dev/null
+preflight_pods train-k "$N"
 for ((i = 0; i < N; i++)); do
   token_kubeconfig "$SCRATCH/kubeconfig-train-k$i" "$PROXY_URL" "$SA" "$(sa_token "$NS" "$SA" "train-k$i")" "$NS"
 done
@@ -370,3 +367,47 @@ if hit=$(grep -lF -e "$TOKEN" -e "${TOKEN##*.}" "$PROXY_LOG" "$SCRATCH"/*.log "$
   fail "the token leaked into: $hit"
 fi
 pass "no token (whole or its signature) in the proxy's log ($(wc -l <"$PROXY_LOG") requests), iogate's logs or reports"
+
+# --- a stampede: 64 pods on one PVC at once, each its own process, counted by the apiserver ---
+# Straight to the apiserver (no proxy): its audit log (cluster_lib.sh, CLUSTER_AUDIT_LOG) is the
+# count, per pod by its bound token's pod-name. The 64 are forked first and let go together
+# (stampede.py run). Exactly one probes; a waiter's traffic must not grow with the probe's length
+# or the number of pods: at most 4 requests each beyond its own verdict PATCH and Event (issue
+# 32; the prober's lock renewals, 2 per 5 s of probe, not counted). bench/stampede.sh runs 512.
+reset_share
+S=64
+preflight_pods train-s "$S"
+STAMPEDE="$SCRATCH/stampede"
+python3 "$E2E_HERE/stampede.py" tokens "$STAMPEDE" "$NS" "$SA" $(seq -f "train-s%g" 0 $((S - 1)))
+cat >"$SCRATCH/stampede.yaml" <<P
+apiVersion: iogate.io/v1
+kind: StoragePolicy
+mode: enforce
+on_error: fail-closed
+deadline: 120s
+result_ttl: 1h
+workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 1s, runtime: 3s, size: 64m}
+rules:
+  - name: gpu-feed
+    min_iops: 100
+P
+POD_NAMESPACE=$NS NODE_NAME=$NODE python3 "$E2E_HERE/stampede.py" run "$STAMPEDE" "" -- \
+  "$IOGATE" preflight "$DATA" --policy "$SCRATCH/stampede.yaml" --output-format json >"$SCRATCH/stampede-run.json"
+assert_jq "$SCRATCH/stampede-run.json" '[.pods[].exit] | length == '"$S"' and all(. == 0)' "$S pods at once: every preflight exit 0"
+cat "$STAMPEDE"/*.json | jq -s '[.[].results[0].source] | group_by(.) | map({(.[0]): length}) | add' >"$SCRATCH/s-sources.json"
+assert_jq "$SCRATCH/s-sources.json" '. == {"probe": 1, "shared": '"$((S - 1))"'}' "$S pods at once: exactly one probed, $((S - 1)) reused its result"
+prober=$(cat "$STAMPEDE"/*.json | jq -rs '.[] | select(.results[0].source == "probe") | .pod.name')
+k -n "$NS" get pods -o json | jq '[.items[] | select(.metadata.name | startswith("train-s")) |
+  {(.metadata.name): (.metadata.annotations["iogate.io/verdict"] // "")}] | add' >"$SCRATCH/s-verdicts.json"
+assert_jq "$SCRATCH/s-verdicts.json" 'length == '"$S"' and all(.[]; . == "pass")' "$S pods at once (kubectl): every pod has iogate.io/verdict=pass"
+pvc_json | jq -e '(.metadata.annotations | has("iogate.io/probe-lock") | not) and
+    (.metadata.annotations["iogate.io/probe-result"] | fromjson | .pod == "'"$NS/$prober"'")' >/dev/null ||
+  fail "$S pods at once: the PVC: $(pvc_json | jq -c .metadata.annotations)"
+pass "$S pods at once (kubectl): $prober's result on the PVC, no lock left"
+assert_no_test_files "$DATA"
+python3 "$E2E_HERE/stampede.py" audit "$CLUSTER_AUDIT_LOG" "$SCRATCH/stampede-run.json" "$NS" "$SA" >"$SCRATCH/s-audit.json"
+assert_jq "$SCRATCH/s-audit.json" '.pods | length == '"$S"' and all(.[]; .annotated == 1 and .events >= 1)' \
+  "$S pods at once (audit log): each pod's own verdict PATCH and Event POST answered"
+worst=$(jq -c '.pods | to_entries | max_by(.value.beyond) | {(.key): .value.by}' "$SCRATCH/s-audit.json")
+assert_jq "$SCRATCH/s-audit.json" '.beyond_max <= 4' \
+  "$S pods at once (audit log): at most 4 requests per pod beyond its annotation and Event (per pod: $(jq -c .beyond_hist "$SCRATCH/s-audit.json"); the most: $worst; all: $(jq -c .by "$SCRATCH/s-audit.json"))"
