@@ -81,11 +81,11 @@ lock_left=$(k -n "$NS" get pvc "$PVC" -o json | jq '.metadata.annotations | has(
 # The row: LABEL date commit load1 N failed probes annotated lock_left wall_p50_s wall_max_s
 # stampede_s apiserver_requests apiserver_rps apiserver_429 preflight_requests beyond_max
 # beyond_hist apiserver_cpu_s etcd_cpu_s preflights_cpu_s requests_by_verb
-row=$(jq -r --slurpfile a "$SCRATCH/audit.json" --arg label "$LABEL" --arg commit "$commit" --arg load "$load" \
+row=$(jq -r --slurpfile a "$SCRATCH/audit.json" --arg lbl "$LABEL" --arg commit "$commit" --arg load "$load" \
   --arg date "$(date -u +%Y-%m-%dT%H:%MZ)" --argjson n "$N" --argjson failed "$failed" --argjson probes "$probes" \
   --argjson annotated "$annotated" --arg lock "$lock_left" '
   $a[0] as $a | ([.pods[].wall_s] | sort) as $w | (.end - .start) as $s |
-  [$label, $date, $commit, $load, $n, $failed, $probes, $annotated, $lock,
+  [$lbl, $date, $commit, $load, $n, $failed, $probes, $annotated, $lock,
    $w[($w | length) / 2 | floor], $w[-1], ($s * 1000 | round / 1000), $a.apiserver_requests,
    ($a.apiserver_requests / $s | round), $a.apiserver_429, $a.preflight_requests, $a.beyond_max,
    ($a.beyond_hist | to_entries | map("\(.key):\(.value)") | join(" ")),
