@@ -123,21 +123,7 @@ jq -r '.data["tls.crt"]' "$work/secret.json" | base64 -d >"$ETC/tls/tls.crt"
 jq -r '.data["tls.key"]' "$work/secret.json" | base64 -d >"$ETC/tls/tls.key"
 jq -r '.data["ca.crt"]' "$work/secret.json" | base64 -d >"$work/hook-ca.crt"
 chmod 600 "$ETC/tls/tls.key"
-ADDR=$(python3 - <<'PY'
-import random, socket
-for _ in range(50):
-    a = "127.%d.%d.%d" % (random.randint(1, 254), random.randint(0, 255), random.randint(1, 254))
-    s = socket.socket()
-    try:
-        s.bind((a, 443))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(a)
-    break
-PY
-)
+ADDR=$(free_loopback_443)
 [[ -n $ADDR ]] || { echo "no free 443 on a loopback address" >&2; exit 1; }
 mapfile -t ARGS < <(jq -r --arg etc "$ETC" --arg listen "$ADDR:443" '.spec.template.spec.containers[0].args as $a |
   [range(0; $a | length) as $i | $a[$i] as $v |

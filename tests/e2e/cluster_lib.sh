@@ -86,6 +86,26 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }
 
+# free_loopback_443: a random loopback address (127.x.y.z) whose port 443 was free a moment ago,
+# where a webhook behind an ExternalName Service listens as a pod would on its own address; ""
+# when 50 tries found none.
+free_loopback_443() {
+  python3 - <<'PY'
+import random, socket
+for _ in range(50):
+    a = "127.%d.%d.%d" % (random.randint(1, 254), random.randint(0, 255), random.randint(1, 254))
+    s = socket.socket()
+    try:
+        s.bind((a, 443))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(a)
+    break
+PY
+}
+
 # cluster_pki DIR: CA, apiserver serving pair, client pairs for admin, controller-manager and
 # scheduler (tests/lib/pki.sh), and the service-account signing key: RSA, the algorithm every
 # Kubernetes version accepts for RS256 tokens.

@@ -135,22 +135,7 @@ jq -r '.data["policy.yaml"]' "$SCRATCH/policy-cm.json" >"$ETC/policy.yaml"
 cp "$SCRATCH/tls.crt" "$ETC/tls/tls.crt"
 jq -r '.data["tls.key"]' "$SCRATCH/secret.json" | base64 -d >"$ETC/tls/tls.key"
 chmod 600 "$ETC/tls/tls.key"
-# A random loopback address with 443 free (bound a moment ago).
-ADDR=$(python3 - <<'PY'
-import random, socket
-for _ in range(50):
-    a = "127.%d.%d.%d" % (random.randint(1, 254), random.randint(0, 255), random.randint(1, 254))
-    s = socket.socket()
-    try:
-        s.bind((a, 443))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(a)
-    break
-PY
-)
+ADDR=$(free_loopback_443)
 [[ -n $ADDR ]] || fail "no free 443 on a loopback address"
 [[ $(jq -r '.spec.template.spec.containers[0].args[0]' "$SCRATCH/deploy.json") == webhook ]] ||
   fail "the Deployment's container does not run iogate webhook: $(jq -c '.spec.template.spec.containers[0].args' "$SCRATCH/deploy.json")"
