@@ -17,6 +17,14 @@ milliseconds ms_between(NodeStore::Clock::time_point from, NodeStore::Clock::tim
   return std::chrono::duration_cast<milliseconds>(to - from);
 }
 
+// Sets `name`'s entry in `nodes`, keeping `bytes` their sum: the store's map and a listing's alike.
+void put_entry(std::map<std::string, NodeStore::Entry>& nodes, size_t& bytes, std::string name, NodeStore::Entry e) {
+  auto [it, added] = nodes.try_emplace(std::move(name));
+  if (!added) bytes -= it->second.bytes;
+  bytes += e.bytes;
+  it->second = std::move(e);
+}
+
 }  // namespace
 
 std::optional<std::chrono::system_clock::time_point> last_written(const nlohmann::json& node) {
@@ -60,13 +68,6 @@ bool NodeStore::current(Clock::time_point now) const {
   return contact_ && now - *contact_ <= max_lag_;
 }
 
-void NodeStore::put(const std::string& name, Entry e) {
-  auto [it, added] = nodes_.try_emplace(name);
-  if (!added) bytes_ -= it->second.bytes;
-  bytes_ += e.bytes;
-  it->second = std::move(e);
-}
-
 NodeStore::Found NodeStore::find(const std::string& name, Clock::time_point now) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!current(now)) return Found{};
@@ -78,11 +79,7 @@ NodeStore::Found NodeStore::find(const std::string& name, Clock::time_point now)
 void NodeStore::Listing::add(const nlohmann::json& node) {
   std::string name = string_at(object_at(node, "metadata"), "name");
   if (name.empty()) return;
-  Entry e = entry_of(node);
-  auto [it, added] = nodes.try_emplace(std::move(name));
-  if (!added) bytes -= it->second.bytes;
-  bytes += e.bytes;
-  it->second = std::move(e);
+  put_entry(nodes, bytes, std::move(name), entry_of(node));
 }
 
 void NodeStore::replace(Listing listing, const std::string& resource_version, Clock::time_point now) {
@@ -115,7 +112,7 @@ void NodeStore::apply(const WatchEvent& e, Clock::time_point now, std::chrono::s
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (entry) {
-    put(name, std::move(*entry));
+    put_entry(nodes_, bytes_, std::move(name), std::move(*entry));
   } else if (auto it = nodes_.find(name); it != nodes_.end()) {
     bytes_ -= it->second.bytes;
     nodes_.erase(it);

@@ -89,8 +89,7 @@ class NodeStore {
 
  private:
   static Entry entry_of(const nlohmann::json& node);
-  bool current(Clock::time_point now) const;   // mu_ held
-  void put(const std::string& name, Entry e);  // mu_ held
+  bool current(Clock::time_point now) const;  // mu_ held
 
   const std::chrono::milliseconds max_lag_;
   mutable std::mutex mu_;  // guards everything below
