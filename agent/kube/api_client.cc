@@ -21,10 +21,6 @@ const char* content_type_of(PatchType type) {
   return "application/merge-patch+json";
 }
 
-bool retryable_status(int status) {
-  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
-}
-
 std::string_view failure_reason(TransportFailure f) {
   switch (f) {
     case TransportFailure::kConnect: return "ConnectionFailed";
@@ -91,6 +87,12 @@ ApiResult<nlohmann::json> ApiClient::post(const std::string& path, const nlohman
   return call("POST", path, "application/json", body.dump());
 }
 
+milliseconds ApiClient::attempt_timeout(Clock::time_point now) const {
+  if (deadline_ == Clock::time_point::max()) return retry_.request_timeout;
+  return std::max(milliseconds(1),
+                  std::min(retry_.request_timeout, std::chrono::duration_cast<milliseconds>(deadline_ - now)));
+}
+
 ApiResult<std::unique_ptr<WatchStream>> ApiClient::watch(const std::string& path) {
   const std::string request_name = "WATCH " + path;
   if (setup_error_) return ApiError{request_name, 0, "ClientSetup", setup_error_->message};
@@ -100,10 +102,7 @@ ApiResult<std::unique_ptr<WatchStream>> ApiClient::watch(const std::string& path
   for (bool token_retried = false;;) {
     const Clock::time_point now = clock_.now();
     if (now >= deadline_) return ApiError{request_name, 0, "DeadlineExceeded", "deadline reached before the watch"};
-    milliseconds timeout = retry_.request_timeout;
-    if (deadline_ != Clock::time_point::max()) {
-      timeout = std::max(milliseconds(1), std::min(timeout, std::chrono::duration_cast<milliseconds>(deadline_ - now)));
-    }
+    const milliseconds timeout = attempt_timeout(now);
     request.bearer_token = tokens_.token(now);
     ++stats_.requests;
     StreamResult opened = transport_->open_stream(request, timeout);
@@ -148,11 +147,7 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
     if (stopped()) return ApiError{request_name, 0, "Stopped", "stopped by a signal before the request was sent"};
     Clock::time_point now = clock_.now();
     if (now >= deadline_) return deadline_error(attempt > 0 ? &last : nullptr);
-    milliseconds timeout = retry_.request_timeout;
-    if (deadline_ != Clock::time_point::max()) {
-      timeout = std::min(timeout, std::chrono::duration_cast<milliseconds>(deadline_ - now));
-      if (timeout < milliseconds(1)) timeout = milliseconds(1);
-    }
+    const milliseconds timeout = attempt_timeout(now);
     request.bearer_token = tokens_.token(now);
     ++attempt;
     ++stats_.requests;
@@ -186,7 +181,7 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
         spdlog::info("kube: {}: 401 Unauthorized; re-reading the token file and retrying once", request_name);
         continue;
       }
-      retry = retryable_status(response.status) || (response.status == 409 && on_conflict == OnConflict::kRetry);
+      retry = transient_status(response.status) || (response.status == 409 && on_conflict == OnConflict::kRetry);
       if (response.status == 429 || response.status == 503) retry_after = parse_retry_after(response.retry_after);
     }
 

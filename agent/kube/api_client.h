@@ -105,6 +105,8 @@ class ApiClient {
   const Stats& stats() const { return stats_; }
 
  private:
+  // One attempt's timeout at `now`: the request timeout, cut to what the deadline leaves (1 ms at least).
+  std::chrono::milliseconds attempt_timeout(std::chrono::steady_clock::time_point now) const;
   ApiResult<nlohmann::json> call(const std::string& method, const std::string& path, const std::string& content_type,
                                  std::string body, OnConflict on_conflict = OnConflict::kReturn);
 
