@@ -57,4 +57,8 @@ ApiError api_error_from_response(std::string request, int http_status, std::stri
   return e;
 }
 
+bool transient_status(int http_status) {
+  return http_status == 429 || http_status == 500 || http_status == 502 || http_status == 503 || http_status == 504;
+}
+
 }  // namespace iogate

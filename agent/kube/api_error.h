@@ -31,6 +31,10 @@ struct ApiError {
 // body (priority-and-fairness 429s are plain text) gives its first line and the code's reason.
 ApiError api_error_from_response(std::string request, int http_status, std::string_view body);
 
+// Whether an answer with this status may be different next time: 429 and the 5xx of a server that
+// is overloaded or recovering (500, 502, 503, 504). A 501 and every other 4xx will not.
+bool transient_status(int http_status);
+
 // The canonical reason for an HTTP status as the API server spells it ("NotFound", "Conflict").
 std::string_view http_reason(int http_status);
 

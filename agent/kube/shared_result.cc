@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -163,25 +164,12 @@ class PvcReader {
   // The PVC now (the first call), or its next version: waits for a change at most until `until`
   // and at most `silence` (then reads it, as a poll would). Nullopt at `until` or on a stop.
   ApiResult<std::optional<Seen>> next(Steady::time_point until, Steady::duration silence) {
-    if (first_) {
-      first_ = false;
-      if (can_watch_) {
-        auto opened = open_watch(until);
-        if (!opened.ok()) return opened.error();
-      }
-      if (!stream_) return read();
-    }
+    const bool first = std::exchange(first_, false);
     if (!stream_ && can_watch_ && !polling_) {
       auto opened = open_watch(until);
       if (!opened.ok()) return opened.error();
     }
-    if (!stream_) {
-      // Polling: once a poll interval, as a waiter always did where it cannot watch.
-      if (!sleep_until(std::min(until, Steady::now() + req_.poll_interval)) || Steady::now() >= until) {
-        return std::optional<Seen>();
-      }
-      return read();
-    }
+    if (!stream_) return first ? read() : poll(until);
     const Steady::time_point silent_at = std::min(until, Steady::now() + silence);
     while (!stopped()) {
       const auto now = Steady::now();
@@ -202,10 +190,7 @@ class PvcReader {
           stream_.reset();
           if (Steady::now() - opened_at_ < std::chrono::seconds(1)) {
             polling_ = true;
-            if (!sleep_until(std::min(until, Steady::now() + req_.poll_interval)) || Steady::now() >= until) {
-              return std::optional<Seen>();
-            }
-            return read();
+            return poll(until);
           }
           auto opened = open_watch(until);
           if (!opened.ok()) return opened.error();
@@ -264,6 +249,15 @@ class PvcReader {
     return !stopped();
   }
 
+  // Once a poll interval, as a waiter always did where it cannot watch: the PVC read after the
+  // interval, or nullopt at `until` or on a stop.
+  ApiResult<std::optional<Seen>> poll(Steady::time_point until) {
+    if (!sleep_until(std::min(until, Steady::now() + req_.poll_interval)) || Steady::now() >= until) {
+      return std::optional<Seen>();
+    }
+    return read();
+  }
+
   ApiResult<std::optional<Seen>> read() {
     auto pvc = api_.get(pvc_path(req_.pvc));
     if (!pvc.ok()) return pvc.error();
@@ -293,7 +287,7 @@ class PvcReader {
     }
     const ApiError& e = opened.error();
     if (e.reason == "Stopped" || e.reason == "DeadlineExceeded") return e;
-    const bool may_pass = e.http_status == 0 || e.http_status == 429 || e.http_status >= 500;
+    const bool may_pass = e.http_status == 0 || transient_status(e.http_status);
     if (!may_pass) {
       can_watch_ = false;
       spdlog::warn(
