@@ -98,9 +98,9 @@ class Options {
 NetworkMountOptions read_options(const Options& o, NetworkBackend b) {
   NetworkMountOptions out;
   std::string vers(o.value("vers").value_or(o.value("nfsvers").value_or("")));
-  // Kernels before 4.x printed NFSv4.1 as "vers=4,minorversion=1"; "vers=4.0" means 4.0.
+  // Older kernels printed NFSv4.1 as "vers=4,minorversion=1"; "vers=4.0" means 4.0.
   if (b == B::kNfs && vers == "4") {
-    if (auto minor = o.value("minorversion")) vers += "." + std::string(*minor);
+    if (auto minor = o.value("minorversion")) vers.append(1, '.').append(*minor);
   }
   out.version = vers;
   out.proto = std::string(o.value("proto").value_or(""));

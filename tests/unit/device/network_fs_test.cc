@@ -265,6 +265,17 @@ TEST_CASE("rclone: remote and path; the {hash} of a remote with overrides is dro
   CHECK(n.servers.empty());
 }
 
+TEST_CASE("seaweedfs: weed mount's source is the filer and the filer path") {
+  // The /proc/mounts example in a SeaweedFS drive manager's source ("Example:
+  // 172.16.37.66:8080:/buckets/agd-my-super-drive-hydpwa/ /mnt/test fuse.seaweedfs ...").
+  NetworkMount n = describe(
+      "130 29 0:80 / /mnt/test rw,nosuid,nodev,relatime - fuse.seaweedfs "
+      "172.16.37.66:8080:/buckets/agd-my-super-drive-hydpwa/ rw,user_id=0,group_id=0");
+  CHECK(n.backend == NetworkBackend::kSeaweedFs);
+  CHECK(n.servers == Strings{"172.16.37.66:8080"});
+  CHECK(n.export_path == "/buckets/agd-my-super-drive-hydpwa/");
+}
+
 // ---- what is not network, and other FUSE ---------------------------------------------------------
 
 TEST_CASE("local and memory file systems are not described") {
