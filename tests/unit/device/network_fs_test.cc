@@ -211,6 +211,24 @@ TEST_CASE("mount-s3 mounts as plain fuse with source mountpoint-s3; the bucket i
   CHECK(n.options.allow_other);
 }
 
+TEST_CASE("s3fs: the source is the program's name; the bucket is not in the table") {
+  // The mountinfo test data of rexray/gocsi (its GetMounts reads /proc/self/mountinfo).
+  NetworkMount n = describe(
+      "81 62 0:39 / /var/lib/rexray/volumes/s3fsvol01 rw,nosuid,nodev,relatime shared:31 - fuse.s3fs s3fs "
+      "rw,user_id=0,group_id=0");
+  CHECK(n.backend == NetworkBackend::kS3fs);
+  CHECK(network_backend_kind(n.backend) == "an object store through FUSE");
+  CHECK(n.volume == "");
+  CHECK(n.servers.empty());
+  CHECK_FALSE(n.options.allow_other);
+
+  // mount(8) in the csi-s3 driver's README (s3fs mounter), "...,allow_other)".
+  NetworkMount csi = describe(
+      "95 40 0:58 / /var/lib/www/html rw,nosuid,nodev,relatime - fuse.s3fs s3fs rw,user_id=0,group_id=0,allow_other");
+  CHECK(csi.backend == NetworkBackend::kS3fs);
+  CHECK(csi.options.allow_other);
+}
+
 TEST_CASE("gcsfuse: the source is the bucket") {
   // mount(8) lines in a workspace tool's test of its gcsfuse detection: "bucket-1 on ... type
   // fuse.gcsfuse (rw,nosuid,nodev,relatime,user_id=1000,group_id=1001,default_permissions)".
