@@ -51,11 +51,12 @@ std::string link_basename(const fs::path& link) {
   return t.ok() ? fs::path(*t).filename().string() : "";
 }
 
-bool is_network_fs(const std::string& t) {
-  static const std::set<std::string> kTypes = {"nfs",  "nfs4",    "cifs",      "smb3",   "smbfs",    "ceph", "lustre",
-                                               "gpfs", "beegfs",  "glusterfs", "9p",     "virtiofs", "afs",  "orangefs",
-                                               "fuse", "fuseblk", "cephfs",    "wekafs", "ocfs2"};
-  return kTypes.count(t) || t.rfind("fuse.", 0) == 0;
+// "nfs4 mount of fs1:/home: nfs 4.2 from fs1, a network file system".
+std::string network_reason(const MountEntry& m, const NetworkMount& n) {
+  std::string what(network_backend_name(n.backend));
+  if (!n.options.version.empty()) what += " " + n.options.version;
+  for (size_t i = 0; i < n.servers.size(); ++i) what += (i ? "," : " from ") + n.servers[i];
+  return fmt::format("{} mount of {}: {}, {}", m.fs_type, m.source, what, network_backend_kind(n.backend));
 }
 
 bool is_memory_fs(const std::string& t) { return t == "tmpfs" || t == "ramfs" || t == "hugetlbfs" || t == "devtmpfs"; }
@@ -115,10 +116,9 @@ class StackWalker {
     if (!m) return runtime_error(fmt::format("{}: no mount holds it", path));
     out.mount = *m;
     const std::string& t = m->fs_type;
-    if (is_network_fs(t)) {
+    if ((out.network = describe_network_mount(*m))) {
       out.device_class = DeviceClass::kNetworkFs;
-      std::string program = t.rfind("fuse.", 0) == 0 ? fmt::format(" (FUSE program {})", t.substr(5)) : "";
-      out.reason = fmt::format("{} mount of {}{}: a network or host-shared file system", t, m->source, program);
+      out.reason = network_reason(*m, *out.network);
       return out;
     }
     if (is_memory_fs(t)) {

@@ -9,12 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "device/device_class.h"
 #include "device/mountinfo.h"
+#include "device/network_fs.h"
 
 namespace iogate {
 
@@ -46,7 +48,8 @@ struct StorageStack {
   std::string reason;
   std::string slowest_leaf;  // "" when there is no block device
   std::vector<std::string> overlay_lowerdirs;
-  std::vector<StackNode> stack;  // the mount's device(s); empty for network and memory fs
+  std::vector<StackNode> stack;         // the mount's device(s); empty for network and memory fs
+  std::optional<NetworkMount> network;  // a network or FUSE mount: backend, servers, export, options
 };
 
 struct DetectOptions {

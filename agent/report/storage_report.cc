@@ -29,6 +29,26 @@ nlohmann::json node_to_json(const StackNode& n) {
           {"children", children}};
 }
 
+// Always present, as every key of the report is: empty values for a local or memory mount.
+nlohmann::json network_to_json(const std::optional<NetworkMount>& network) {
+  const NetworkMount n = network.value_or(NetworkMount{});
+  const NetworkMountOptions& o = n.options;
+  return {{"backend", network ? std::string(network_backend_name(n.backend)) : std::string()},
+          {"servers", n.servers},
+          {"export", n.export_path},
+          {"volume", n.volume},
+          {"options",
+           {{"version", o.version},
+            {"proto", o.proto},
+            {"nconnect", o.nconnect},
+            {"rsize_bytes", o.rsize_bytes},
+            {"wsize_bytes", o.wsize_bytes},
+            {"hard_soft", o.hard_soft},
+            {"attr_cache", o.attr_cache},
+            {"max_read_bytes", o.max_read_bytes},
+            {"allow_other", o.allow_other}}}};
+}
+
 void render_node(const StackNode& n, const std::string& prefix, bool last, bool top, std::string& out) {
   std::string branch = top ? "" : (last ? "└─ " : "├─ ");
   std::string detail;
@@ -63,6 +83,7 @@ nlohmann::json storage_stack_to_json(const StorageStack& s) {
           {"class", device_class_name(s.device_class)},
           {"reason", s.reason},
           {"slowest_leaf", s.slowest_leaf},
+          {"network", network_to_json(s.network)},
           {"overlay_lowerdirs", s.overlay_lowerdirs},
           {"stack", stack}};
 }
@@ -85,6 +106,7 @@ std::string render_storage_human(const StorageStack& s) {
     out += fmt::format("mount    {} on {}  {}  ({}{})\n", s.mount.fs_type, s.mount.mount_point, s.mount.source,
                        s.mount.mount_options, s.mount.read_only() ? ", read-only" : "");
   }
+  if (s.network) out += fmt::format("network  {}\n", network_mount_summary(*s.network));
   if (!s.overlay_lowerdirs.empty()) {
     out += fmt::format("lower    {} overlay lowerdir{}\n", s.overlay_lowerdirs.size(),
                        s.overlay_lowerdirs.size() == 1 ? "" : "s");

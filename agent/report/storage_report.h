@@ -12,7 +12,7 @@ namespace iogate {
 
 inline constexpr const char kDetectSchema[] = "iogate.detect/v1";
 
-// path, mount, class, reason, slowest_leaf, overlay_lowerdirs, stack (no schema key).
+// path, mount, class, reason, slowest_leaf, network, overlay_lowerdirs, stack (no schema key).
 nlohmann::json storage_stack_to_json(const StorageStack& s);
 // The same with "schema" first, for `iogate detect --output-format json`.
 nlohmann::json detect_report_to_json(const StorageStack& s);

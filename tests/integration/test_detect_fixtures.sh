@@ -23,3 +23,11 @@ pass "nvme_local /data/db: detect --root prints the JSON (schema, path echoed, m
 out=$("$IOGATE" detect --root "$TREE" /data --output-format human 2>&1) || fail "human format: detect failed: $out"
 grep -qi nvme <<<"$out" || fail "human output does not name the class: $out"
 pass "human output names the class"
+
+# A network mount's human output has a network line naming the backend, version, server and export.
+TREE=$SCRATCH/nfs4
+bash "$FIXTURES/cases/nfs4.sh" "$TREE" || fail "nfs4: the fixture does not build"
+out=$("$IOGATE" detect --root "$TREE" /mnt/nfs/alice --output-format human 2>&1) || fail "nfs4: detect failed: $out"
+grep -q '^network  nfs 4\.2, server fileserver\.example\.com, export /export/home; proto tcp' <<<"$out" ||
+  fail "nfs4: no network line naming backend, version, server and export: $out"
+pass "nfs4: the human output's network line names the backend, version, server and export"

@@ -48,7 +48,8 @@ const std::vector<std::string> kFixtures = {
     "usb_stick",   "mmc_sdcard",  "zram",          "aws_ebs",    "ec2_instance_store",
     "gcp_pd_scsi", "gcp_pd_nvme", "gcp_local_ssd", "azure_scsi", "azure_nvme",
     "nvme_tcp",    "lvm_nvme",    "lvm_mixed",     "md_raid1",   "dm_crypt",
-    "loop_tmpfs",  "nfs4",        "overlay",       "btrfs"};
+    "loop_tmpfs",  "nfs4",        "overlay",       "btrfs",      "lustre",
+    "fuse_object"};
 
 std::string cases_dir() { return iogate::testing::source_path("tests/fixtures/sysfs/cases").string(); }
 
@@ -606,9 +607,69 @@ TEST_CASE("detect: nfs4") {
     EXPECT(d, fields(d.at("/mount"), {"fstype", "source"}), R"(["nfs4","fileserver.example.com:/export/home"])"_json,
            "mount");
     EXPECT(d, d.at("/class"), "network-fs", "class network-fs");
-    EXPECT_MATCH(d, d.at("/reason"), "nfs4", "reason names the fs type");
+    EXPECT(d, d.at("/reason"),
+           "nfs4 mount of fileserver.example.com:/export/home: nfs 4.2 from fileserver.example.com, a network file "
+           "system",
+           "reason names the fs type, backend, version and server");
+    EXPECT(d, d.at("/network"), R"({
+      "backend": "nfs", "servers": ["fileserver.example.com"], "export": "/export/home", "volume": "",
+      "options": {"version": "4.2", "proto": "tcp", "nconnect": 0, "rsize_bytes": 1048576, "wsize_bytes": 1048576,
+                  "hard_soft": "hard", "attr_cache": [], "max_read_bytes": 0, "allow_other": false}})"_json,
+           "the network object");
     EXPECT(d, d.at("/stack"), json::array(), "no stack");
     EXPECT(d, d.at("/slowest_leaf"), "", "no leaf");
+  }
+  // The root, a local disk: the network object is there, empty, as every key of the report is.
+  if (auto d = detect(fx, "/etc")) {
+    EXPECT(d, d.at("/network/backend"), "", "no backend for a local disk");
+    EXPECT(d, d.at("/network/servers"), json::array(), "no servers");
+    EXPECT(d, d.at("/network/options/max_read_bytes"), 0, "options present, zero");
+  }
+}
+
+TEST_CASE("detect: lustre (an HPC login node: Lustre over InfiniBand, NFSv3 and NFSv4.2)") {
+  Fixture fx = fixture("lustre");
+  if (auto d = detect(fx, "/bigwork/alice/run1")) {
+    EXPECT(d, d.at("/class"), "network-fs", "class");
+    EXPECT(d, fields(d.at("/network"), {"backend", "servers", "volume", "export"}),
+           R"(["lustre", ["192.168.255.3@o2ib", "192.168.255.4@o2ib"], "bwlfs1", "/"])"_json,
+           "the MGS NIDs and fsname");
+    EXPECT_MATCH(d, d.at("/reason"),
+                 "^lustre mount of .*: lustre from 192\\.168\\.255\\.3@o2ib,192\\.168\\.255\\.4@o2ib, a parallel",
+                 "reason");
+    EXPECT(d, d.at("/stack"), json::array(), "no stack");
+  }
+  if (auto d = detect(fx, "/software/ZZZZ10001/bin")) {
+    EXPECT(d, fields(d.at("/network"), {"backend", "servers"}), R"(["nfs", ["sw.css.lan"]])"_json, "NFSv3 server");
+    EXPECT(d, fields(d.at("/network/options"), {"version", "proto", "hard_soft"}), R"(["3", "tcp", "soft"])"_json,
+           "v3 over tcp, soft (mountproto=udp is the mount protocol only)");
+  }
+  if (auto d = detect(fx, "/home/nhulgroo")) {
+    EXPECT(d, fields(d.at("/network/options"), {"version", "hard_soft", "rsize_bytes"}),
+           R"(["4.2", "hard", 1048576])"_json, "v4.2, hard, 1 MiB reads");
+  }
+  if (auto d = detect(fx, "/home")) {
+    EXPECT(d, d.at("/network/backend"), "", "/home itself is on the local root");
+    EXPECT(d, d.at("/class"), "sata-ssd", "the decoy root");
+  }
+}
+
+TEST_CASE("detect: fuse_object (mount-s3 as plain fuse, JuiceFS, gcsfuse over a local NVMe root)") {
+  Fixture fx = fixture("fuse_object");
+  if (auto d = detect(fx, "/mnt/s3/train/shard-00001.tar")) {
+    EXPECT(d, d.at("/class"), "network-fs", "not the root's NVMe");
+    EXPECT(d, fields(d.at("/network"), {"backend", "servers", "volume"}), R"(["mountpoint-s3", [], ""])"_json,
+           "told by its source; the bucket is not in the mount table");
+    EXPECT(d, d.at("/network/options/allow_other"), true, "allow_other");
+    EXPECT(d, d.at("/reason"), "fuse mount of mountpoint-s3: mountpoint-s3, an object store through FUSE", "reason");
+  }
+  if (auto d = detect(fx, "/jfs/data")) {
+    EXPECT(d, fields(d.at("/network"), {"backend", "volume"}), R"(["juicefs", "alphalib"])"_json, "JuiceFS volume");
+    EXPECT(d, d.at("/network/options/max_read_bytes"), 131072, "max_read");
+  }
+  if (auto d = detect(fx, "/gcs")) {
+    EXPECT(d, fields(d.at("/network"), {"backend", "volume"}), R"(["gcsfuse", "training-shards"])"_json, "bucket");
+    EXPECT(d, d.at("/network/options/allow_other"), false, "no allow_other");
   }
 }
 
