@@ -88,7 +88,9 @@ void run_aio_loop(const JobPlan& plan, JobControl& control, JobOutcome& out) {
     }
     int done = 0;
     while (done < n) {
+      uint64_t t_call = monotonic_ns();
       int rc = io_submit(ctx->get(), n - done, batch.data() + done);
+      result.submit_ns += monotonic_ns() - t_call;
       ++result.submit_calls;
       if (rc > 0) {
         done += rc;

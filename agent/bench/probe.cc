@@ -116,6 +116,8 @@ class DiskStatsWindow {
 // The share of the queue slots waiting for their refill above which the probe's thread, not the
 // device, set the pace (20%: a device given 4 of 5 slots is measured at a depth it was not asked).
 constexpr double kProbeBoundAwaitingShare = 0.2;
+// Below this share of a core per job, refills that waited were blocked in io_submit, not computed.
+constexpr double kBlockedSubmitCpuShare = 0.5;
 
 void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResult& r) {
   if (r.target.page_cache) {
@@ -123,6 +125,14 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
         fmt::format("{} is {}: these are page-cache (memory) results, not storage; O_DIRECT "
                     "is accepted there but bypasses nothing",
                     r.target.mount_point.empty() ? r.target.path : r.target.mount_point, r.target.fs_type));
+  }
+  // O_DIRECT skips this client's cache only: a server holds what iogate has just written to it.
+  if (r.storage.device_class == DeviceClass::kNetworkFs && (r.target.test_file_created || r.target.test_file_reused)) {
+    r.warnings.push_back(fmt::format(
+        "{} is a network file system ({}): the test file iogate wrote there may be read from the server's memory, "
+        "which a dataset larger than that memory is not; `iogate probe --mode dataset` on the dataset itself measures "
+        "what training reads",
+        r.target.mount_point.empty() ? r.target.path : r.target.mount_point, r.target.fs_type));
   }
   if (w.direct && !target.direct) {
     r.warnings.push_back(
@@ -162,13 +172,40 @@ void add_result_warnings(const Workload& w, const OpenTarget& target, ProbeResul
   const double slots = double(w.iodepth) * double(w.numjobs);
   const JobResult all = r.aggregate();
   const double awaiting = mean_awaiting_refill(all);
-  if (w.iodepth > 1 && w.iodepth_batch == 1 && awaiting >= kProbeBoundAwaitingShare * slots) {
+  const double submit_share = submit_share_of_latency(all);
+  const bool synchronous = r.ioengine == "libaio" && w.iodepth > 1 && submit_share >= kSynchronousSubmitShare;
+  if (synchronous) {
     const double held = mean_in_flight(all);
     r.warnings.push_back(fmt::format(
-        "the kernel held {:.1f} of the {:g} I/Os asked for on average; {:.1f} waited for the probe to submit them "
-        "again: its CPU, not the device, set the pace, so these are the device's figures at a depth of about {:.0f}, "
-        "not {:g} (more --numjobs at the same total depth spreads the submissions over more cores)",
-        held, slots, awaiting, held, slots));
+        "libaio ran synchronously on {} ({}): an io_submit call took {:.0f}% of an I/O's completion latency on "
+        "average, returning only once its I/O was done, so the kernel held {:.1f} of the {:g} I/Os asked for: these "
+        "are the figures of a queue depth of about {:.0f} (fio's libaio engine meets the same; --direct=0 runs one "
+        "thread per queue slot, concurrency the file system can serve)",
+        r.target.path, r.target.fs_type, 100 * submit_share, held, slots, std::max(1.0, held)));
+  } else if (w.iodepth > 1 && w.iodepth_batch == 1 && awaiting >= kProbeBoundAwaitingShare * slots) {
+    const double held = mean_in_flight(all);
+    // Refills wait either for the probe's CPU or inside io_submit, blocked: the CPU it used tells.
+    const double cpu_share =
+        r.measured_ns ? double(r.cpu.user_ns + r.cpu.sys_ns) / (double(r.measured_ns) * double(w.numjobs)) : 1.0;
+    if (r.ioengine == "libaio" && cpu_share < kBlockedSubmitCpuShare && all.submit_calls) {
+      const bool fuse = r.target.fs_type.starts_with("fuse");
+      r.warnings.push_back(fmt::format(
+          "the kernel held {:.1f} of the {:g} I/Os asked for on average; {:.1f} waited in io_submit, which blocked "
+          "{} a call while the probe used {:.0f}% of a CPU: {} ({}) takes only so many asynchronous requests at "
+          "once{}, so these are its figures at a depth of about {:.0f}, not {:g}",
+          held, slots, awaiting, format_duration_ns(double(all.submit_ns) / double(all.submit_calls)), 100 * cpu_share,
+          r.target.path, r.target.fs_type,
+          fuse ? " (a FUSE connection queues at most its max_background, 12 by default, see "
+                 "/sys/fs/fuse/connections/*/max_background)"
+               : "",
+          held, slots));
+    } else {
+      r.warnings.push_back(fmt::format(
+          "the kernel held {:.1f} of the {:g} I/Os asked for on average; {:.1f} waited for the probe to submit them "
+          "again: its CPU, not the device, set the pace, so these are the device's figures at a depth of about "
+          "{:.0f}, not {:g} (more --numjobs at the same total depth spreads the submissions over more cores)",
+          held, slots, awaiting, held, slots));
+    }
   }
   if (r.stop_reason == StopReason::kSignal)
     r.warnings.push_back("interrupted: the figures cover only part of --runtime");

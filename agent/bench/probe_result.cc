@@ -17,6 +17,7 @@ void merge_job_result(JobResult& into, const JobResult& from) {
   into.submit_calls += from.submit_calls;
   into.reap_calls += from.reap_calls;
   into.refill_wait_ns += from.refill_wait_ns;
+  into.submit_ns += from.submit_ns;
 }
 
 double mean_in_flight(const JobResult& j) {
@@ -40,6 +41,15 @@ uint64_t ProbeResult::total_ios() const {
   uint64_t n = 0;
   for (const JobResult& j : jobs) n += j.read.total_ios + j.write.total_ios;
   return n;
+}
+
+double submit_share_of_latency(const JobResult& j) {
+  uint64_t n = j.read.clat.count() + j.write.clat.count();
+  if (j.submit_calls == 0 || n == 0) return 0;
+  double clat =
+      (j.read.clat.mean() * double(j.read.clat.count()) + j.write.clat.mean() * double(j.write.clat.count())) /
+      double(n);
+  return clat > 0 ? double(j.submit_ns) / double(j.submit_calls) / clat : 0;
 }
 
 }  // namespace iogate

@@ -28,6 +28,9 @@ struct JobResult {
   std::vector<uint64_t> iops_per_second;  // completions (both directions) in each second of the window
   uint64_t submit_calls = 0;              // io_submit calls (or pread/pwrite calls in thread mode)
   uint64_t reap_calls = 0;                // io_getevents calls; user-space ring reaps are not syscalls
+  // Time inside io_submit, all calls (0 for psync). About one completion latency a call where the
+  // file system has no asynchronous path (FUSE, buffered I/O): libaio then runs synchronously.
+  uint64_t submit_ns = 0;
   // Summed over the window, per slot: from a completion being seen to its refill's io_submit.
   // Time the device had one I/O fewer because of the probe itself (libaio; 0 for psync).
   uint64_t refill_wait_ns = 0;
@@ -91,6 +94,12 @@ double mean_in_flight(const JobResult& j);
 // The slots on average between a completion being seen and their refill's io_submit. With
 // --iodepth-batch 1 that is time the job's thread kept them from the device.
 double mean_awaiting_refill(const JobResult& j);
+// Mean time of one io_submit call over the mean completion latency: near 0 where the kernel queues
+// the I/O and returns, near 1 or more where io_submit returns only once the I/O is done. 0 without
+// calls or completions.
+double submit_share_of_latency(const JobResult& j);
+// At or above this share, the probe calls libaio synchronous on the target.
+inline constexpr double kSynchronousSubmitShare = 0.5;
 
 struct ProbeResult {
   Workload workload;  // as run, with the seed filled in

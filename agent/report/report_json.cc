@@ -86,6 +86,7 @@ json job_json(const JobResult& j, const std::string& name) {
       {"submit_calls", j.submit_calls},
       {"reap_calls", j.reap_calls},
       {"refill_wait_ns", j.refill_wait_ns},
+      {"submit_ns", j.submit_ns},
       {"mean_in_flight", finite(mean_in_flight(j))},
       {"mean_awaiting_refill", finite(mean_awaiting_refill(j))},
   };

@@ -50,17 +50,11 @@ const Spec kDirectionSpec = {{"total_ios", Type::kInteger},  {"io_bytes", Type::
                              {"lat_histogram", Type::kArray}};
 const Spec kClatSpec = {{"min", Type::kInteger},   {"max", Type::kInteger}, {"mean", Type::kNumber},
                         {"stddev", Type::kNumber}, {"N", Type::kInteger},   {"percentile", Type::kObject}};
-const Spec kJobSpec = {{"jobname", Type::kString},
-                       {"job_id", Type::kInteger},
-                       {"job_runtime_ns", Type::kInteger},
-                       {"read", Type::kObject},
-                       {"write", Type::kObject},
-                       {"iops_timeline", Type::kArray},
-                       {"submit_calls", Type::kInteger},
-                       {"reap_calls", Type::kInteger},
-                       {"refill_wait_ns", Type::kInteger},
-                       {"mean_in_flight", Type::kNumber},
-                       {"mean_awaiting_refill", Type::kNumber}};
+const Spec kJobSpec = {
+    {"jobname", Type::kString},       {"job_id", Type::kInteger},        {"job_runtime_ns", Type::kInteger},
+    {"read", Type::kObject},          {"write", Type::kObject},          {"iops_timeline", Type::kArray},
+    {"submit_calls", Type::kInteger}, {"reap_calls", Type::kInteger},    {"refill_wait_ns", Type::kInteger},
+    {"submit_ns", Type::kInteger},    {"mean_in_flight", Type::kNumber}, {"mean_awaiting_refill", Type::kNumber}};
 
 const Spec kConvergenceSpec = {{"early_stop", Type::kBool},
                                {"tolerance", Type::kNumber},
