@@ -6,8 +6,11 @@ that iogate's predicted AU is held to.
         [--workers W] [--batch B] [--runtime SECONDS] [--min-steps K] [--max-runtime SECONDS] [--seed X]
 
 MLPerf Storage's method (DLIO's PyTorch reader and its emulated accelerators), on one client:
-  - the Dataset is map-style over the regular files under DIR (listed with a stat each, as iogate's
-    scan does, so metadata is warm and data cold for both); __getitem__ opens one file, reads it
+  - the Dataset is map-style over the regular files under DIR, listed by name as torchvision's
+    ImageFolder and DLIO list them (os.scandir, the type from the directory entry, no stat), so
+    each file's first open pays its lookup, as iogate's dataset probe's does; --stat-listing stats
+    each file while listing (its metadata then cached for the first epoch, for as long as the file
+    system keeps it: iogate's warm-metadata epoch); __getitem__ opens one file, reads it
     whole, drops its pages (posix_fadvise DONTNEED, so a later epoch reads the device again),
     closes it and returns a small fixed tensor (its size), not the bytes: the workers' IPC is not
     the cost, as in DLIO, whose reader returns a preallocated array.
@@ -49,7 +52,7 @@ except ImportError:
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | (os.O_NOATIME if os.geteuid() == 0 else 0)
 
 
-def list_files(root):
+def list_files(root, stat):
     out, stack = [], [root]
     while stack:
         d = stack.pop()
@@ -58,7 +61,8 @@ def list_files(root):
                 if e.is_dir(follow_symlinks=False):
                     stack.append(e.path)
                 elif e.is_file(follow_symlinks=False) and not e.name.startswith(".iogate-probe-"):
-                    e.stat(follow_symlinks=False)
+                    if stat:
+                        e.stat(follow_symlinks=False)
                     out.append(e.path)
     out.sort()
     return out
@@ -98,13 +102,14 @@ def main():
     ap.add_argument("--min-steps", type=int, default=4, help="measured steps (the first is not one)")
     ap.add_argument("--max-runtime", type=float, default=60)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--stat-listing", action="store_true", help="stat each file while listing (metadata warm)")
     a = ap.parse_args()
     for name in ("accelerators", "workers", "batch", "min_steps"):
         if getattr(a, name) < (0 if name == "workers" else 1):
             sys.exit(f"dataloader_au.py: --{name.replace('_', '-')} must be at least 1, got {getattr(a, name)}")
     if a.samples_per_s <= 0:
         sys.exit(f"dataloader_au.py: --samples-per-s must be more than 0, got {a.samples_per_s}")
-    paths = list_files(a.dir)
+    paths = list_files(a.dir, a.stat_listing)
     if not paths:
         sys.exit(f"dataloader_au.py: no regular files under {a.dir}")
     ds = FileDataset(paths)

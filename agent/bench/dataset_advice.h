@@ -12,7 +12,9 @@
 //   cache-in-ram         the dataset fits in the node's memory (MemTotal): tmpfs or a warm page cache
 //   pack-into-shards     median file < 128 KiB on a slow or network volume: per-file costs dominate
 //   move-to-nvme         a rotational disk under the path
-//   metadata-bottleneck  open() takes more than half of a file's time (p50): metadata round trips
+//   metadata-bottleneck  open() takes more than half of a file's time (p50), or the same files read
+//                        at least 25% faster with their metadata cached (metadata_epoch.h):
+//                        metadata round trips
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,8 @@
 namespace iogate {
 
 inline constexpr uint64_t kSmallFileBytes = 128 * 1024;
+// Warm-metadata samples/s over cold at which lookups count as a bottleneck.
+inline constexpr double kMetadataGain = 1.25;
 
 struct DatasetFacts {
   double files_estimate = 0;
@@ -45,6 +49,9 @@ struct DatasetFacts {
   bool rotational_leaf = false;
   std::optional<double> target_samples_per_s;
   FeedLimitFinding limit;  // what limits samples_per_s (kUnknown: not known)
+  // The warm-metadata epoch (0: not measured) and its lookups' median.
+  double warm_metadata_samples_per_s = 0;
+  uint64_t lookup_p50_ns = 0;
 };
 
 struct Recommendation {

@@ -73,7 +73,8 @@ ReadOutcome read_one(const SampledFile& f, bool direct, AlignedBuffer& buf, size
     }
     if (t_first == 0) t_first = monotonic_ns();
     total += static_cast<uint64_t>(n);
-    // A short read of a regular file at or past its listed size is its end: no extra read().
+    // A short read of a regular file at or past its listed size is its end: no extra read(). Of a
+    // file whose size the scan did not take (0), a short read is its end too.
     if (n == 0 || (static_cast<size_t>(n) < want && total >= f.size_bytes)) break;
     if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns.load(std::memory_order_relaxed))
       return ReadOutcome::kStopped;

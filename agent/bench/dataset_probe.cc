@@ -133,9 +133,16 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
             fmt::format("{} workers: {} files could not be read; first: {}", run.workers, run.errors, run.first_error));
       }
     }
-    // Past every file a loader run took, so the points read files no run left in a cache.
+    // Past every file a loader run took, so the later reads touch files no run left in a cache.
     size_t cursor = 0;
     for (const LoaderRun& run : r.sweep) cursor = std::max(cursor, run.first_file + run.files_taken);
+    if (r.storage.device_class == DeviceClass::kNetworkFs && !stop.load()) {
+      if (on_progress) on_progress({"metadata", l->workers});
+      LoaderOptions o = req.loader;
+      o.workers = l->workers;
+      r.metadata = measure_warm_metadata_epoch(files, cursor, l->samples_per_s(), o, stop);
+      cursor += r.metadata.files_looked_up;
+    }
     // Files in memory (tmpfs, ramfs) have no storage to be limited by; a loop device over a file
     // in memory (class ram too) has a block layer, which may cap it: it is measured.
     const bool in_memory = r.storage.mount.fs_type == "tmpfs" || r.storage.mount.fs_type == "ramfs";
@@ -160,6 +167,9 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
     ff.doubled = r.limit_points.doubled;
     r.limit = classify_feed_limit(ff);
 
+    // Sizes last: the lookups behind them would have warmed the files the reads above open cold.
+    size_sample(r.scan, req.scan.sized, stop);
+
     DatasetFacts f;
     f.files_estimate = r.scan.files_estimate;
     f.bytes_estimate = r.scan.bytes_estimate;
@@ -179,8 +189,13 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
     f.rotational_leaf = has_rotational_leaf(r.storage);
     f.target_samples_per_s = req.target_samples_per_s;
     f.limit = r.limit;
+    if (r.metadata.measured) {
+      f.warm_metadata_samples_per_s = r.metadata.warm.samples_per_s();
+      f.lookup_p50_ns = r.metadata.lookup_ns.percentile(50);
+    }
     r.recommendations = recommend_for_dataset(f);
   }
+  if (!r.loader()) size_sample(r.scan, req.scan.sized, stop);
   r.stop_reason = stop.load() ? StopReason::kSignal : StopReason::kComplete;
   return r;
 }

@@ -1,7 +1,9 @@
 // The dataset probe: can this volume feed the GPUs with this dataset, in samples per second?
 //
 // Scan the tree (dataset_scan.h), shuffle the sampled files, run the loader once or over a sweep
-// of worker counts (dataset_loader.h), name what limits it (feed_limit.h, from three short read
+// of worker counts (dataset_loader.h) on files whose metadata no one looked up (a first epoch's,
+// the headline), on a network file system read more files with their metadata cached
+// (metadata_epoch.h), name what limits it (feed_limit.h, from three short read
 // patterns at the headline's worker count: feed_points.h, ~1.2 s) and say what to do about it
 // (dataset_advice.h), with what `iogate detect` says about the storage under the path. Never
 // writes to the dataset.
@@ -20,6 +22,7 @@
 #include "bench/dataset_scan.h"
 #include "bench/feed_limit.h"
 #include "bench/feed_points.h"
+#include "bench/metadata_epoch.h"
 #include "bench/stop_reason.h"
 #include "device/storage_stack.h"
 
@@ -55,6 +58,9 @@ struct DatasetProbeResult {
   int knee_workers = 0;          // scaling_knee over the sweep (the only count for a single run)
   int cpus = 0;
   uint64_t mem_total_bytes = 0;
+  // The headline's files again with their metadata cached: network file systems only, where a
+  // lookup is a round trip (elsewhere it is a cache hit or one inode read; measured false).
+  MetadataEpoch metadata;
   FeedLimitFinding limit;   // what limits the headline's samples/s, with the numbers
   FeedPoints limit_points;  // what it was judged on (empty where not measured)
   std::vector<Recommendation> recommendations;

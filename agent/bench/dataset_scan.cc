@@ -171,7 +171,7 @@ class Walk {
         } else if (type == DT_REG) {
           ++files;
           ++scan_.files_seen;
-          sample_file(fd, dir.path, name, have_stat ? &st : nullptr);
+          sample_file(dir.path, name, have_stat ? &st : nullptr);
         } else if (type == DT_LNK) {
           scan_.symlinks_skipped++;
         } else {
@@ -196,28 +196,18 @@ class Walk {
     over_budget();
   }
 
-  void sample_file(int dirfd, const std::string& dir, const char* name, const struct stat* known) {
+  // No stat here (see the header): only an entry the directory gave no type for was stat'ed.
+  void sample_file(const std::string& dir, const char* name, const struct stat* known) {
     std::optional<size_t> slot = reservoir_.offer();
     if (!slot) return;
-    struct stat st;
-    if (known) {
-      st = *known;
-    } else if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
-      scan_.vanished++;
-      reservoir_.withdraw_last(*slot);
-      return;
-    }
     SampledFile& f = reservoir_.slot(*slot);
     f.path = join(dir, name);
-    f.size_bytes = static_cast<uint64_t>(st.st_size);
+    f.size_bytes = known ? static_cast<uint64_t>(known->st_size) : 0;
+    f.size_known = known != nullptr;
   }
 
   void finish() {
     scan_.sample = reservoir_.take();
-    std::vector<uint64_t> sizes;
-    sizes.reserve(scan_.sample.size());
-    for (const SampledFile& f : scan_.sample) sizes.push_back(f.size_bytes);
-    scan_.sizes = file_size_percentiles(std::move(sizes));
     scan_.files_exact = scan_.complete();
     if (scan_.files_exact) {
       scan_.files_estimate = static_cast<double>(scan_.files_seen);
@@ -232,9 +222,6 @@ class Walk {
                                   : "lower bound: the budget ran out inside the top directory, with no level read "
                                     "completely to extrapolate from";
     }
-    // Sizes are known for the sample only: the total is the sample's mean times the count (exact
-    // when every file was sampled and the walk completed).
-    scan_.bytes_estimate = scan_.sizes.mean * scan_.files_estimate;
     scan_.elapsed_ns = monotonic_ns() - start_ns_;
   }
 
@@ -303,6 +290,31 @@ FileSizePercentiles file_size_percentiles(std::vector<uint64_t> sizes) {
   for (uint64_t s : sizes) sum += double(s);
   p.mean = sum / double(sizes.size());
   return p;
+}
+
+void size_sample(DatasetScan& scan, size_t max_files, const std::atomic<bool>& stop) {
+  const size_t n = scan.sample.size();
+  const size_t step = max_files == 0 ? 0 : std::max<size_t>(1, n / max_files);
+  for (size_t i = 0, done = 0; step && i < n && done < max_files && !stop.load(); i += step, ++done) {
+    SampledFile& f = scan.sample[i];
+    if (f.size_known) continue;
+    struct stat st;
+    if (::stat(f.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      scan.vanished++;
+      continue;
+    }
+    f.size_bytes = static_cast<uint64_t>(st.st_size);
+    f.size_known = true;
+  }
+  std::vector<uint64_t> sizes;
+  for (const SampledFile& f : scan.sample) {
+    if (f.size_known) sizes.push_back(f.size_bytes);
+  }
+  scan.files_sized = sizes.size();
+  scan.sizes = file_size_percentiles(std::move(sizes));
+  // The total is the sized files' mean times the count (exact when every file was sized and the
+  // walk completed).
+  scan.bytes_estimate = scan.sizes.mean * scan.files_estimate;
 }
 
 Result<DatasetScan> scan_dataset(const std::string& root, const ScanBudget& budget, const std::atomic<bool>& stop) {

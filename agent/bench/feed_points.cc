@@ -1,6 +1,7 @@
 #include "bench/feed_points.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,7 +42,10 @@ Outcome read_file(const SampledFile& f, FeedSplit split, bool direct, AlignedBuf
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_RANDOM);
   }
-  size_t whole = std::min(round_up(std::max<uint64_t>(f.size_bytes, 1), kAlign), kFeedMaxRequest);
+  // A size the scan did not take: the open's lookup has just fetched it, so fstat costs no round trip.
+  uint64_t size = f.size_bytes;
+  if (struct stat st; !f.size_known && ::fstat(fd.get(), &st) == 0) size = static_cast<uint64_t>(st.st_size);
+  size_t whole = std::min(round_up(std::max<uint64_t>(size, 1), kAlign), kFeedMaxRequest);
   size_t request = split == FeedSplit::kWhole ? whole : std::max(kAlign, round_up(whole / 2, kAlign));
   uint64_t offset = 0;
   for (;;) {
@@ -53,7 +57,7 @@ Outcome read_file(const SampledFile& f, FeedSplit split, bool direct, AlignedBuf
     t.requests++;
     t.bytes += static_cast<uint64_t>(n);
     offset += static_cast<uint64_t>(n);
-    if (n == 0 || static_cast<size_t>(n) < request || offset >= f.size_bytes) break;
+    if (n == 0 || static_cast<size_t>(n) < request || offset >= size) break;
     if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns) return Outcome::kStopped;
   }
   if (!direct) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);

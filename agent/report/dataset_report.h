@@ -2,7 +2,8 @@
 // mode "dataset", and a summary for a person at a terminal.
 //
 // JSON (every key always present, one type each; units in the key's suffix):
-//   dataset   files_estimate, files_exact, files_seen, files_sampled, bytes_estimate,
+//   dataset   files_estimate, files_exact, files_seen, files_sampled, files_sized (of the
+//             sample, stat'ed for file_size_bytes after the timed reads), bytes_estimate,
 //             estimate_method, file_size_bytes {p10,p50,p90,p99,max,mean}, dirs_scanned,
 //             dirs_pending, entries_read, max_dir_entries, fanout {mean_subdirs_per_dir,
 //             mean_files_per_dir, depths[]}, permission_denied, permission_denied_paths[],
@@ -12,6 +13,10 @@
 //             stop_reason, open_ns / first_byte_ns / file_ns {min,mean,p50,p90,p99,p99_9,max,count},
 //             knee_workers, sweep[] (one entry per worker count, the same keys but sweep and
 //             knee_workers)
+//   metadata  the headline is a first epoch's ("cold": names listed, never looked up); measured
+//             (true on network file systems), cold_samples_per_s (the headline's),
+//             warm_samples_per_s (files looked up first, 0 where not measured), files_looked_up,
+//             lookup_ns {...} (stat of a name not yet looked up), warm (a run, or null)
 //   limit     what limits the loader (bench/feed_limit.h): resource ("iops", "bandwidth",
 //             "per-file-latency", "metadata", "reader-cpu", "unknown"), why (one sentence with the
 //             numbers), points {whole, halves, doubled} (each null where not measured, else
@@ -37,6 +42,7 @@ nlohmann::json dataset_probe_to_json(const DatasetProbeResult& r);
 //   storage   ext4 on /dev/vda  virtio
 //   loader    4 workers  2,310 samples/s  240 MiB/s  buffered
 //   latency   open p50 40 µs p99 300 µs  first byte p50 … p99 …  file p50 … p99 …
+//   metadata  first epoch (lookups cold) 208 samples/s  cached 456 samples/s  lookup p50 2.1 ms
 //   sweep     workers  samples/s  MiB/s  gain …   (for several worker counts)
 //   limit     bandwidth: reading each file in 2.0x smaller requests …
 //   advice    [pack-into-shards] …

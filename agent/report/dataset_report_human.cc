@@ -59,6 +59,11 @@ std::string render_dataset_human(const DatasetProbeResult& r, bool color) {
          fmt::format("{} files in {}", count_text(double(l->files_read)), format_duration_ns(double(l->elapsed_ns)))});
     out += line("latency",
                 {p50_p99("open", l->open_ns), p50_p99("first byte", l->first_byte_ns), p50_p99("file", l->file_ns)});
+    if (r.metadata.measured) {
+      out += line("metadata", {fmt::format("first epoch (lookups cold) {} samples/s", format_count(l->samples_per_s())),
+                               fmt::format("cached {} samples/s", format_count(r.metadata.warm.samples_per_s())),
+                               p50_p99("lookup", r.metadata.lookup_ns)});
+    }
   }
   if (r.sweep.size() > 1) {
     std::string table = fmt::format("{:>7}  {:>10}  {:>12}  {:>10}  {:>10}  {:>6}\n", "workers", "samples/s", "bytes/s",

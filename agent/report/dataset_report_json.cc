@@ -60,6 +60,18 @@ json limit_json(const DatasetProbeResult& r) {
             {"doubled", point_json(r.limit_points.doubled)}}}};
 }
 
+json metadata_json(const DatasetProbeResult& r) {
+  const MetadataEpoch& m = r.metadata;
+  const LoaderRun* cold = r.loader();
+  return {{"measured", m.measured},
+          {"headline", "cold"},
+          {"cold_samples_per_s", finite(cold ? cold->samples_per_s() : 0)},
+          {"warm_samples_per_s", finite(m.measured ? m.warm.samples_per_s() : 0)},
+          {"files_looked_up", m.files_looked_up},
+          {"lookup_ns", latency_json(m.lookup_ns)},
+          {"warm", m.measured ? run_json(m.warm) : json(nullptr)}};
+}
+
 json dataset_json(const DatasetScan& s) {
   json depths = json::array();
   for (size_t d = 0; d < s.depths.size(); ++d) {
@@ -79,6 +91,7 @@ json dataset_json(const DatasetScan& s) {
           {"files_exact", s.files_exact},
           {"files_seen", s.files_seen},
           {"files_sampled", s.sample.size()},
+          {"files_sized", s.files_sized},
           {"bytes_estimate", static_cast<uint64_t>(std::llround(std::max(0.0, finite(s.bytes_estimate))))},
           {"estimate_method", s.estimate_method},
           {"file_size_bytes",
@@ -133,6 +146,7 @@ nlohmann::json dataset_probe_to_json(const DatasetProbeResult& r) {
           {"page_cache", r.page_cache},
           {"dataset", dataset_json(r.scan)},
           {"loader", loader},
+          {"metadata", metadata_json(r)},
           {"limit", limit_json(r)},
           {"recommendations", recommendations},
           {"cpus", r.cpus},

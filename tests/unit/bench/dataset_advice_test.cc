@@ -203,3 +203,24 @@ TEST_CASE("without a sweep, a capped volume short of the target: no more workers
   REQUIRE((r = find(recs = recommend_for_dataset(f), "workers-for-target")));
   CHECK(evidence(*r, "workers_needed") == 5);
 }
+
+TEST_CASE("files reading faster with their metadata cached: metadata bottleneck, with both rates") {
+  DatasetFacts f = quiet();
+  f.device_class = DeviceClass::kNetworkFs;
+  f.median_file_bytes = 1 << 20;
+  f.open_p50_ns = 500'000;  // open alone does not dominate (the lookup is not in it once cached)
+  f.file_p50_ns = 3'000'000;
+  f.samples_per_s = 208;
+  f.warm_metadata_samples_per_s = 456;
+  f.lookup_p50_ns = 2'400'000;
+  auto recs = recommend_for_dataset(f);
+  const Recommendation* r = find(recs, "metadata-bottleneck");
+  REQUIRE(r);
+  CHECK(evidence(*r, "warm_metadata_samples_per_s") == 456);
+  CHECK(evidence(*r, "lookup_p50_ns") == 2'400'000);
+  CHECK(r->message.find("208 samples/s") != std::string::npos);
+  CHECK(r->message.find("456") != std::string::npos);
+  CHECK(r->message.find("cache_timeout") != std::string::npos);
+  f.warm_metadata_samples_per_s = 240;  // +15%: lookups are not what holds it
+  CHECK_FALSE(find(recommend_for_dataset(f), "metadata-bottleneck"));
+}

@@ -91,6 +91,12 @@ TEST_CASE("scan counts files, skips symlinks, and samples every file of a small 
   CHECK(s->symlinks_skipped == 2);
   CHECK(s->sample.size() == 40);
   CHECK(s->dirs_read == 5);  // root, a, a/b, c, empty
+  // The walk looked nothing up (the directories gave every type): a loader opening these files
+  // pays their lookups as a DataLoader's first epoch does.
+  for (const SampledFile& f : s->sample) CHECK_FALSE(f.size_known);
+  CHECK(s->files_sized == 0);
+  size_sample(*s, b.sized, kNoStop);
+  CHECK(s->files_sized == 40);
   CHECK(s->sizes.max == 2900);
   CHECK(s->bytes_estimate == doctest::Approx(29 * 30 / 2 * 100 + 20));
   std::set<std::string> paths;
@@ -133,6 +139,30 @@ TEST_CASE("a sample smaller than the tree keeps its capacity") {
   REQUIRE(s.ok());
   CHECK(s->sample.size() == 50);
   CHECK(s->files_seen == 300);
+}
+
+TEST_CASE("sizes come from a spread subset of the sample, and the total from its mean") {
+  TempTree t;
+  // Two directories of 150 files: 100 bytes in one, 300 in the other, so a subset taken from the
+  // front of the walk alone would see one size only.
+  for (int i = 0; i < 150; ++i) {
+    t.write(fmt::format("a/f{}", i), std::string(100, 'x'));
+    t.write(fmt::format("b/f{}", i), std::string(300, 'y'));
+  }
+  ScanBudget b;
+  auto s = scan_dataset(t.root.string(), b, kNoStop);
+  REQUIRE(s.ok());
+  size_sample(*s, 30, kNoStop);
+  CHECK(s->files_sized == 30);
+  CHECK(s->sizes.p10 == 100);
+  CHECK(s->sizes.max == 300);
+  CHECK(s->bytes_estimate == doctest::Approx(300 * 200).epsilon(0.2));
+  // A file gone since the walk is counted, not sized.
+  DatasetScan fresh = *scan_dataset(t.root.string(), b, kNoStop);
+  std::filesystem::remove(fresh.sample[0].path);
+  size_sample(fresh, 300, kNoStop);
+  CHECK(fresh.vanished == 1);
+  CHECK(fresh.files_sized == 299);
 }
 
 TEST_CASE("bad roots are usage errors naming the path") {

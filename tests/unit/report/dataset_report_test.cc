@@ -88,3 +88,28 @@ TEST_CASE("the human summary names the count's nature, the sweep and the advice"
   CHECK(text.find("[cache-in-ram]") != std::string::npos);
   CHECK(text.find("\033") == std::string::npos);
 }
+
+TEST_CASE("the metadata object: the headline is the cold epoch, the warm run where measured") {
+  DatasetProbeResult r = sample_result();
+  nlohmann::json j = dataset_probe_to_json(r);
+  CHECK(j["metadata"]["headline"] == "cold");
+  CHECK(j["metadata"]["measured"] == false);
+  CHECK(j["metadata"]["warm"].is_null());
+  CHECK(j["metadata"]["warm_samples_per_s"] == 0.0);
+  CHECK(j["metadata"]["cold_samples_per_s"].get<double>() == doctest::Approx(200));
+  r.metadata.measured = true;
+  r.metadata.files_looked_up = 900;
+  r.metadata.lookup_ns.record(2'000'000);
+  r.metadata.warm.workers = 2;
+  r.metadata.warm.files_read = 450;
+  r.metadata.warm.elapsed_ns = 1'000'000'000;
+  j = dataset_probe_to_json(r);
+  CHECK(j["metadata"]["measured"] == true);
+  CHECK(j["metadata"]["files_looked_up"] == 900);
+  CHECK(j["metadata"]["warm_samples_per_s"].get<double>() == doctest::Approx(450));
+  CHECK(j["metadata"]["warm"]["files_read"] == 450);
+  CHECK(j["metadata"]["lookup_ns"]["count"] == 1);
+  std::string human = render_dataset_human(r, false);
+  CHECK(human.find("first epoch (lookups cold) 200 samples/s") != std::string::npos);
+  CHECK(human.find("cached 450 samples/s") != std::string::npos);
+}
