@@ -26,7 +26,10 @@ test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14
   python3-torch
   # The e2e node's pod network (tests/e2e/node_lib.sh): the bridge, host-local and loopback CNI
   # plugins, in /usr/lib/cni. Its containerd and runc are the Docker Engine's (docker.io below).
-  containernetworking-plugins)
+  containernetworking-plugins
+  # A FUSE network file system the dataset tests run on (tests/lib/sshfs.sh): sshfs, over a
+  # loopback OpenSSH server whose disk is a capped rig volume.
+  sshfs openssh-server)
 
 want=("${build_packages[@]}")
 if [[ "${1:-}" != "--build-only" ]]; then

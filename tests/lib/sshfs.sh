@@ -1,9 +1,11 @@
 # sshfs over a loopback OpenSSH server: a FUSE network file system the tests and benchmarks start
 # and stop on this machine (Debian's openssh-server and sshfs).
 #
-#   sshfs_up NAME DIR [--run PREFIX...] [-- SSHFS_OPTION...]   # serve DIR, mount it; prints the mount point
+#   sshfs_up NAME DIR [--run PREFIX...] [-- SSHFS_OPTION...]   # serve DIR and mount it (not in a $(...):
+#                                                          # sshfs_down_all must see it)
 #   sshfs_mnt NAME                                         # where NAME is mounted
 #   sshfs_remount NAME                                     # a fresh mount: a cold client (no cached lookups or pages)
+#   sshfs_cold NAME                                        # a fresh mount, and the server's cached pages of DIR dropped
 #   sshfs_down NAME                                        # unmount, stop the server, remove the state; idempotent
 #   sshfs_down_all                                         # every one this shell started (for an EXIT trap)
 #
@@ -98,8 +100,7 @@ CONF
   done
   [[ -s $st/sshd.pid ]] || { _sshfs_err "$name: sshd wrote no pid file: $(tail -n 2 "$st/sshd.log" | tr '\n' ' ')"; return 1; }
   echo "$st/mnt" >"$st/mnt-path"
-  _sshfs_mount "$name" || return 1
-  echo "$st/mnt"
+  _sshfs_mount "$name"
 }
 
 _sshfs_unmount() {  # NAME
@@ -111,6 +112,26 @@ _sshfs_unmount() {  # NAME
 sshfs_remount() {  # NAME
   [[ -d $SSHFS_STATE/$1 ]] || { _sshfs_err "no sshfs named $1"; return 1; }
   _sshfs_unmount "$1" && _sshfs_mount "$1"
+}
+
+# A first epoch's conditions for the next reader: nothing cached by the client (a new mount: the
+# kernel's dentries and pages and sshfs's own caches go with the old one), and DIR's pages out of
+# the server's page cache (posix_fadvise DONTNEED on each file, clean pages only), so its reads go
+# to its disk and pay the rig's cap. The server's own dentries and inodes stay, as a file
+# server's metadata mostly lives in its memory.
+sshfs_cold() {  # NAME
+  sshfs_remount "$1" || return 1
+  python3 - "$(cat "$SSHFS_STATE/$1/dir")" <<'PY'
+import os, sys
+for d, _, names in os.walk(sys.argv[1]):
+    for n in names:
+        try:
+            fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+PY
 }
 
 sshfs_down() {  # NAME
