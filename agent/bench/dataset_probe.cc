@@ -168,7 +168,7 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
     r.limit = classify_feed_limit(ff);
 
     // Sizes last: the lookups behind them would have warmed the files the reads above open cold.
-    size_sample(r.scan, req.scan.sized, stop);
+    size_sample(r.scan, req.scan.sized, l->workers, req.scan.time, stop);
 
     DatasetFacts f;
     f.files_estimate = r.scan.files_estimate;
@@ -195,7 +195,7 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
     }
     r.recommendations = recommend_for_dataset(f);
   }
-  if (!r.loader()) size_sample(r.scan, req.scan.sized, stop);
+  if (!r.loader()) size_sample(r.scan, req.scan.sized, 1, req.scan.time, stop);
   r.stop_reason = stop.load() ? StopReason::kSignal : StopReason::kComplete;
   return r;
 }

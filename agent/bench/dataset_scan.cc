@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -292,20 +293,34 @@ FileSizePercentiles file_size_percentiles(std::vector<uint64_t> sizes) {
   return p;
 }
 
-void size_sample(DatasetScan& scan, size_t max_files, const std::atomic<bool>& stop) {
+void size_sample(DatasetScan& scan, size_t max_files, int threads, std::chrono::nanoseconds time,
+                 const std::atomic<bool>& stop) {
   const size_t n = scan.sample.size();
   const size_t step = max_files == 0 ? 0 : std::max<size_t>(1, n / max_files);
-  for (size_t i = 0, done = 0; step && i < n && done < max_files && !stop.load(); i += step, ++done) {
-    SampledFile& f = scan.sample[i];
-    if (f.size_known) continue;
-    struct stat st;
-    if (::stat(f.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      scan.vanished++;
-      continue;
+  const size_t count = step ? std::min(max_files, (n + step - 1) / step) : 0;
+  const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(std::max<int64_t>(0, time.count()));
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> vanished{0};
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 0; t < std::max(1, threads); ++t) {
+      pool.emplace_back([&] {
+        for (size_t k;
+             !stop.load(std::memory_order_relaxed) && monotonic_ns() < deadline && (k = next.fetch_add(1)) < count;) {
+          SampledFile& f = scan.sample[k * step];  // each slot is written by one thread only
+          if (f.size_known) continue;
+          struct stat st;
+          if (::stat(f.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+            vanished.fetch_add(1);
+            continue;
+          }
+          f.size_bytes = static_cast<uint64_t>(st.st_size);
+          f.size_known = true;
+        }
+      });
     }
-    f.size_bytes = static_cast<uint64_t>(st.st_size);
-    f.size_known = true;
   }
+  scan.vanished += vanished.load();
   std::vector<uint64_t> sizes;
   for (const SampledFile& f : scan.sample) {
     if (f.size_known) sizes.push_back(f.size_bytes);

@@ -43,7 +43,7 @@ struct ScanBudget {
   uint64_t entries = 2'000'000;  // directory entries read, all kinds
   uint64_t files = 100'000;      // regular files listed: the walk stops at the first beyond; 0: no limit
   size_t sample_size = 20'000;   // files kept for the loader and for sizes
-  size_t sized = 2'000;          // of those, stat'ed for the size percentiles (size_sample)
+  size_t sized = 20'000;         // of those, stat'ed for the size percentiles (size_sample)
   uint64_t seed = 1;
 };
 
@@ -107,11 +107,13 @@ struct DatasetScan {
 // an error here: the caller decides (the probe needs files).
 Result<DatasetScan> scan_dataset(const std::string& root, const ScanBudget& budget, const std::atomic<bool>& stop);
 
-// Stats up to `max_files` files of the sample, spread evenly over it (every k-th), and derives
+// Stats up to `max_files` files of the sample, spread evenly over it (every k-th), with `threads`
+// at once and for at most `time` (stat'ing ends there; the sizes are those taken), and derives
 // the size percentiles and bytes_estimate (the mean size times the file count) from every file
-// whose size is known. Call it after the timed reads: its stats warm the metadata of the files
+// whose size is known. Call it after the timed reads: its lookups warm the metadata of the files
 // it touches. A file gone since the walk is counted in `vanished`.
-void size_sample(DatasetScan& scan, size_t max_files, const std::atomic<bool>& stop);
+void size_sample(DatasetScan& scan, size_t max_files, int threads, std::chrono::nanoseconds time,
+                 const std::atomic<bool>& stop);
 
 // The estimate of the regular files in a tree walked breadth first and cut short: files seen,
 // plus, for each directory still pending at depth d, the files expected below it when every

@@ -95,7 +95,7 @@ TEST_CASE("scan counts files, skips symlinks, and samples every file of a small 
   // pays their lookups as a DataLoader's first epoch does.
   for (const SampledFile& f : s->sample) CHECK_FALSE(f.size_known);
   CHECK(s->files_sized == 0);
-  size_sample(*s, b.sized, kNoStop);
+  size_sample(*s, b.sized, 2, b.time, kNoStop);
   CHECK(s->files_sized == 40);
   CHECK(s->sizes.max == 2900);
   CHECK(s->bytes_estimate == doctest::Approx(29 * 30 / 2 * 100 + 20));
@@ -152,7 +152,7 @@ TEST_CASE("sizes come from a spread subset of the sample, and the total from its
   ScanBudget b;
   auto s = scan_dataset(t.root.string(), b, kNoStop);
   REQUIRE(s.ok());
-  size_sample(*s, 30, kNoStop);
+  size_sample(*s, 30, 3, b.time, kNoStop);
   CHECK(s->files_sized == 30);
   CHECK(s->sizes.p10 == 100);
   CHECK(s->sizes.max == 300);
@@ -160,7 +160,7 @@ TEST_CASE("sizes come from a spread subset of the sample, and the total from its
   // A file gone since the walk is counted, not sized.
   DatasetScan fresh = *scan_dataset(t.root.string(), b, kNoStop);
   std::filesystem::remove(fresh.sample[0].path);
-  size_sample(fresh, 300, kNoStop);
+  size_sample(fresh, 300, 1, b.time, kNoStop);
   CHECK(fresh.vanished == 1);
   CHECK(fresh.files_sized == 299);
 }
