@@ -188,13 +188,15 @@ EOF
   # Telemetry off: the master would otherwise post to telemetry.seaweedfs.com. Iceberg and Lance
   # ports off (fixed defaults 8181, 9101 would collide between clusters). preStopSeconds 0: the
   # volume server's default 10 s wait before stopping is for a load balancer, not a test.
+  # volume.max 200: volumes are sparse files, and each collection (a bucket is one) grows 7 at
+  # once; the default, free space / volume size, leaves a small rig none for a bucket's.
   (
     cd "$state" || exit 1
     [[ -z $cgroup ]] || echo "$BASHPID" >"$cgroup/cgroup.procs" || exit 1
     HOME=$state/home exec "$weed" -logtostderr server -ip=127.0.0.1 -ip.bind=127.0.0.1 \
       -dir="$data" -master.dir="$state/meta" \
       -master.port="$m" -master.port.grpc="$mg" -master.telemetry=false \
-      -master.volumeSizeLimitMB="$vol_mb" -volume.max=0 \
+      -master.volumeSizeLimitMB="$vol_mb" -volume.max=200 \
       -volume.port="$v" -volume.port.grpc="$vg" -volume.preStopSeconds=0 \
       -filer -filer.port="$f" -filer.port.grpc="$fg" -filer.localSocket="$state/cluster/filer.sock" \
       -s3 -s3.port="$s" -s3.port.grpc="$sg" -s3.port.iceberg=0 -s3.port.lance=0 \
