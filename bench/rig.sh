@@ -7,13 +7,15 @@
 #   bash bench/rig.sh up NAME [--backing disk|tmpfs] [--riops N] [--wiops N] [--rbps N] [--wbps N] [--size 1g]
 #   bash bench/rig.sh run NAME COMMAND...    # COMMAND in the rig's cgroup (its I/O is throttled)
 #   bash bench/rig.sh dir NAME               # where the rig's filesystem is mounted
+#   bash bench/rig.sh cgroup NAME            # the rig's cgroup directory (a daemon joins it to be throttled)
 #   bash bench/rig.sh down NAME              # unmount, detach, remove the cgroup and the backing file
 #   bash bench/rig.sh check                  # which pieces this kernel allows, one line each
 #
-# Or sourced: rig_up, rig_run, rig_dir, rig_down, rig_check do the same, and rig_down_all (for an
-# EXIT trap) tears down every rig this shell made. --backing disk puts the backing file on the real
-# disk (/var/tmp, RIG_DISK_DIR) with the loop device in direct-I/O mode; tmpfs puts it in /dev/shm
-# (RIG_TMPFS_DIR), a fast device where the engine's own cost dominates. No cap = unthrottled.
+# Or sourced: rig_up, rig_run, rig_dir, rig_cgroup, rig_down, rig_check do the same, and
+# rig_down_all (for an EXIT trap) tears down every rig this shell made. --backing disk puts the
+# backing file on the real disk (/var/tmp, RIG_DISK_DIR) with the loop device in direct-I/O mode;
+# tmpfs puts it in /dev/shm (RIG_TMPFS_DIR), a fast device where the engine's own cost dominates.
+# No cap = unthrottled.
 # A piece the kernel refuses (no loop devices, no blkio/io controller, no device-mapper for an
 # HDD-like latency) makes `up` fail with one line that names it; `check` lists them all.
 # Needs root. State lives in /run/iogate-rig/NAME; nothing is left behind by `down`.
@@ -66,6 +68,7 @@ rig_check() {
 }
 
 rig_dir() { cat "$RIG_STATE/$1/mnt" 2>/dev/null || _rig_err "no rig named $1 (bench/rig.sh up $1 first)"; }
+rig_cgroup() { cat "$RIG_STATE/$1/cgroup" 2>/dev/null || _rig_err "no rig named $1 (bench/rig.sh up $1 first)"; }
 
 rig_up() {  # NAME [options]
   local name=$1; shift
@@ -179,6 +182,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
     up) rig_up "$@" && rig_dir "$1" ;;
     run) rig_run "$@" ;;
     dir) rig_dir "$@" ;;
+    cgroup) rig_cgroup "$@" ;;
     down) rig_down "$@" ;;
     check) rig_check ;;
     *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;

@@ -24,6 +24,10 @@ test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14
   # utilisation is checked against (bench/dataloader_au.py, tests/integration/test_au_verdict.sh).
   # Debian's CPU build; run it with /usr/bin/python3, not a pyenv or venv python.
   python3-torch
+  # The network file system tests (tests/lib/netfs.sh): s3fs-fuse mounts a bucket of the test's
+  # SeaweedFS (built by tests/upstream, not packaged); fuse3's fusermount3 unmounts it and
+  # `weed mount`. iproute2's ss finds free ports for the cluster.
+  s3fs fuse3 iproute2
   # The e2e node's pod network (tests/e2e/node_lib.sh): the bridge, host-local and loopback CNI
   # plugins, in /usr/lib/cni. Its containerd and runc are the Docker Engine's (docker.io below).
   containernetworking-plugins

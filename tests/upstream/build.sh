@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the upstream tools the deploy and e2e tests and the fleet bench run (kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl, kubelet, etcd, helm, kwok) from the versions
+# kube-controller-manager, kube-scheduler, kubectl, kubelet, etcd, helm, kwok) and the network
+# file system tests' SeaweedFS (weed) from the versions
 # pinned in versions.env, each from its own small Go module beside this script, through the Go
 # module proxy.
 #
@@ -57,7 +58,12 @@ ldflags[helm]="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION"
 version[kwok]=$KWOK_VERSION
 packages[kwok]="sigs.k8s.io/kwok/cmd/kwok"
 ldflags[kwok]="-s -w"
-modules=(kube etcd helm kwok)
+# seaweedfs: weed (master, volume, filer, S3 gateway, FUSE mount) for the network file system
+# tests (tests/lib/netfs.sh). COMMIT is what upstream's Makefile stamps; `weed version` names it.
+version[seaweedfs]=$SEAWEEDFS_VERSION
+packages[seaweedfs]="github.com/seaweedfs/seaweedfs/weed"
+ldflags[seaweedfs]="-s -w -X github.com/seaweedfs/seaweedfs/weed/util/version.COMMIT=${SEAWEEDFS_VERSION##*-}"
+modules=(kube etcd helm kwok seaweedfs)
 
 binary_module() {  # TOOL -> the module that builds it
   local m p
@@ -66,7 +72,7 @@ binary_module() {  # TOOL -> the module that builds it
       [[ "${p##*/}" == "$1" ]] && { echo "$m"; return; }
     done
   done
-  echo "build.sh: no module builds '$1' (tools: kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd helm kwok)" >&2
+  echo "build.sh: no module builds '$1' (tools: kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd helm kwok weed)" >&2
   exit 2
 }
 
