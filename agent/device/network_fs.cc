@@ -214,11 +214,17 @@ void rclone_source(std::string_view source, NetworkMount& n) {
   n.export_path = std::string(source.substr(colon + 1));
 }
 
-// "filer:port:/path" (a list of filers is ','-separated).
+// "filer:port:/path" (a list of filers is ','-separated). A filer given with its gRPC port,
+// "host:port.grpcport" (SeaweedFS's server address form), is named by host:port.
 void seaweedfs_source(std::string_view source, NetworkMount& n) {
   size_t path = source.find(":/");
   if (path == std::string_view::npos) return;
   n.servers = split_servers(source.substr(0, path), ",");
+  for (std::string& server : n.servers) {
+    size_t port = server.rfind(':');
+    if (size_t dot = server.find('.', port == std::string::npos ? server.size() : port); dot != std::string::npos)
+      server.erase(dot);
+  }
   n.export_path = std::string(source.substr(path + 1));
 }
 

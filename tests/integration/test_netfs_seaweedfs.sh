@@ -62,10 +62,12 @@ assert_jq "$out" '.class == "network-fs" and .mount.fstype == "fuse.seaweedfs"' 
 # weed names the mount after the -filer address it was given (host:port.grpcport) and the path.
 assert_jq "$out" ".mount.point == \"$weed_mnt\" and .mount.source == \"$(seaweed_get "$state" filer_address):/\"" \
   "weed mount: its mount point, and the filer it mounts as the source"
-assert_jq "$out" '.reason | test("FUSE program seaweedfs")' "weed mount: the reason names the FUSE program"
+filer=$(seaweed_get "$state" filer_address)
+assert_jq "$out" ".network.backend == \"seaweedfs\" and .network.servers == [\"${filer%.*}\"]" \
+  "weed mount: backend seaweedfs, the filer ${filer%.*} as its server"
 "$IOGATE" detect "$s3_mnt" --output-format json >"$out"
-assert_jq "$out" '.class == "network-fs" and .mount.fstype == "fuse.s3fs" and .mount.source == "s3fs"' \
-  "s3fs: network-fs, fuse.s3fs"
+assert_jq "$out" '.class == "network-fs" and .mount.fstype == "fuse.s3fs" and .mount.source == "s3fs" and .network.backend == "s3fs"' \
+  "s3fs: network-fs, fuse.s3fs, backend s3fs"
 
 # A dataset probe reads every file of the tree, through each mount, without an error.
 for m in "$weed_mnt/buckets/data/tree" "$s3_mnt/tree"; do

@@ -16,6 +16,8 @@
 # entry timeout) plus the SSHFS_OPTIONs. Needs root (sshd's privilege separation, FUSE mounts).
 # State lives in $SSHFS_STATE/NAME (default /run/iogate-sshfs).
 
+# Free ports and unmounting are the network file systems' (netfs.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/netfs.sh"
 SSHFS_STATE=${SSHFS_STATE:-/run/iogate-sshfs}
 _sshfs_made=()
 
@@ -26,15 +28,6 @@ sshfs_check() {
   [[ -x /usr/sbin/sshd ]] || { echo "no sshd: apt-get install openssh-server (bash scripts/install-deps.sh)"; return 1; }
   command -v sshfs >/dev/null || { echo "no sshfs: apt-get install sshfs (bash scripts/install-deps.sh)"; return 1; }
   [[ -c /dev/fuse ]] || { echo "no /dev/fuse: the kernel has no FUSE (modprobe fuse)"; return 1; }
-}
-
-_sshfs_free_port() {
-  local port i
-  for i in $(seq 50); do
-    port=$((20000 + RANDOM % 20000))
-    ss -Htln "sport = :$port" 2>/dev/null | grep -q . || { echo "$port"; return; }
-  done
-  _sshfs_err "no free loopback port found"
 }
 
 sshfs_mnt() { cat "$SSHFS_STATE/$1/mnt-path" 2>/dev/null || _sshfs_err "no sshfs named $1 (sshfs_up $1 first)"; }
@@ -71,7 +64,7 @@ sshfs_up() {  # NAME DIR [--run PREFIX...] [-- SSHFS_OPTION...]
   [[ ! -e $st ]] || { _sshfs_err "$name exists ($st): sshfs_down $name first"; return 1; }
   mkdir -p "$st" /run/sshd
   _sshfs_made+=("$name")
-  port=$(_sshfs_free_port) || return 1
+  port=$(_netfs_free_ports 1) || return 1
   echo "$port" >"$st/port"
   realpath "$dir" >"$st/dir"
   printf '%s\n' "${opts[@]}" | sed '/^$/d' >"$st/options"
@@ -103,11 +96,7 @@ CONF
   _sshfs_mount "$name"
 }
 
-_sshfs_unmount() {  # NAME
-  local m=$SSHFS_STATE/$1/mnt
-  findmnt -n "$m" >/dev/null 2>&1 || return 0
-  fusermount -u "$m" 2>/dev/null || fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m"
-}
+_sshfs_unmount() { _netfs_umount "$SSHFS_STATE/$1/mnt"; }  # NAME
 
 sshfs_remount() {  # NAME
   [[ -d $SSHFS_STATE/$1 ]] || { _sshfs_err "no sshfs named $1"; return 1; }
@@ -134,17 +123,16 @@ for d, _, names in os.walk(sys.argv[1]):
 PY
 }
 
-sshfs_down() {  # NAME
+sshfs_down() {  # NAME: quiet and idempotent, under set -e too
   local st=$SSHFS_STATE/$1 pid
   [[ -d $st ]] || return 0
   _sshfs_unmount "$1"
-  pid=$(cat "$st/sshd.pid" 2>/dev/null)
+  pid=$(cat "$st/sshd.pid" 2>/dev/null || true)
   # The listener and its sessions (each sftp-server is a child of a session sshd).
   if [[ -n $pid ]]; then
-    pkill -TERM -P "$pid" 2>/dev/null
-    kill "$pid" 2>/dev/null
+    pkill -TERM -P "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
   fi
-  rmdir "$st/mnt" 2>/dev/null
   rm -rf "$st"
 }
 

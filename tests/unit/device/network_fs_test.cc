@@ -294,6 +294,18 @@ TEST_CASE("seaweedfs: weed mount's source is the filer and the filer path") {
   CHECK(n.export_path == "/buckets/agd-my-super-drive-hydpwa/");
 }
 
+TEST_CASE("seaweedfs: a filer given with its gRPC port is named by host:port") {
+  // Verbatim from this machine: `weed mount -filer=127.0.0.1:21676.29136` (tests/lib/netfs.sh).
+  NetworkMount n = describe(
+      "45 26 0:39 / /tmp/swt/weed rw,nosuid,nodev,relatime - fuse.seaweedfs 127.0.0.1:21676.29136:/ "
+      "rw,user_id=0,group_id=0,default_permissions,allow_other,max_read=1048576");
+  CHECK(n.backend == NetworkBackend::kSeaweedFs);
+  CHECK(n.servers == Strings{"127.0.0.1:21676"});
+  CHECK(n.export_path == "/");
+  CHECK(n.options.max_read_bytes == 1048576);
+  CHECK(n.options.allow_other);
+}
+
 // ---- what is not network, and other FUSE ---------------------------------------------------------
 
 TEST_CASE("local and memory file systems are not described") {
