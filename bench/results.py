@@ -300,6 +300,40 @@ if au:
               f"| {', '.join(sorted(set(r['verdict'] for r in rs)))} | {med([r['mau'] for r in rs]):.2f} |")
         w("")
 
+netfs = rows("netfs.tsv")
+if netfs:
+    w("## A FUSE network file system: first epoch against a real DataLoader")
+    w("")
+    w("`bench/netfs.sh` (`bash bench/run.sh netfs`; methods in its header): sshfs over a loopback OpenSSH server")
+    w("whose disk is a rig volume capped at 600 read IOPS and 30 MB/s, 5,000 files; every reader starts on a")
+    w("cold mount (a fresh mount, the server's pages dropped), 2 workers. `iogate` is dataset mode's headline")
+    w("(files listed, never looked up: a first epoch); `iogate-warm` its warm-metadata epoch (files looked up")
+    w("just before); `dataloader` a real PyTorch DataLoader listing by name as ImageFolder does;")
+    w("`dataloader-stat` the same with every file stat'ed while listing, as iogate's scan did before issue 33.")
+    w("Ratio: iogate over the DataLoader of the same round (median of the rounds).")
+    w("")
+    w("| tree | rounds | iogate samples/s | DataLoader samples/s | iogate / DataLoader | iogate-warm | dataloader-stat "
+      "| iogate-warm / dataloader-stat | warm lookup p50 µs | limit |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    by = collections.defaultdict(dict)
+    for tree, rnd, who, sps, lat, limit in netfs:
+        by[(tree, rnd)][who] = (num(sps), num(lat), limit)
+    for tree in dict.fromkeys(r[0] for r in netfs):
+        rs = [v for (t, _), v in by.items() if t == tree]
+        get = lambda who: [r[who][0] for r in rs if who in r]
+        ratio = lambda a, b: [r[a][0] / r[b][0] for r in rs if a in r and b in r and r[b][0]]
+        limits = ", ".join(sorted(set(r["iogate"][2] for r in rs if "iogate" in r)))
+        w(f"| {tree} | {len(rs)} | {mr(get('iogate'), f0)} | {mr(get('dataloader'), f0)} "
+          f"| {f2(med(ratio('iogate', 'dataloader')))} | {mr(get('iogate-warm'), f0)} | {mr(get('dataloader-stat'), f0)} "
+          f"| {f2(med(ratio('iogate-warm', 'dataloader-stat')))} "
+          f"| {us(med([r['iogate-warm'][1] for r in rs if 'iogate-warm' in r]))} | {limits} |")
+    w("")
+    w("sshfs fills its attribute cache from READDIR (for 20 s), so here a first epoch's lookup of a listed name")
+    w("is answered by the client, not the server: iogate-warm over iogate is what cached metadata is worth on")
+    w("this mount. The DataLoader's rate counts every step but the first, whose prefetched batches the next")
+    w("steps consume, so on a short run it reads a little above the volume's steady rate.")
+    w("")
+
 stampede = rows("stampede.tsv")
 if stampede:
     w("## 512 pods on one volume")

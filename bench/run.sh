@@ -12,7 +12,8 @@
 # time to a dataset verdict on 1.3M files and on a capped rig, before and after its bounds), au
 # (bench/au_grid.sh: iogate's predicted accelerator utilisation against a real PyTorch DataLoader's
 # on rigs capped like gp3, SATA, NVMe and HDD volumes, 1-8 accelerators; about 12 minutes a round),
-# stampede (bench/stampede.sh: N=512 preflights, each its own pod, on one PVC against a real
+# netfs (bench/netfs.sh: dataset mode on sshfs over a capped server against a real PyTorch
+# DataLoader, first epoch and warm metadata; about 5 minutes), stampede (bench/stampede.sh: N=512 preflights, each its own pod, on one PVC against a real
 # apiserver with its audit log; the row replaces the one of the same LABEL, so a "before" stays),
 # budgets (peak RSS, preflight wall time,
 # binary size), fleet (bench/fleet.sh: 5,000 kwok nodes on the real API server, the webhook under a
@@ -32,7 +33,7 @@ export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
 bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
 sections=("$@")
-((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au stampede budgets)
+((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au netfs stampede budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
 # disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
 RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
@@ -114,6 +115,11 @@ section_dataset_verdict() {
 section_au() {
   ROWS="$out/au.tsv.new" bash "$here/au_grid.sh"
   mv "$out/au.tsv.new" "$out/au.tsv"
+}
+
+section_netfs() {
+  bash "$here/netfs.sh" "$ROUNDS" >"$out/netfs.tsv.new"
+  mv "$out/netfs.tsv.new" "$out/netfs.tsv"
 }
 
 section_stampede() {
