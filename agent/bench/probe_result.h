@@ -60,6 +60,10 @@ struct TargetFile {
   std::string path;
   uint64_t size_bytes = 0;
   uint64_t readable_bytes = 0;  // allocated and written ranges the probe was allowed to read
+  // How the ranges were found (extent_map.h): "fiemap" (the file system's own extent map),
+  // "seek_data" (holes by SEEK_DATA/SEEK_HOLE, which FUSE and some network file systems answer
+  // generically: all data), or "allocated_blocks" (neither: st_blocks covered the size).
+  std::string extent_map;
 };
 
 struct ProbeTarget {
@@ -70,6 +74,7 @@ struct ProbeTarget {
   uint32_t dev_major = 0, dev_minor = 0;
   bool read_only = false;   // the volume refuses writes: existing files were read instead
   bool page_cache = false;  // tmpfs/ramfs: results are memory speed, not storage
+  bool network_fs = false;  // a network or FUSE mount (device/network_fs.h); not in the JSON: storage says it
   bool test_file_created = false;
   bool test_file_reused = false;
   std::vector<TargetFile> files;

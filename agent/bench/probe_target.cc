@@ -20,6 +20,7 @@
 #include "device/block_device.h"
 #include "device/direct_io.h"
 #include "device/mountinfo.h"
+#include "device/network_fs.h"
 
 namespace iogate {
 namespace {
@@ -42,6 +43,7 @@ void describe_mount(const ProbeRequest& req, const std::string& canonical, Probe
     t.dev_major = m->major;
     t.dev_minor = m->minor;
     t.read_only = m->read_only();
+    t.network_fs = describe_network_mount(*m).has_value();
   }
 }
 
@@ -81,7 +83,19 @@ Status map_into_layout(int fd, const std::string& path, uint64_t size, uint64_t 
   std::vector<ByteRange> ranges = align_ranges(map->written, bs, bs);
   uint64_t readable = 0;
   for (const ByteRange& r : ranges) readable += r.length;
-  target.info.files.push_back({path, size, readable});
+  target.info.files.push_back({path, size, readable,
+                               map->used_fiemap      ? "fiemap"
+                               : map->used_seek_data ? "seek_data"
+                                                     : "allocated_blocks"});
+  // Where the file system keeps no extent map of its own, SEEK_DATA may be the kernel's generic
+  // answer (FUSE without lseek: all data, and sshfs fakes st_blocks from the size): an existing
+  // sparse file's holes would be read, at the server's memory speed.
+  if (!created_by_us && !map->used_fiemap && target.info.network_fs) {
+    target.warnings.push_back(
+        fmt::format("{}: the file system maps no extents (no FIEMAP), so holes cannot be told from data; if the "
+                    "file is sparse, its holes are read at the server's memory speed",
+                    path));
+  }
   if (readable == 0) {
     return runtime_error(
         fmt::format("{}: no written, {}-aligned data to read (the file is sparse, unwritten or smaller than --bs); "

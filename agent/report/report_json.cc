@@ -95,8 +95,10 @@ json job_json(const JobResult& j, const std::string& name) {
 json target_json(const ProbeTarget& t) {
   json files = json::array();
   for (const TargetFile& f : t.files) {
-    files.push_back(
-        {{"path", utf8_or_replacement(f.path)}, {"size_bytes", f.size_bytes}, {"readable_bytes", f.readable_bytes}});
+    files.push_back({{"path", utf8_or_replacement(f.path)},
+                     {"size_bytes", f.size_bytes},
+                     {"readable_bytes", f.readable_bytes},
+                     {"extent_map", f.extent_map}});
   }
   return {
       {"path", utf8_or_replacement(t.path)},

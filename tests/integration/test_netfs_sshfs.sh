@@ -3,7 +3,8 @@
 # an ImageNet-like dataset (5,000 files of 20-200 KiB). Every reader starts on a cold mount
 # (sshfs_cold: a fresh mount, the server's pages of the dataset dropped).
 #  - detect names it: class network-fs, backend sshfs, the server.
-#  - the block probe runs there and says what the mount did to O_DIRECT and libaio, measured.
+#  - the block probe runs there and says what the mount did to O_DIRECT, libaio and extent
+#    mapping, measured.
 #  - dataset mode measures a first epoch (files listed, never looked up) and, on a network file
 #    system, the warm-metadata epoch beside it.
 #  - the verdict in the job's units agrees with a real PyTorch DataLoader on the cold mount, with
@@ -48,6 +49,15 @@ assert_jq "$SCRATCH/probe.json" \
   "probe: O_DIRECT as run is reported, io_submit's time measured ($(jq -r '.jobs[0].submit_ns / .jobs[0].submit_calls / 1000 | round' "$SCRATCH/probe.json") µs a call)"
 jq -r '.warnings[] | select(test("io_submit|synchronously"))' "$SCRATCH/probe.json" | sed 's/^/note: /'
 assert_no_test_files "$data"
+# An existing sparse file read through the mount: FUSE maps no extents and sshfs fakes st_blocks,
+# so the holes cannot be skipped; the report says how the ranges were found, and warns.
+truncate -s 8M "$data/sparse.bin"
+"$IOGATE" probe "$mnt" --file "$mnt/sparse.bin" --runtime 1s --ramp 200ms --output-format json >"$SCRATCH/sparse.json" ||
+  fail "iogate probe --file on sshfs"
+rm -f "$data/sparse.bin"
+assert_jq "$SCRATCH/sparse.json" \
+  '.target.files[0].extent_map != "fiemap" and ([.warnings[] | select(test("maps no extents"))] | length == 1)' \
+  "probe --file: extent_map $(jq -r '.target.files[0].extent_map' "$SCRATCH/sparse.json"), holes cannot be told from data, said"
 
 # Dataset mode on a cold mount.
 sshfs_cold fs

@@ -141,7 +141,10 @@ TEST_CASE("every documented key is present with its type, and no other") {
                  "target");
     REQUIRE(j["target"]["files"].size() == 1);
     check_object(j["target"]["files"][0],
-                 {{"path", Type::kString}, {"size_bytes", Type::kInteger}, {"readable_bytes", Type::kInteger}},
+                 {{"path", Type::kString},
+                  {"size_bytes", Type::kInteger},
+                  {"readable_bytes", Type::kInteger},
+                  {"extent_map", Type::kString}},
                  "target.files[0]");
     check_object(j["workload"],
                  {{"rw", Type::kString},
