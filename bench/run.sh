@@ -14,6 +14,8 @@
 # on rigs capped like gp3, SATA, NVMe and HDD volumes, 1-8 accelerators; about 12 minutes a round),
 # stampede (bench/stampede.sh: N=512 preflights, each its own pod, on one PVC against a real
 # apiserver with its audit log; the row replaces the one of the same LABEL, so a "before" stays),
+# jobwide (tests/e2e/test_jobwide.sh: one pod alone and 4 pods of one job, each its own preflight
+# process, on a capped sshfs server against a real apiserver; about 3 minutes),
 # budgets (peak RSS, preflight wall time,
 # binary size), fleet (bench/fleet.sh: 5,000 kwok nodes on the real API server, the webhook under a
 # burst of 1,000 GPU pods at 200/s, its memory, node cache and lag, the agents' API write rate;
@@ -32,7 +34,7 @@ export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
 bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
 sections=("$@")
-((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au stampede budgets)
+((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au stampede jobwide budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
 # disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
 RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
@@ -118,6 +120,10 @@ section_au() {
 
 section_stampede() {
   ROWS="$out/stampede.tsv" bash "$here/stampede.sh" >&2
+}
+
+section_jobwide() {
+  JOBWIDE_TSV="$out/jobwide.tsv" IOGATE="$IOGATE" bash "$root/tests/e2e/test_jobwide.sh" >&2
 }
 
 section_budgets() {

@@ -172,8 +172,8 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
     ttl += " for a job's result only: a lone pod's dataset result is not shared";
   if (p.workload_mode == WorkloadMode::kAuto) ttl += "; for synthetic samples only: a dataset's result is not shared";
   field("result ttl", ttl);
-  field("job gather window", format_duration_compact(p.job_gather_window.count()) +
-                                 " (a job's pods wait this long for each other on their PVC)");
+  field("job gather", format_duration_compact(p.job_gather_window.count()) +
+                          " (a job's pods wait this long for each other on their PVC)");
   const NodeSettings& n = p.node;
   std::string node_paths;
   for (const NodePath& np : n.paths)
