@@ -24,7 +24,7 @@
 #include "policy/measurement_json.h"
 #include "policy/policy.h"
 #include "policy/policy_probe.h"
-#include "preflight/job_result.h"
+#include "preflight/job_wide.h"
 #include "preflight/preflight_records.h"
 
 namespace iogate {

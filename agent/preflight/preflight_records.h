@@ -15,7 +15,7 @@
 #include "kube/operations.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
-#include "preflight/job_result.h"
+#include "preflight/job_wide.h"
 
 namespace iogate {
 
@@ -44,7 +44,7 @@ struct PathResult {
   std::string shared_from;  // "pod ns/x on node y at 2026-...": where a shared result came from
   std::optional<ProbeResult> probe;
   std::optional<DatasetProbeResult> dataset;  // workload.mode: dataset
-  std::optional<JobResult> job;               // kJob, kJobShared: the members and their sum
+  std::optional<JobWideResult> job;           // kJob, kJobShared: the members and their sum
   Measurement measurement;
   Verdict verdict;
 };

@@ -1,4 +1,4 @@
-#include "preflight/job_result.h"
+#include "preflight/job_wide.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,9 @@
 
 namespace iogate {
 
-JobResult job_result_of(const JobBarrier& done, const std::string& job, const std::string& recognised_by, int index) {
-  JobResult j;
+JobWideResult job_result_of(const JobBarrier& done, const std::string& job, const std::string& recognised_by,
+                            int index) {
+  JobWideResult j;
   j.job = job;
   j.recognised_by = recognised_by;
   j.expected = done.expected;
@@ -34,7 +35,7 @@ Measurement job_measurement(const Measurement& own, const JobAggregate& a, std::
   return m;
 }
 
-nlohmann::json job_result_json(const std::optional<JobResult>& j) {
+nlohmann::json job_result_json(const std::optional<JobWideResult>& j) {
   if (!j) return nlohmann::json::object();
   nlohmann::json members = nlohmann::json::array();
   for (const BarrierMember& m : j->members) {
@@ -65,7 +66,7 @@ nlohmann::json job_result_json(const std::optional<JobResult>& j) {
           {"demand_gpus_from", a.demand_from}};
 }
 
-std::string job_annotation(const JobResult& j) {
+std::string job_annotation(const JobWideResult& j) {
   const JobAggregate& a = j.aggregate;
   nlohmann::json per = nlohmann::json::array();
   for (const BarrierMember& m : j.members) {
@@ -85,7 +86,7 @@ std::string job_annotation(const JobResult& j) {
       .dump();
 }
 
-std::string render_job_result(const JobResult& j) {
+std::string render_job_result(const JobWideResult& j) {
   const JobAggregate& a = j.aggregate;
   std::string out = fmt::format("job {} ({}): {} pod{} measured it together for {}, {} reported{}{}\n", j.job,
                                 j.recognised_by, a.members, a.members == 1 ? "" : "s",

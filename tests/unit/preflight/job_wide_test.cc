@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "preflight/job_result.h"
+#include "preflight/job_wide.h"
 #include "preflight/preflight_records.h"
 
 using namespace iogate;
@@ -49,7 +49,7 @@ TEST_CASE("the job's measurement keeps the volume's description and takes the me
 }
 
 TEST_CASE("the report's job object lists every member and says how many reported") {
-  JobResult j = job_result_of(done_barrier(), "Job train", "job", 1);
+  JobWideResult j = job_result_of(done_barrier(), "Job train", "job", 1);
   nlohmann::json r = job_result_json(j);
   CHECK(r["name"] == "Job train");
   CHECK(r["recognised_by"] == "job");

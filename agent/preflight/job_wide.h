@@ -18,7 +18,7 @@ namespace iogate {
 // The pod annotation that says a verdict came from a job-wide measurement (compact JSON).
 inline constexpr const char* kJobMeasurementAnnotation = "iogate.io/job-measurement";
 
-struct JobResult {
+struct JobWideResult {
   std::string job;            // "PyTorchJob bert-7"
   std::string recognised_by;  // job_source_name: "annotation", "jobset", "kubeflow", "job"
   int expected = 0;           // iogate.io/job-pods; 0: not said
@@ -28,7 +28,8 @@ struct JobResult {
   JobAggregate aggregate;
 };
 
-JobResult job_result_of(const JobBarrier& done, const std::string& job, const std::string& recognised_by, int index);
+JobWideResult job_result_of(const JobBarrier& done, const std::string& job, const std::string& recognised_by,
+                            int index);
 
 // The job's measurement: `own`'s description of the volume and workload (class, file system,
 // block size, how it was read) with the figures replaced by the members' sums (rates) and the
@@ -36,11 +37,11 @@ JobResult job_result_of(const JobBarrier& done, const std::string& job, const st
 Measurement job_measurement(const Measurement& own, const JobAggregate& a, std::chrono::milliseconds window);
 
 // "job" of a result in the iogate.preflight/v1 report: {} for a path not measured as a job.
-nlohmann::json job_result_json(const std::optional<JobResult>& j);
+nlohmann::json job_result_json(const std::optional<JobWideResult>& j);
 // What kJobMeasurementAnnotation holds: members, reported, the sums, each member's samples/s,
 // the demand's accelerators.
-std::string job_annotation(const JobResult& j);
+std::string job_annotation(const JobWideResult& j);
 // Human lines: the job, each member's figures, the sum and the demand.
-std::string render_job_result(const JobResult& j);
+std::string render_job_result(const JobWideResult& j);
 
 }  // namespace iogate
