@@ -243,8 +243,8 @@ Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, cons
   return out;
 }
 
-const Keys kTopKeys = {"apiVersion", "kind",       "metadata",   "profile", "mode", "on_error", "deadline",
-                       "workload",   "early_stop", "result_ttl", "rules",   "node", "webhook",  "job_gather_window"};
+const Keys kTopKeys = {"apiVersion", "kind",       "metadata",   "profile",           "mode",  "on_error", "deadline",
+                       "workload",   "early_stop", "result_ttl", "job_gather_window", "rules", "node",     "webhook"};
 const Keys kWebhookKeys = {"allow_opt_out"};
 const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
 const Keys kDatasetWorkloadKeys = {"workers", "sample", "scan_time", "scan_entries"};
