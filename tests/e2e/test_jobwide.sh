@@ -40,7 +40,8 @@ rig_up jobwide --backing tmpfs --rbps "$RBPS" --size 512m >/dev/null || fail "ri
 python3 "$ROOT/tests/integration/make_dataset.py" "$(rig_dir jobwide)/data" --files "$FILES" --dirs 30 --subdirs 3 \
   --min-kib 64 --max-kib 64 --large 0 >/dev/null || fail "make_dataset.py failed"
 sync
-DATA=$(sshfs_up jobwide "$(rig_dir jobwide)/data" --run rig_run jobwide) || fail "sshfs_up failed"
+sshfs_up jobwide "$(rig_dir jobwide)/data" --run rig_run jobwide >/dev/null || fail "sshfs_up failed"
+DATA=$(sshfs_mnt jobwide)
 findmnt -n -o FSTYPE "$DATA" | grep -q fuse.sshfs || fail "$DATA is not an sshfs mount"
 pass "a file server capped at $RBPS bytes/s of reads (sshd in a rig cgroup), $FILES files of 64 KiB, mounted by sshfs at $DATA"
 
@@ -80,10 +81,11 @@ start() {
   local kc="$SCRATCH/kubeconfig-$1"
   [[ -f $kc ]] || token_kubeconfig "$kc" "$CLUSTER_SERVER" "$SA" "$(sa_token "$NS" "$SA" "$1")" "$NS"
   (
+    rc=0
     KUBECONFIG="$kc" POD_NAME=$1 POD_NAMESPACE=$NS NODE_NAME=$NODE CONTAINER_NAME=iogate-preflight \
       timeout 240 "$IOGATE" preflight "$DATA" --policy "$SCRATCH/policy.yaml" --output-format json \
-      --log-level debug >"$SCRATCH/$1.json" 2>"$SCRATCH/$1.log"
-    echo $? >"$SCRATCH/$1.rc"
+      --log-level debug >"$SCRATCH/$1.json" 2>"$SCRATCH/$1.log" || rc=$?
+    echo $rc >"$SCRATCH/$1.rc"
   ) &
   RUNNING+=($!)
 }
