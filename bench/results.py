@@ -365,6 +365,25 @@ if stampede:
         w(f"- {row[0]}: {row[-1]}")
     w("")
 
+jobwide = rows("jobwide.tsv")
+if jobwide:
+    w("## One verdict for a job on a shared volume")
+    w("")
+    w("`tests/e2e/test_jobwide.sh` (`bash bench/run.sh jobwide`; ctest `e2e.jobwide`): `iogate preflight` processes,")
+    w("each its own 1-GPU pod with its own token, against a real kube-apiserver, on one PVC whose volume is sshfs")
+    w("served by a loopback sshd in a rig cgroup that caps the server's reads (the cap below); 64 KiB files, the")
+    w("dataset probe (4 loader threads, a 5 s window). The demand is the same per pod in every row; a job's")
+    w("pods meet on the PVC, read together for the same window, and the sum is judged for all their GPUs.")
+    w("A single-client probe cannot see the server's limit: the job-wide one finds it.")
+    w("")
+    w("| run | commit | pods | reported | samples/s, each | samples/s together | MB/s together | server cap MB/s "
+      "| GPUs judged | samples/s needed | predicted AU | verdict |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for date, commit, run, pods, rep, sps, bps, gpus, needed, pau, outcome, cap, each in jobwide:
+        w(f"| {run} | {commit} ({date[:10]}) | {pods} | {rep} | {each or f0(num(sps))} | {f0(num(sps))} "
+          f"| {num(bps) / 1e6:.1f} | {num(cap) / 1e6:.1f} | {gpus} | {f0(num(needed))} | {num(pau):.2f} | {outcome} |")
+    w("")
+
 budgets = rows("budgets.tsv")
 if budgets:
     w("## Budgets")

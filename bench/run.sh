@@ -15,6 +15,8 @@
 # netfs (bench/netfs.sh: dataset mode on sshfs over a capped server against a real PyTorch
 # DataLoader, first epoch and warm metadata; about 5 minutes), stampede (bench/stampede.sh: N=512 preflights, each its own pod, on one PVC against a real
 # apiserver with its audit log; the row replaces the one of the same LABEL, so a "before" stays),
+# jobwide (tests/e2e/test_jobwide.sh: one pod alone and 4 pods of one job, each its own preflight
+# process, on a capped sshfs server against a real apiserver; about 3 minutes),
 # budgets (peak RSS, preflight wall time,
 # binary size), fleet (bench/fleet.sh: 5,000 kwok nodes on the real API server, the webhook under a
 # burst of 1,000 GPU pods at 200/s, its memory, node cache and lag, the agents' API write rate;
@@ -33,7 +35,7 @@ export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
 bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
 sections=("$@")
-((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au netfs stampede budgets)
+((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au netfs stampede jobwide budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
 # disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
 RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
@@ -124,6 +126,10 @@ section_netfs() {
 
 section_stampede() {
   ROWS="$out/stampede.tsv" bash "$here/stampede.sh" >&2
+}
+
+section_jobwide() {
+  JOBWIDE_TSV="$out/jobwide.tsv" IOGATE="$IOGATE" bash "$root/tests/e2e/test_jobwide.sh" >&2
 }
 
 section_budgets() {

@@ -110,6 +110,11 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
   std::vector<SampledFile> files = r.scan.sample;
   FastRng rng(mix_seed(r.seed, 1));
   for (size_t i = files.size(); i > 1; --i) std::swap(files[i - 1], files[rng.below(i)]);
+  if (req.shards > 1) {
+    std::vector<SampledFile> ours;
+    for (size_t i = req.shard; i < files.size(); i += req.shards) ours.push_back(std::move(files[i]));
+    files = std::move(ours);
+  }
 
   std::vector<int> counts = req.worker_counts;
   if (counts.empty()) counts.push_back(default_loader_workers());

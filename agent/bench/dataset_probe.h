@@ -32,9 +32,13 @@ struct DatasetRequest {
   std::string path;
   std::string root = "/";  // where /proc and /sys are read (as ProbeRequest::root)
   ScanBudget scan;
-  LoaderOptions loader;                        // workers ignored: see worker_counts
-  std::vector<int> worker_counts;              // one entry: a single run; several: a sweep
-  std::optional<uint64_t> seed;                // sampling and shuffling; fresh unless given
+  LoaderOptions loader;            // workers ignored: see worker_counts
+  std::vector<int> worker_counts;  // one entry: a single run; several: a sweep
+  std::optional<uint64_t> seed;    // sampling and shuffling; fresh unless given
+  // This reader's share of the shuffled sample: every `shards`-th file from the `shard`-th, as a
+  // DistributedSampler gives each rank of a job its own. Readers that share a seed (and so a
+  // sample and an order) then read disjoint files: none is served from a cache another filled.
+  size_t shard = 0, shards = 1;
   std::optional<double> target_samples_per_s;  // for the workers-for-target recommendation
   std::optional<StorageStack> storage;         // PATH's, where the caller detected it (as ProbeRequest's)
   FeedPointsOptions limit;                     // the measurement behind `DatasetProbeResult::limit`

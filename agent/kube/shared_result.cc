@@ -17,10 +17,6 @@ namespace {
 
 using std::chrono::system_clock;
 
-std::string pvc_path(const PvcRef& pvc) {
-  return "/api/v1/namespaces/" + pvc.ns + "/persistentvolumeclaims/" + pvc.name;
-}
-
 std::optional<nlohmann::json> annotation_json(const nlohmann::json& object, const char* key) {
   std::string text = string_at(object_at(object_at(object, "metadata"), "annotations"), key);
   if (text.empty()) return std::nullopt;
@@ -58,10 +54,6 @@ ApiStatus remove_lock(ApiClient& api, const PvcRef& pvc, const std::string& reso
 // A time as the lock's JSON keeps it, so that the lock we hold equals the one we read back.
 system_clock::time_point as_written(system_clock::time_point t) {
   return std::chrono::floor<std::chrono::microseconds>(t);
-}
-
-std::string resource_version_of(const nlohmann::json& object) {
-  return string_at(object_at(object, "metadata"), "resourceVersion");
 }
 
 std::string age_of(const ProbeLock& lock, system_clock::time_point now) {
@@ -136,9 +128,6 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-// How long a watch of the PVC may stay open before the server ends it (its timeoutSeconds); a
-// waiter then opens the next from the last resourceVersion, missing nothing.
-constexpr std::chrono::seconds kMaxWatch{300};
 // How long a waiter that sees no other pod's lock (it has just lost the race for it, or is
 // reading the PVC for the first time) waits for the watch's next event before reading the PVC.
 constexpr std::chrono::seconds kRaceSilence{5};
@@ -146,175 +135,11 @@ constexpr std::chrono::seconds kRaceSilence{5};
 // waiter reads the PVC itself: the renewal's own request takes time.
 constexpr std::chrono::seconds kRenewalSlack{2};
 
-// Successive versions of one PVC as a waiter sees them: a watch's events while it can watch
-// (one request for the whole wait, as long as the holder renews), GETs otherwise. A watch that
-// stays silent longer than the caller allows (its holder missed a renewal) gives way to GETs a
-// poll interval apart, so that a lock is judged expired on the same evidence as always: reads
-// no further apart than a third of its lease, none of them delayed by an API stall. Once a GET
-// shows the PVC changed, the reader watches again.
-class PvcReader {
- public:
-  PvcReader(ApiClient& api, const ShareRequest& req) : api_(api), req_(req) {}
-
-  struct Seen {
-    nlohmann::json pvc;
-    Steady::time_point at;
-  };
-
-  // The PVC now (the first call), or its next version: waits for a change at most until `until`
-  // and at most `silence` (then reads it, as a poll would). Nullopt at `until` or on a stop.
-  ApiResult<std::optional<Seen>> next(Steady::time_point until, Steady::duration silence) {
-    const bool first = std::exchange(first_, false);
-    if (!stream_ && can_watch_ && !polling_) {
-      auto opened = open_watch(until);
-      if (!opened.ok()) return opened.error();
-    }
-    if (!stream_) return first ? read() : poll(until);
-    const Steady::time_point silent_at = std::min(until, Steady::now() + silence);
-    while (!stopped()) {
-      const auto now = Steady::now();
-      if (now >= silent_at) {
-        stream_.reset();
-        if (now >= until) return std::optional<Seen>();
-        // No word for longer than a renewal takes: see for ourselves, then poll until it changes.
-        polling_ = true;
-        return read();
-      }
-      auto wait = std::min<Steady::duration>(std::chrono::milliseconds(100), silent_at - now);
-      WatchStream::Read r = stream_->next(std::chrono::duration_cast<std::chrono::milliseconds>(wait));
-      switch (r.next) {
-        case WatchStream::Next::kIdle: continue;
-        case WatchStream::Next::kEnded: {
-          // The server's timeoutSeconds: the next watch starts where this one stopped. One that
-          // ends as soon as it opens would be reopened in a loop: poll a while instead.
-          stream_.reset();
-          if (Steady::now() - opened_at_ < std::chrono::seconds(1)) {
-            polling_ = true;
-            return poll(until);
-          }
-          auto opened = open_watch(until);
-          if (!opened.ok()) return opened.error();
-          if (!stream_) return read();
-          continue;
-        }
-        case WatchStream::Next::kFailed:
-          stream_.reset();
-          if (r.error.reason == "InvalidResponse") {
-            // Not a watch at all (a server that answers a list): it never will be.
-            can_watch_ = false;
-            spdlog::warn("PVC {}: the API server does not watch ({}); polling it every {} ms instead", req_.pvc.name,
-                         r.error.summary(), req_.poll_interval.count());
-          } else {
-            spdlog::debug("PVC {}: watch failed ({}); reading it", req_.pvc.name, r.error.summary());
-          }
-          return read();
-        case WatchStream::Next::kEvent: break;
-      }
-      WatchEvent& e = r.event;
-      if (e.type == WatchEventType::kBookmark) {
-        rv_ = string_at(object_at(e.object, "metadata"), "resourceVersion");
-        continue;
-      }
-      if (e.type == WatchEventType::kError) {
-        // 410 Gone or another refusal to go on: start again from a fresh read.
-        spdlog::debug("PVC {}: watch ended with {}; reading it", req_.pvc.name, e.object.dump());
-        stream_.reset();
-        if (watch_expired(e)) rv_.clear();
-        return read();
-      }
-      if (e.type == WatchEventType::kDeleted) {
-        stream_.reset();
-        return ApiError{"WATCH " + pvc_path(req_.pvc), 404, "NotFound", "the PVC was deleted while waiting for it"};
-      }
-      rv_ = resource_version_of(e.object);
-      return std::optional<Seen>(Seen{std::move(e.object), Steady::now()});
-    }
-    stream_.reset();
-    return std::optional<Seen>();
-  }
-
-  // Where the reader does not watch, the PVC read now, without waiting a poll interval: after a
-  // lost race the winner's write is already there. A watch brings that write on its own.
-  bool watching() const { return stream_ != nullptr; }
-  ApiResult<std::optional<Seen>> read_now() { return read(); }
-
- private:
-  bool stopped() const { return req_.stop && req_.stop->load(); }
-
-  // Sleeps until `t` or a stop; false on a stop.
-  bool sleep_until(Steady::time_point t) const {
-    while (!stopped() && Steady::now() < t) {
-      std::this_thread::sleep_for(std::min<Steady::duration>(std::chrono::milliseconds(50), t - Steady::now()));
-    }
-    return !stopped();
-  }
-
-  // Once a poll interval, as a waiter always did where it cannot watch: the PVC read after the
-  // interval, or nullopt at `until` or on a stop.
-  ApiResult<std::optional<Seen>> poll(Steady::time_point until) {
-    if (!sleep_until(std::min(until, Steady::now() + req_.poll_interval)) || Steady::now() >= until) {
-      return std::optional<Seen>();
-    }
-    return read();
-  }
-
-  ApiResult<std::optional<Seen>> read() {
-    auto pvc = api_.get(pvc_path(req_.pvc));
-    if (!pvc.ok()) return pvc.error();
-    std::string rv = resource_version_of(*pvc);
-    if (polling_ && rv != rv_) polling_ = false;  // it changed: watch from here
-    rv_ = std::move(rv);
-    return std::optional<Seen>(Seen{std::move(*pvc), Steady::now()});
-  }
-
-  // Opens the next watch, from the last version read (none at first: the server then sends the
-  // PVC as it is now, as an ADDED event). Where the API refuses to watch (a Role without the
-  // verb, a server without watches), the reader polls for good; a failure that may pass (the
-  // API down, a timeout) is left to the GET that follows, and the next call tries again.
-  ApiStatus open_watch(Steady::time_point until) {
-    auto left = std::chrono::ceil<std::chrono::seconds>(until - Steady::now());
-    left = std::clamp<std::chrono::seconds>(left, std::chrono::seconds(1), kMaxWatch);
-    std::string path = fmt::format(
-        "/api/v1/namespaces/{}/persistentvolumeclaims?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3D{}"
-        "&timeoutSeconds={}",
-        req_.pvc.ns, req_.pvc.name, left.count());
-    if (!rv_.empty()) path += "&resourceVersion=" + rv_;
-    auto opened = api_.watch(path);
-    if (opened.ok()) {
-      stream_ = std::move(*opened);
-      opened_at_ = Steady::now();
-      return Ok{};
-    }
-    const ApiError& e = opened.error();
-    if (e.reason == "Stopped" || e.reason == "DeadlineExceeded") return e;
-    const bool may_pass = e.http_status == 0 || transient_status(e.http_status);
-    if (!may_pass) {
-      can_watch_ = false;
-      spdlog::warn(
-          "PVC {}: cannot watch it ({}); polling it every {} ms instead (grant the preflight's Role "
-          "watch on persistentvolumeclaims)",
-          req_.pvc.name, e.summary(), req_.poll_interval.count());
-    } else {
-      spdlog::debug("PVC {}: watch not opened ({}); reading it", req_.pvc.name, e.summary());
-    }
-    return Ok{};
-  }
-
-  ApiClient& api_;
-  const ShareRequest& req_;
-  std::unique_ptr<WatchStream> stream_;
-  std::string rv_;  // of the last version seen: a watch opened from it misses nothing after it
-  bool first_ = true;
-  bool can_watch_ = true;
-  bool polling_ = false;  // after a silence, until a read shows a change
-  Steady::time_point opened_at_;
-};
-
 }  // namespace
 
 ApiResult<ShareDecision> claim_or_reuse(ApiClient& api, const ShareRequest& req) {
   bool announced_wait = false;
-  PvcReader reader(api, req);
+  PvcReader reader(api, req.pvc, req.stop, req.poll_interval);
   // The other pod's lock as last read, since when it reads the same, and when it was last read.
   std::optional<ProbeLock> seen;
   Steady::time_point seen_since, last_read;

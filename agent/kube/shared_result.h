@@ -41,6 +41,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kube/api_client.h"
+#include "kube/pvc_reader.h"
 
 namespace iogate {
 
@@ -91,10 +92,6 @@ std::chrono::milliseconds lease_renew_period(const ProbeLock& lock);
 // further apart than a third of its lease) is expired at the reader's wall-clock `now`.
 bool lock_expired(const ProbeLock& lock, std::chrono::steady_clock::duration unchanged_for,
                   std::chrono::system_clock::time_point now);
-
-struct PvcRef {
-  std::string ns, name;
-};
 
 enum class ShareAction {
   kReuse,               // a fresh result is on the PVC: use `reused`

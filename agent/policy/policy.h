@@ -140,6 +140,9 @@ struct Policy {
   double stop_confidence = 0.95;
   // How long a result recorded on a PVC may be reused by the next pod; 0: always probe.
   std::chrono::nanoseconds result_ttl = std::chrono::hours(1);
+  // How long the pods of one job wait for each other on their PVC after the first arrives, where
+  // the pod does not say how many the job has or not all of them come (kube/job_barrier.h).
+  std::chrono::nanoseconds job_gather_window = std::chrono::seconds(20);
   std::vector<Rule> rules;
   NodeSettings node;
   WebhookSettings webhook;

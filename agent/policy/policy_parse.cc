@@ -243,8 +243,8 @@ Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, cons
   return out;
 }
 
-const Keys kTopKeys = {"apiVersion", "kind",       "metadata",   "profile", "mode", "on_error", "deadline",
-                       "workload",   "early_stop", "result_ttl", "rules",   "node", "webhook"};
+const Keys kTopKeys = {"apiVersion", "kind",       "metadata",   "profile",           "mode",  "on_error", "deadline",
+                       "workload",   "early_stop", "result_ttl", "job_gather_window", "rules", "node",     "webhook"};
 const Keys kWebhookKeys = {"allow_opt_out"};
 const Keys kMetadataKeys = {"name", "namespace", "labels", "annotations"};
 const Keys kDatasetWorkloadKeys = {"workers", "sample", "scan_time", "scan_entries"};
@@ -872,6 +872,13 @@ Result<Policy> read_policy(const YAML::Node& document, std::string_view source) 
     if (*x > std::chrono::hours(24 * 30))
       return usage_error(fmt::format("result_ttl: at most 720h, got {}", quote_value(v.Scalar())));
     p.result_ttl = *x;
+  }
+  if (const YAML::Node v = root["job_gather_window"]) {
+    auto x = read_duration(v, "job_gather_window");
+    if (!x.ok()) return x.error();
+    if (*x < std::chrono::seconds(1) || *x > std::chrono::minutes(10))
+      return usage_error(fmt::format("job_gather_window: must be within [1s, 10m], got {}", quote_value(v.Scalar())));
+    p.job_gather_window = *x;
   }
   if (const YAML::Node v = root["rules"]) {
     auto x = read_rules(v);

@@ -108,6 +108,7 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
       {"workload", workload_json(p)},
       {"early_stop", {{"enabled", p.early_stop}, {"tolerance", p.stop_tolerance}, {"confidence", p.stop_confidence}}},
       {"result_ttl_ns", p.result_ttl.count()},
+      {"job_gather_window_ns", p.job_gather_window.count()},
       {"gpus", gpus ? nlohmann::json(*gpus) : nlohmann::json(nullptr)},
       {"rules", rules},
       {"node", node_settings_json(p.node)},
@@ -167,9 +168,12 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
   std::string ttl = p.result_ttl.count()
                         ? format_duration_compact(p.result_ttl.count()) + " (a PVC's recorded result is reused)"
                         : "0 (always probe)";
-  if (p.workload_mode == WorkloadMode::kDataset) ttl = "not used: dataset results are not shared through the PVC";
+  if (p.workload_mode == WorkloadMode::kDataset)
+    ttl += " for a job's result only: a lone pod's dataset result is not shared";
   if (p.workload_mode == WorkloadMode::kAuto) ttl += "; for synthetic samples only: a dataset's result is not shared";
   field("result ttl", ttl);
+  field("job gather", format_duration_compact(p.job_gather_window.count()) +
+                          " (a job's pods wait this long for each other on their PVC)");
   const NodeSettings& n = p.node;
   std::string node_paths;
   for (const NodePath& np : n.paths)

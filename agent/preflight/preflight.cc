@@ -15,6 +15,8 @@
 #include "bench/probe.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
+#include "kube/job_barrier.h"
+#include "kube/job_identity.h"
 #include "kube/kube_config.h"
 #include "kube/operations.h"
 #include "kube/shared_result.h"
@@ -22,6 +24,7 @@
 #include "policy/measurement_json.h"
 #include "policy/policy.h"
 #include "policy/policy_probe.h"
+#include "preflight/job_wide.h"
 #include "preflight/preflight_records.h"
 
 namespace iogate {
@@ -38,6 +41,10 @@ constexpr nanoseconds kRecordReserve = std::chrono::seconds(3);
 // Writing and filling the test file before the measurement starts (256 MiB at 100 MB/s and more).
 constexpr nanoseconds kPrepareAllowance = std::chrono::seconds(3);
 constexpr nanoseconds kMinProbeRuntime = std::chrono::seconds(1);
+// How long after its own window a job's member waits for the others' figures before judging
+// the job with those that reported: a member's probe ends with work past the window (a dataset
+// probe's limit finding, its sizes), and a member that died must not hold the others forever.
+constexpr nanoseconds kJobReportGrace = std::chrono::seconds(20);
 
 std::string seconds_text(nanoseconds d) { return format_duration_compact(d.count()); }
 
@@ -93,6 +100,16 @@ struct Run {
   // The path being judged reads synthetic samples for this demand (workload.mode auto on a volume
   // without a dataset); nullopt: the policy's own workload.
   std::optional<Demand> synthetic;
+  std::optional<JobIdentity> job;  // the pod's job, from its pod object
+};
+
+// How a member of a job probes: the barrier's window for everyone, no early stop (a member that
+// stopped early would leave the others a server less loaded), and for a dataset its share of
+// the files in an order the members share, as a DistributedSampler gives each rank its own.
+struct JobProbe {
+  nanoseconds window{};
+  uint64_t seed = 0;
+  size_t shard = 0, shards = 1;
 };
 
 // What the probe of the path being judged runs, and the key its shared result is recorded under.
@@ -143,6 +160,15 @@ Status read_pod(Run& run) {
       if (v.is_string()) run.pod_labels[k] = v.get<std::string>();
     }
     if (s.node_name.empty()) s.node_name = string_at(object_at(run.pod, "spec"), "nodeName");
+    auto job = job_of_pod(run.pod);
+    if (!job.ok()) return job.error();
+    run.job = std::move(*job);
+    if (run.job) {
+      spdlog::info("pod {}: of {} (by {}), {} pods{}", pod_ref(run), run.job->describe(),
+                   job_source_name(run.job->source),
+                   run.job->expected_pods ? std::to_string(run.job->expected_pods) : "?",
+                   measured_as_job(run.job) ? "" : ": a job of one, probed as a lone pod");
+    }
   }
   if (run.options.gpus) {
     s.gpus = *run.options.gpus;
@@ -207,13 +233,17 @@ std::optional<StorageStack> detect_path(const Run& run, const std::string& path)
 // The probe for one path, with the workload's runtime cut to what the deadline leaves; stopped
 // when `lock_lost` rises.
 Result<ProbeResult> probe_path(Run& run, const std::string& path, const EvaluationContext& ctx,
-                               const std::atomic<bool>* lock_lost) {
+                               const std::atomic<bool>* lock_lost, const JobProbe* job = nullptr) {
   const std::optional<StorageStack> stack = detect_path(run, path);
   const StorageStack* detected = stack ? &*stack : nullptr;
   ProbeRequest req = run.synthetic
                          ? synthetic_sample_request(run.policy, *run.synthetic, path, run.options.root, ctx, detected)
                          : policy_probe_request(run.policy, path, run.options.root, ctx, detected);
   Workload& w = req.workload;
+  if (job) {
+    w.runtime = job->window;
+    req.early_stop.enabled = false;
+  }
   auto runtime = runtime_within_deadline(run, path, kPrepareAllowance + w.ramp, w.runtime, "probe");
   if (!runtime.ok()) return runtime.error();
   w.runtime = *runtime;
@@ -225,9 +255,17 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
 
 // The dataset probe for one path (workload.mode: dataset), its scan and loader limits cut to what
 // the deadline leaves. The scan budget comes first: without files there is nothing to load.
-Result<DatasetProbeResult> probe_dataset_path(Run& run, const std::string& path, const EvaluationContext& ctx) {
+Result<DatasetProbeResult> probe_dataset_path(Run& run, const std::string& path, const EvaluationContext& ctx,
+                                              const JobProbe* job = nullptr) {
   const std::optional<StorageStack> stack = detect_path(run, path);
   DatasetRequest req = policy_dataset_request(run.policy, path, run.options.root, ctx, stack ? &*stack : nullptr);
+  if (job) {
+    req.loader.runtime = job->window;
+    req.loader.early_stop.enabled = false;
+    req.seed = job->seed;
+    req.shard = job->shard;
+    req.shards = job->shards;
+  }
   auto runtime = runtime_within_deadline(run, path, req.scan.time, req.loader.runtime, "scan and read");
   if (!runtime.ok()) return runtime.error();
   req.loader.runtime = *runtime;
@@ -307,6 +345,120 @@ Result<std::optional<PathResult>> probe_locked(Run& run, const std::string& path
   return std::optional<PathResult>(std::move(out));
 }
 
+// What a member reports to its job.
+MemberFigures figures_of(const Measurement& m) {
+  return {m.samples_per_s, m.bandwidth_bytes_per_s, m.iops, m.p99_latency_ns};
+}
+
+// A path judged on its job's recorded result: the members' sum, for the whole job's GPUs.
+Result<PathResult> job_path_result(const Run& run, const std::string& path, const EvaluationContext& ctx,
+                                   const PvcRef& pvc, const JobBarrier& done, int index, ResultSource source) {
+  auto m = measurement_from_json(done.result);
+  if (!m) return runtime_error(fmt::format("PVC {}: the result recorded for job {} is unreadable", pvc.name, done.job));
+  PathResult out;
+  out.path = path;
+  out.pvc = pvc.name;
+  out.source = source;
+  out.measurement = *m;
+  out.measurement.path = path;
+  out.job = job_result_of(done, run.job->describe(), std::string(job_source_name(run.job->source)), index);
+  EvaluationContext job_ctx = ctx;
+  job_ctx.gpus = out.job->aggregate.demand_gpus;
+  out.verdict = evaluate_policy(run.policy, out.measurement, job_ctx);
+  const JobAggregate& a = out.job->aggregate;
+  spdlog::info("{}: job {}: {} together ({} of {} members reported), judged for the job's {} GPUs ({})", path, done.job,
+               measurement_figures(out.measurement), a.reported, a.members, a.demand_gpus, a.demand_from);
+  return out;
+}
+
+// One path measured together with the other pods of the job (kube/job_barrier.h): meet on the
+// PVC, probe for the barrier's window, report, judge the sum. Nullopt where the pod probes as a
+// lone pod after all: no other member came, or this account cannot write the PVC.
+Result<std::optional<PathResult>> judge_as_job(Run& run, const std::string& path, const EvaluationContext& ctx,
+                                               const PvcRef& pvc, bool dataset) {
+  const Policy& p = run.policy;
+  const std::string key = run.job->key(run.summary.pod_namespace);
+  JobBarrierRequest req;
+  req.pvc = pvc;
+  req.annotation = job_probe_annotation(key);
+  req.fresh.job = key;
+  req.fresh.workload = dataset ? fmt::format("dataset/{}w", p.dataset.workers) : workload_key(probed_workload(run));
+  req.fresh.expected = run.job->expected_pods;
+  req.fresh.gather = duration_cast<milliseconds>(p.job_gather_window);
+  req.life = p.deadline;
+  req.self = {pod_ref(run), run.summary.node_name, run.summary.gpus, false, {}, ""};
+  req.window = duration_cast<milliseconds>(p.workload.runtime);
+  req.ttl = p.result_ttl;
+  req.wait_until = run.deadline - kRecordReserve;
+  req.poll_interval = milliseconds(500);
+  req.stop = &run.stop;
+  auto joined = join_job_barrier(*run.api, req);
+  if (!joined.ok()) {
+    if (!sharing_unavailable(joined.error())) {
+      return runtime_error(
+          fmt::format("meeting the pods of {} on PVC {}: {}", run.job->describe(), pvc.name, joined.error().summary()));
+    }
+    spdlog::warn("PVC {}: the pods of {} cannot meet there ({}); probing as a lone pod", pvc.name, run.job->describe(),
+                 joined.error().summary());
+    return std::optional<PathResult>();
+  }
+  spdlog::info("{}", joined->why);
+  switch (joined->action) {
+    case JoinAction::kAlone: return std::optional<PathResult>();
+    case JoinAction::kTimedOut:
+    case JoinAction::kInterrupted: return runtime_error(joined->why);
+    case JoinAction::kReuse: {
+      auto reused = job_path_result(run, path, ctx, pvc, joined->barrier, -1, ResultSource::kJobShared);
+      if (!reused.ok()) return reused.error();
+      return std::optional<PathResult>(std::move(*reused));
+    }
+    case JoinAction::kProbe: break;
+  }
+  const JobBarrier& b = joined->barrier;
+  const Clock::time_point started = Clock::now();
+  const JobProbe how{b.window, b.seed, size_t(joined->index), b.members.size()};
+  PathResult own;  // our own probe's report, kept with the job's verdict
+  Result<Measurement> measured = [&]() -> Result<Measurement> {
+    if (dataset) {
+      auto d = probe_dataset_path(run, path, ctx, &how);
+      if (!d.ok()) return d.error();
+      Measurement m = measurement_from_dataset(*d);
+      own.dataset = std::move(*d);
+      return m;
+    }
+    auto probe = probe_path(run, path, ctx, nullptr, &how);
+    if (!probe.ok()) return probe.error();
+    Measurement m = run.synthetic ? measurement_from_synthetic_samples(*probe, *run.synthetic->sample_bytes)
+                                  : measurement_from_probe(*probe);
+    own.probe = std::move(*probe);
+    return m;
+  }();
+  BarrierMember self = req.self;
+  if (measured.ok()) {
+    self.figures = figures_of(*measured);
+    spdlog::info("{}: our share of {}'s window: {}", path, run.job->describe(), measurement_figures(*measured));
+  } else {
+    self.error = measured.error().message;  // the others need not wait for figures that will not come
+  }
+  const nanoseconds before = dataset ? nanoseconds(p.dataset.scan_time) : kPrepareAllowance + p.workload.ramp;
+  const Clock::time_point report_until =
+      std::min(started + before + nanoseconds(b.window) + kJobReportGrace, run.deadline - kRecordReserve);
+  Measurement described = measured.ok() ? *measured : Measurement{};
+  auto done = report_and_finish(*run.api, req, self, report_until, [&](const JobBarrier& d) {
+    return measurement_to_json(job_measurement(described, aggregate_job(d), d.window));
+  });
+  if (!measured.ok()) return measured.error();
+  if (!done.ok()) {
+    return runtime_error(
+        fmt::format("recording {}'s result on PVC {}: {}", run.job->describe(), pvc.name, done.error().summary()));
+  }
+  auto out = job_path_result(run, path, ctx, pvc, *done, joined->index, ResultSource::kJob);
+  if (!out.ok()) return out.error();
+  out->probe = std::move(own.probe);
+  out->dataset = std::move(own.dataset);
+  return std::optional<PathResult>(std::move(*out));
+}
+
 // One path: a shared result from its PVC when one is fresh, else a probe (recorded on the PVC for
 // the next pods when we hold the PVC's lock).
 Result<PathResult> judge_path(Run& run, const std::string& path) {
@@ -332,6 +484,17 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
                  dataset ? "the path holds a dataset; reading its files"
                          : fmt::format("no dataset under the path; synthetic samples of {}",
                                        format_size_compact(*run.synthetic->sample_bytes)));
+  }
+  if (run.api && measured_as_job(run.job)) {
+    // A job's pods measure their volume together, wherever it is shared: the result TTL is for reuse.
+    if (auto claim = pvc_for_path(run.pod, path, run.options.container_name)) {
+      auto judged = judge_as_job(run, path, ctx, PvcRef{run.summary.pod_namespace, *claim}, dataset);
+      if (!judged.ok()) return judged.error();
+      if (*judged) return std::move(**judged);
+    } else {
+      spdlog::info("{}: no PVC behind the path, where the pods of {} could meet; probing as a lone pod", path,
+                   run.job->describe());
+    }
   }
   if (dataset) {
     // Not shared through the PVC: a dataset result depends on the dataset under this path, which
@@ -462,7 +625,7 @@ void fail_with(Run& run, const Error& e) {
 
 PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop) {
   const Clock::time_point started = Clock::now();
-  Run run{options, stop, {}, {}, nullptr, {}, {}, {}};
+  Run run{options, stop, {}, {}, nullptr, {}, {}, {}, {}, {}};
   PreflightSummary& s = run.summary;
   s.time = rfc3339_utc_now();
   s.pod_name = options.pod_name;

@@ -13,7 +13,15 @@
 
 namespace iogate {
 
-std::string_view result_source_name(ResultSource s) { return s == ResultSource::kShared ? "shared" : "probe"; }
+std::string_view result_source_name(ResultSource s) {
+  switch (s) {
+    case ResultSource::kProbe: return "probe";
+    case ResultSource::kShared: return "shared";
+    case ResultSource::kJob: return "job";
+    case ResultSource::kJobShared: return "job-shared";
+  }
+  return "probe";
+}
 
 std::string_view pod_verdict_name(PodVerdict o) {
   switch (o) {
@@ -30,6 +38,12 @@ namespace {
 
 std::string how_measured(const PathResult& r) {
   if (r.source == ResultSource::kShared) return "shared result of " + r.shared_from;
+  if (r.job) {
+    const JobAggregate& a = r.job->aggregate;
+    return fmt::format("{} {} pods of {} together for {:.1f} s, {} reported; for the job's {} GPUs",
+                       r.source == ResultSource::kJobShared ? "the job's result: measured by" : "measured by",
+                       a.members, r.job->job, r.measurement.measured_s, a.reported, a.demand_gpus);
+  }
   const Measurement& m = r.measurement;
   std::string s = fmt::format("probed {:.1f} s", m.measured_s);
   if (m.ci_half_width_relative) s += fmt::format(", ±{:.1f}%", *m.ci_half_width_relative * 100);
@@ -60,6 +74,7 @@ nlohmann::json compact_path(const PathResult& r, bool with_checks) {
           {"iops", std::llround(m.iops)},
           {"p99_latency_us", std::llround(m.p99_latency_ns / 1000)},
           {"bandwidth_bytes_per_s", std::llround(m.bandwidth_bytes_per_s)},
+          {"job_members", r.job ? r.job->aggregate.members : 0},
           {"checks", checks}};
 }
 
@@ -106,6 +121,7 @@ MetadataChanges pod_annotations(const PreflightSummary& s) {
           m.samples ? std::optional<std::string>(fmt::format("{}", std::llround(m.samples_per_s))) : std::nullopt;
     }
     a["iogate.io/device-class"] = std::string(device_class_name(m.device_class));
+    a[kJobMeasurementAnnotation] = r->job ? std::optional<std::string>(job_annotation(*r->job)) : std::nullopt;
   }
   a["iogate.io/report"] = compact_report(s);
   return a;
@@ -156,7 +172,8 @@ EventText pod_event_text(const PreflightSummary& s) {
             fmt::format("storage preflight could not judge the volume ({}): {}", policy, s.error)};
   }
   std::string where = fmt::format("{} ({})", r->path, how_measured(*r));
-  std::string gpus = fmt::format("{} GPU{}", s.gpus, s.gpus == 1 ? "" : "s");
+  const int judged_gpus = r->job ? r->job->aggregate.demand_gpus : s.gpus;
+  std::string gpus = fmt::format("{} GPU{}{}", judged_gpus, judged_gpus == 1 ? "" : "s", r->job ? " of the job" : "");
   if (const RuleCheck* c = r->verdict.first_failure()) {
     return {
         "Warning", "StorageBelowPolicy",
@@ -180,6 +197,7 @@ nlohmann::json preflight_report_json(const PreflightSummary& s) {
                        {"source", result_source_name(r.source)},
                        {"pvc", r.pvc},
                        {"shared_from", r.shared_from},
+                       {"job", job_result_json(r.job)},
                        {"measurement", measurement_to_json(r.measurement)},
                        {"verdict", verdict_to_json(r.verdict)},
                        {"report", r.probe     ? probe_result_to_json(*r.probe)
@@ -218,6 +236,7 @@ std::string render_preflight_human(const PreflightSummary& s) {
   for (const PathResult& r : s.results) {
     out += fmt::format("\n{}  {}\n  {}\n", r.path, measurement_figures(r.measurement), how_measured(r));
     if (!r.pvc.empty()) out += fmt::format("  pvc {}\n", r.pvc);
+    if (r.job) out += indent_lines(render_job_result(*r.job), "  ");
     out += indent_lines(render_verdict_human(r.verdict), "  ");
   }
   out += fmt::format("\nverdict  {}", pod_verdict_name(s.outcome));

@@ -15,6 +15,7 @@
 #include "kube/operations.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
+#include "preflight/job_wide.h"
 
 namespace iogate {
 
@@ -24,8 +25,10 @@ inline constexpr const char* kPreflightSchema = "iogate.preflight/v1";
 inline constexpr size_t kReportAnnotationMaxBytes = 16 * 1024;
 
 // Where a path's measurement came from: kProbe, measured now; kShared, a result recorded on the
-// PVC by an earlier pod. result_source_name gives "probe", "shared".
-enum class ResultSource { kProbe, kShared };
+// PVC by an earlier pod; kJob, measured now by the pods of this pod's job together; kJobShared,
+// the job's result, recorded before this pod of it came. result_source_name gives "probe",
+// "shared", "job", "job-shared".
+enum class ResultSource { kProbe, kShared, kJob, kJobShared };
 std::string_view result_source_name(ResultSource s);
 
 // What preflight concluded: the paths' verdict, or kError when it could not judge.
@@ -41,6 +44,7 @@ struct PathResult {
   std::string shared_from;  // "pod ns/x on node y at 2026-...": where a shared result came from
   std::optional<ProbeResult> probe;
   std::optional<DatasetProbeResult> dataset;  // workload.mode: dataset
+  std::optional<JobWideResult> job;           // kJob, kJobShared: the members and their sum
   Measurement measurement;
   Verdict verdict;
 };
@@ -61,7 +65,8 @@ struct PreflightSummary {
 // The result that speaks for the pod: the first failing path, else the slowest one.
 const PathResult* deciding_result(const PreflightSummary& s);
 
-// The pod annotations: verdict, the deciding path's figures and a compact report.
+// The pod annotations: verdict, the deciding path's figures and a compact report; for a path
+// measured as a job, kJobMeasurementAnnotation.
 MetadataChanges pod_annotations(const PreflightSummary& s);
 // Compact JSON for iogate.io/report, within kReportAnnotationMaxBytes (caveats and then checks of
 // passing paths are dropped first when it would not fit; "truncated": true says so).

@@ -98,6 +98,7 @@ TEST_CASE("defaults: what a minimal policy means") {
   CHECK(p->on_error == OnError::kFailClosed);
   CHECK(p->deadline == 60s);
   CHECK(p->result_ttl == 1h);
+  CHECK(p->job_gather_window == 20s);
   CHECK(p->early_stop);
   CHECK(p->stop_tolerance == doctest::Approx(0.03));
   CHECK(p->stop_confidence == doctest::Approx(0.95));
@@ -131,6 +132,7 @@ workload:
   direct: false
 early_stop: {enabled: true, tolerance: 5%, confidence: 0.9}
 result_ttl: 30m
+job_gather_window: 45s
 rules:
   - name: nvme-only
     description: the fast tier
@@ -163,6 +165,7 @@ rules:
   CHECK(p->stop_tolerance == doctest::Approx(0.05));
   CHECK(p->stop_confidence == doctest::Approx(0.9));
   CHECK(p->result_ttl == 30min);
+  CHECK(p->job_gather_window == 45s);
   REQUIRE(p->rules.size() == 2);
   const Rule& a = p->rules[0];
   CHECK(a.description == "the fast tier");
@@ -276,7 +279,11 @@ TEST_CASE("structure errors: unknown keys, missing and duplicate fields") {
   expect_error("mdoe: warn\nrules: [{name: a, min_iops: 1}]\n", "mdoe: unknown key (did you mean \"mode\"?)");
   expect_error("frobnicate: 1\nrules: [{name: a, min_iops: 1}]\n",
                "frobnicate: unknown key (known: apiVersion, kind, metadata, profile, mode, on_error, deadline, "
-               "workload, early_stop, result_ttl, rules, node, webhook)");
+               "workload, early_stop, result_ttl, job_gather_window, rules, node, webhook)");
+  expect_error("job_gather_window: 500ms\nrules: [{name: a, min_iops: 1}]\n",
+               "job_gather_window: must be within [1s, 10m], got \"500ms\"");
+  expect_error("job_gather_window: 11m\nrules: [{name: a, min_iops: 1}]\n",
+               "job_gather_window: must be within [1s, 10m], got \"11m\"");
   expect_error("workload: {iodepht: 4}\nrules: [{name: a, min_iops: 1}]\n",
                "workload.iodepht: unknown key (did you mean \"iodepth\"?)");
   expect_error("rules: [{name: a, min_iops: 1, selector: {labels: {a: b}}}]\n",
