@@ -62,8 +62,9 @@ struct DatasetProbeResult {
   int knee_workers = 0;          // scaling_knee over the sweep (the only count for a single run)
   int cpus = 0;
   uint64_t mem_total_bytes = 0;
-  // The headline's files again with their metadata cached: network file systems only, where a
-  // lookup is a round trip (elsewhere it is a cache hit or one inode read; measured false).
+  // Files past the headline's, read with their metadata looked up just before: network file
+  // systems only, where a lookup is a round trip (elsewhere it is a cache hit or one inode read;
+  // measured false).
   MetadataEpoch metadata;
   FeedLimitFinding limit;   // what limits the headline's samples/s, with the numbers
   FeedPoints limit_points;  // what it was judged on (empty where not measured)
