@@ -15,6 +15,11 @@
 #     (self-signed: it verifies the serving certificate, whose SANs cover the Service's DNS names)
 #     or cert-manager's inject-ca-from annotation; without a cluster lookup finds no Secret, so
 #     each rendering makes a new pair (the reuse on upgrade is shown by test_chart_install.sh);
+#   - Chart.yaml: kubeVersion >=1.30.0-0 (helm template --kube-version 1.29.0 fails naming it;
+#     1.30.0 and providers' v1.30.2-eks-..., v1.31.1-gke.N pass), home, sources, keywords, and
+#     Artifact Hub annotations (category, links, images = the default values' image);
+#   - pull secrets: global.imagePullSecrets then imagePullSecrets, each name once, on every pod
+#     spec the chart renders (hooks and tests too); none without them; the schema refuses bad shapes;
 #   - the rendered policy passes `iogate policy check`;
 #   - values the schema refuses (a typo'd key, a wrong enum, a bad duration) fail in helm with the
 #     schema's message naming the field, and the chart's own checks (deadline vs timeout, node
@@ -267,6 +272,57 @@ objects no-cm | grep -qx 'Secret iogate-system/iogate-webhook-tls' && ! objects 
 render plain-name rel default --set preflight.enabled=false
 objects plain-name | grep -qx 'DaemonSet default/rel-iogate-node' && objects plain-name | grep -qx 'ConfigMap default/rel-iogate-policy' &&
   pass "plain-name: release rel names its objects rel-iogate-*" || fail "plain-name: $(objects plain-name | tr '\n' ' ')"
+
+# 6. Chart.yaml (as `helm show chart` reads it): the Kubernetes it needs, which helm enforces
+#    against the cluster's version (--kube-version stands for it here); where it comes from; the
+#    Artifact Hub annotations, whose image is the one the default values run.
+if "$HELM" show chart "$CHART" >"$SCRATCH/chart-meta.yaml" 2>"$SCRATCH/chart-meta.err"; then
+  meta=$(to_json "$SCRATCH/chart-meta.yaml" | jq -c '.[0]')
+  yaml_field() { jq -r --arg k "$1" '.annotations[$k] // ""' <<<"$meta" | "$PY" -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'; }
+  check Chart.yaml 'kubeVersion >=1.30.0-0 (the least-reach ValidatingAdmissionPolicies need 1.30)' "$meta" '.kubeVersion == ">=1.30.0-0"'
+  check Chart.yaml "home, sources (https) and keywords" "$meta" \
+    '(.home | startswith("https://")) and (.sources | length > 0 and all(startswith("https://"))) and (.keywords | length > 0)'
+  check Chart.yaml "artifacthub.io/category is one of Artifact Hub's" "$meta" \
+    '.annotations["artifacthub.io/category"] | IN("ai-machine-learning", "database", "integration-delivery", "monitoring-logging", "networking", "security", "storage", "streaming-messaging")'
+  check Chart.yaml "artifacthub.io/links: a YAML list of {name, https url}" "$(yaml_field artifacthub.io/links)" \
+    'type == "array" and length > 0 and all(.name != null and (.url | startswith("https://")))'
+  image=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0].image' "$SCRATCH/default.json")
+  check Chart.yaml "artifacthub.io/images names the image the default values run ($image)" "$(yaml_field artifacthub.io/images)" \
+    --arg image "$image" '. == [{"name": "iogate", "image": $image}]'
+else
+  fail "helm show chart: $(cat "$SCRATCH/chart-meta.err")"
+fi
+# kubeVersion: helm refuses an older cluster before rendering anything, naming the requirement;
+# 1.30 passes, and so do providers' builds of it (v1.30.2-eks-..., SemVer pre-releases: the "-0").
+if template iogate "$CHART" iogate-system --kube-version 1.29.0 >/dev/null 2>"$SCRATCH/kube129.err"; then
+  fail "helm template --kube-version 1.29.0 renders: kubeVersion is not enforced"
+elif grep -qF 'requires kubeVersion: >=1.30.0-0' "$SCRATCH/kube129.err" && grep -qF '1.29.0' "$SCRATCH/kube129.err"; then
+  pass "helm template --kube-version 1.29.0 fails: $(head -1 "$SCRATCH/kube129.err")"
+else
+  fail "helm template --kube-version 1.29.0 fails without naming the requirement: $(cat "$SCRATCH/kube129.err")"
+fi
+for v in 1.30.0 v1.30.2-eks-1a2b3c4 v1.31.1-gke.1146000; do
+  template iogate "$CHART" iogate-system --kube-version "$v" >/dev/null 2>"$SCRATCH/kube-ok.err" &&
+    pass "helm template --kube-version $v renders" || fail "helm template --kube-version $v: $(cat "$SCRATCH/kube-ok.err")"
+done
+
+# 7. Pull secrets: global.imagePullSecrets (an umbrella chart's, a name or {name}) and then the
+#    chart's imagePullSecrets, each name once, on every pod spec the chart renders: workloads,
+#    hook Jobs and test Pods alike (helm template renders hooks and tests too). Other keys of
+#    global belong to other charts and pass the schema.
+podspecs='[.[] | (if .kind == "Pod" then .spec elif .kind == "CronJob" then .spec.jobTemplate.spec.template.spec
+                  else (.spec.template.spec? // empty) end) as $s | {object: "\(.kind)/\(.metadata.name)", secrets: $s.imagePullSecrets}]'
+render pull-secrets iogate iogate-system --set-json 'global.imagePullSecrets=["shared",{"name":"mirror"}]' \
+  --set-json 'imagePullSecrets=[{"name":"mirror"},{"name":"regcred"}]' --set-json 'global.otherChart={"enabled":true}'
+check pull-secrets "every pod spec (at least the DaemonSet and the Deployment) pulls with shared, mirror, regcred in that order" \
+  "$(jq -c "$podspecs" "$SCRATCH/pull-secrets.json")" \
+  'length >= 2 and (map(.object) | index("DaemonSet/iogate-node") != null and index("Deployment/iogate-webhook") != null)
+   and all(.secrets == [{"name":"shared"},{"name":"mirror"},{"name":"regcred"}])'
+render pull-secrets-global iogate iogate-system --set-json 'global.imagePullSecrets=[{"name":"shared"}]'
+check pull-secrets-global "global.imagePullSecrets alone reaches every pod spec" "$(jq -c "$podspecs" "$SCRATCH/pull-secrets-global.json")" \
+  'length >= 2 and all(.secrets == [{"name":"shared"}])'
+check default "without pull secrets no pod spec has imagePullSecrets" "$(jq -c "$podspecs" "$SCRATCH/default.json")" \
+  'length >= 2 and all(.secrets == null)'
 
 # ---------------------------------------------------------------------------------------------
 # Labels: the standard set on every object and pod template, selectors stable.
@@ -614,6 +670,14 @@ expect_schema_failure "a node path name with capitals" "at '/nodeAgent/paths/0/n
   --set 'nodeAgent.paths[0].name=Data' --set 'nodeAgent.paths[0].hostPath=/mnt/d'
 expect_schema_failure "a relative hostPath" "at '/nodeAgent/paths/0/hostPath': 'mnt/d' does not match pattern" \
   --set 'nodeAgent.paths[0].name=d' --set 'nodeAgent.paths[0].hostPath=mnt/d'
+expect_schema_failure "global.imagePullSecrets a string, not a list" "at '/global/imagePullSecrets': got string, want array" \
+  --set-json 'global.imagePullSecrets="regcred"'
+expect_schema_failure "a global pull secret with a typo'd key (nam)" "at '/global/imagePullSecrets/0'" \
+  --set-json 'global.imagePullSecrets=[{"nam":"regcred"}]'
+expect_schema_failure "an empty global pull secret name" "at '/global/imagePullSecrets/0'" \
+  --set-json 'global.imagePullSecrets=[""]'
+expect_schema_failure "a chart pull secret as a bare name (Kubernetes' shape is {name})" "at '/imagePullSecrets/0': got string, want object" \
+  --set-json 'imagePullSecrets=["regcred"]'
 # The chart's own checks (fail in a template), each message naming the value and the fix.
 expect_failure "a request deadline not below timeoutSeconds" 'requestDeadline.*shorter than webhook.timeoutSeconds' --set webhook.requestDeadline=10s
 expect_failure "a node path that would hide /proc" 'cannot be mounted' --set 'nodeAgent.paths[0].name=p' --set 'nodeAgent.paths[0].hostPath=/proc'

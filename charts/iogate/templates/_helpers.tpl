@@ -87,6 +87,39 @@ version the chart was written for; a digest, when given, pins it further (reposi
 {{- end -}}
 {{- end -}}
 
+{{/*
+The pod's pull secrets, as a list for a pod spec's imagePullSecrets (empty when there are none):
+global.imagePullSecrets (set once for every subchart by an umbrella chart; a name or {name: ...})
+and then imagePullSecrets (the chart's own), each name once. Every pod spec the chart renders
+includes it (DaemonSet, Deployment, hook Jobs, test Pods):
+
+      {{- with include "iogate.imagePullSecrets" . }}
+      imagePullSecrets:
+        {{- . | nindent 8 }}
+      {{- end }}
+
+The preflight initContainer is not among them: it runs in the training pod, which pulls with
+that pod's own imagePullSecrets (and its ServiceAccount's).
+*/}}
+{{- define "iogate.imagePullSecrets" -}}
+{{- $global := .Values.global | default dict -}}
+{{- $names := list -}}
+{{- range concat ($global.imagePullSecrets | default list) (.Values.imagePullSecrets | default list) -}}
+{{- if kindIs "map" . -}}
+{{- $names = append $names .name -}}
+{{- else -}}
+{{- $names = append $names . -}}
+{{- end -}}
+{{- end -}}
+{{- $secrets := list -}}
+{{- range $names | uniq -}}
+{{- $secrets = append $secrets (dict "name" .) -}}
+{{- end -}}
+{{- with $secrets -}}
+{{- toYaml . -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The policy ConfigMap's name, in every namespace that has a copy. */}}
 {{- define "iogate.policyConfigMap" -}}
 {{- include "iogate.componentName" (dict "root" . "suffix" "policy") -}}
