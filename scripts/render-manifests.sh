@@ -5,7 +5,9 @@
 #
 #   scripts/render-manifests.sh [MANIFESTS_DIR]      (default: manifests)
 #
-# The kustomization.yaml files and the Namespace are written by hand; this script writes only
+# The kustomization.yaml files, the Namespace and replacements/ (the ReplacementTransformer that
+# carries a user's `namespace:` into strings naming iogate-system; tests/deploy/test_manifests.sh
+# fails on any it misses) are written by hand; this script writes only
 # the files they list as generated: each part's objects into its kustomize Component
 # (components/node-agent/node-agent.yaml, components/webhook/webhook.yaml,
 # components/preflight/preflight.yaml: no Namespace, so a part can be combined with the others

@@ -19,6 +19,12 @@
 #     Job and PVC; overlays/all holds exactly the chart's default objects plus the Namespace (no
 #     example); each overlay holds its own part's objects and nothing of another part, and every
 #     object of the overlays and of overlays/all equals its chart twin;
+#   - another namespace (issue 34): a user's kustomization with `namespace: gpu-storage` and
+#     manifests/replacements under `transformers:` (base + components, or overlays/all) builds with
+#     no iogate-system anywhere: the certificate's DNS names, the inject-ca-from annotations, the
+#     webhooks' own-namespace exclusion and the policies' CEL username checks name gpu-storage,
+#     and every object equals the chart's rendered with -n gpu-storage; without the transformers
+#     line iogate-system stays (manifests/README.md's warning);
 #   - the policy ConfigMap has the chart's policy document, and `iogate policy check` accepts it;
 #   - the sample Job's initContainer is the chart's preflight, mounts the Job's dataset volume,
 #     reads the base's policy ConfigMap iogate-policy and runs as the overlay's ServiceAccount;
@@ -34,7 +40,12 @@
 #     `kubectl delete -k manifests/components/webhook` deletes every webhook object (and the
 #     garbage collector its pods) and nothing else: the Namespace stays Active, the policy, the
 #     node agent's and preflight's objects and the example Job's pod stay; re-applying
-#     overlays/all brings every object and the webhook's 2 pods back.
+#     overlays/all brings every object and the webhook's 2 pods back;
+#   - in the cluster, the gpu-storage kustomization applied server-side over it: every object
+#     there, the policies as stored name the gpu-storage accounts, the webhook's 2 pods made in
+#     gpu-storage, and the node agent's policy iogate-node judges system:serviceaccount:gpu-storage:
+#     iogate-node (impersonated by the admin): refused without a node claim, refused a foreign
+#     label on its own Node, allowed an iogate.io/ label there.
 # CHECK_MANIFESTS if set, else tests/deploy/build_tools.sh builds it. A missing tool fails the test.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DEPLOY_UPSTREAM="helm kubectl etcd kube-apiserver kube-controller-manager kube-scheduler"
@@ -185,6 +196,77 @@ for set in union all; do
   [[ -z "$mismatch" ]] && pass "$what: every chart object has an identical kustomize twin (labels of the manager aside)" ||
     fail "$what: these differ between chart and kustomize: $mismatch"
 done
+
+# 3b. Another namespace (issue 34): `namespace: gpu-storage` in the user's kustomization, with
+# manifests/replacements under `transformers:` as manifests/README.md writes it, reaches every
+# string that names the namespace (certificate, annotations, the webhook's own-namespace
+# exclusion, the policies' CEL): the build is the chart rendered in gpu-storage, object for object.
+NS2=gpu-storage
+user_kustomization() {  # DIR NAMESPACE-LINE RESOURCES-AND-MORE...
+  mkdir -p "$SCRATCH/user/$1"
+  { echo "apiVersion: kustomize.config.k8s.io/v1beta1"; echo "kind: Kustomization"; printf '%s\n' "${@:2}"; } \
+    >"$SCRATCH/user/$1/kustomization.yaml"
+}
+user_kustomization ns "namespace: $NS2" "resources: [../manifests/base]" \
+  "components: [../manifests/components/node-agent, ../manifests/components/webhook, ../manifests/components/preflight]" \
+  "transformers: [../manifests/replacements]"
+# The same on top of overlays/all; and without the transformers line, what the README warns of.
+user_kustomization ns-all "namespace: $NS2" "resources: [../manifests/overlays/all]" "transformers: [../manifests/replacements]"
+user_kustomization ns-bare "namespace: $NS2" "resources: [../manifests/overlays/all]"
+for u in ns ns-all ns-bare; do
+  if "$KUBECTL" kustomize "$SCRATCH/user/$u" >"$SCRATCH/user-$u.yaml" 2>"$SCRATCH/user-$u.err"; then
+    to_json "$SCRATCH/user-$u.yaml" >"$SCRATCH/user-$u.json"
+  else
+    fail "kubectl kustomize of a user's kustomization in $NS2 ($u): $(cat "$SCRATCH/user-$u.err")"
+    echo '[]' >"$SCRATCH/user-$u.json"
+  fi
+done
+left=$(grep -n 'iogate-system' "$SCRATCH/user-ns.yaml")
+[[ -s "$SCRATCH/user-ns.yaml" && -z "$left" ]] &&
+  pass "namespace: $NS2 + manifests/replacements: no iogate-system anywhere in the build ($(jq length "$SCRATCH/user-ns.json") objects)" ||
+  fail "namespace: $NS2 + manifests/replacements: iogate-system left in: $left"
+jq -e --slurpfile b "$SCRATCH/user-ns-all.json" '(. | sort_by(.kind, .metadata.name)) == ($b[0] | sort_by(.kind, .metadata.name)) and length > 0' \
+  "$SCRATCH/user-ns.json" >/dev/null &&
+  pass "the same on top of overlays/all: identical objects" || fail "namespace $NS2 over overlays/all differs from base + components"
+grep -q "iogate-webhook.iogate-system.svc" "$SCRATCH/user-ns-bare.yaml" &&
+  pass "without manifests/replacements kustomize's namespace: leaves iogate-system in the certificate (the README's warning holds): $(grep -c iogate-system "$SCRATCH/user-ns-bare.yaml") lines" ||
+  fail "namespace: $NS2 without manifests/replacements no longer leaves iogate-system: update manifests/README.md"
+# Each place by name, as the API server and cert-manager read it.
+nsobj() { jq -c --arg k "$1" --arg n "$2" 'first(.[] | select(.kind == $k and .metadata.name == $n))' "$SCRATCH/user-ns.json"; }
+nscheck() {  # DESCRIPTION KIND NAME JQ-FILTER (with $ns)
+  [[ "$(nsobj "$2" "$3" | jq -r --arg ns "$NS2" "$4" 2>&1)" == true ]] && pass "in $NS2: $1" ||
+    fail "in $NS2: $1 ($4 on $(nsobj "$2" "$3" | cut -c1-400))"
+}
+nscheck "the Namespace is $NS2, Pod Security privileged" Namespace "$NS2" \
+  '.metadata.labels["pod-security.kubernetes.io/enforce"] == "privileged"'
+nscheck "the webhook certificate's DNS names are the Service's in $NS2" Certificate iogate-webhook-tls \
+  '.metadata.namespace == $ns and .spec.commonName == "iogate-webhook.\($ns).svc"
+   and .spec.dnsNames == ["iogate-webhook", "iogate-webhook.\($ns)", "iogate-webhook.\($ns).svc", "iogate-webhook.\($ns).svc.cluster.local"]'
+for kind in MutatingWebhookConfiguration ValidatingWebhookConfiguration; do
+  nscheck "$kind: cert-manager injects from $NS2/iogate-webhook-tls, calls the Service in $NS2, never judges $NS2's pods" "$kind" iogate-webhook \
+    '.metadata.annotations["cert-manager.io/inject-ca-from"] == "\($ns)/iogate-webhook-tls"
+     and all(.webhooks[]; .clientConfig.service.namespace == $ns
+       and (.namespaceSelector.matchExpressions[] | select(.key == "kubernetes.io/metadata.name") | .values) == ["kube-system", $ns])'
+done
+nscheck "ValidatingAdmissionPolicy iogate-node matches system:serviceaccount:$NS2:iogate-node" ValidatingAdmissionPolicy iogate-node \
+  '.spec.matchConditions == [{"name": "node-agent-account", "expression": "request.userInfo.username == '"'"'system:serviceaccount:\($ns):iogate-node'"'"'"}]'
+nscheck "ValidatingAdmissionPolicy iogate-preflight matches system:serviceaccount:$NS2:iogate-preflight" ValidatingAdmissionPolicy iogate-preflight \
+  '.spec.matchConditions == [{"name": "preflight-account", "expression": "request.userInfo.username in [\"system:serviceaccount:\($ns):iogate-preflight\"]"}]'
+# Object for object the chart in that namespace (cert-manager TLS), but for the manager's labels.
+"$HELM" template iogate "$ROOT/charts/iogate" -n "$NS2" --set webhook.certManager.enabled=true >"$SCRATCH/chart-ns.yaml" ||
+  die "the chart does not render in $NS2"
+to_json "$SCRATCH/chart-ns.yaml" >"$SCRATCH/chart-ns.json"
+diff -u <({ objects "$SCRATCH/chart-ns.json"; echo "Namespace -/$NS2"; } | sort -u) <(objects "$SCRATCH/user-ns.json" | sed 's/^\(ValidatingAdmissionPolicy\(Binding\)\{0,1\}\) [^/]*\//\1 -\//') \
+  >"$SCRATCH/ns-objects.diff" &&
+  pass "in $NS2: exactly the chart's $(objects "$SCRATCH/chart-ns.json" | wc -l) objects rendered in $NS2 + the Namespace" ||
+  fail "in $NS2: objects vs the chart in $NS2 (- chart, + kustomize): $(tail -n +3 "$SCRATCH/ns-objects.diff")"
+mismatch=$(jq -r --slurpfile k "$SCRATCH/user-ns.json" "
+  .[] | select(.metadata.name != \"iogate-policy\") | ($strip) as \$c
+  | ([\$k[0][] | select(.kind == \$c.kind and .metadata.name == \$c.metadata.name) | $strip
+      | if \$c.metadata.namespace == null then del(.metadata.namespace) else . end] | first) as \$m
+  | select(\$m != \$c) | \"\(.kind)/\(.metadata.name)\"" "$SCRATCH/chart-ns.json")
+[[ -z "$mismatch" ]] && pass "in $NS2: every object equals the chart's rendered with -n $NS2 (labels of the manager aside)" ||
+  fail "in $NS2: these differ from the chart rendered in $NS2: $mismatch"
 
 # 4. The policy.
 jq -r '.[] | select(.kind == "ConfigMap" and .metadata.name == "iogate-policy") | .data["policy.yaml"]' \
@@ -381,5 +463,78 @@ until [[ "$(k -n iogate-system get pods -l app.kubernetes.io/component=webhook -
 done
 n=$(k -n iogate-system get pods -l app.kubernetes.io/component=webhook -o name 2>/dev/null | wc -l)
 [[ $n -eq 2 ]] && pass "the re-created webhook Deployment made its 2 pods again" || fail "webhook pods after re-applying: $n"
+
+# ---------------------------------------------------------------------------------------------
+# 8. The install in another namespace (3b), applied for real in the same cluster, over the one in
+# iogate-system: its cluster-scoped objects (ClusterRoles and bindings, admission policies,
+# webhook configurations) are the same by name and now name gpu-storage. The API server accepts
+# the policies' CEL with the new account, and the node agent's policy judges that account: it
+# refuses a token without a node (impersonation carries no node-name claim), refuses a label
+# outside iogate.io/ on its own node, and allows an iogate.io/ one there.
+if ssa -k "$SCRATCH/user/ns" >"$SCRATCH/ns.apply" 2>&1; then
+  pass "kubectl apply --server-side -k (namespace: $NS2 + manifests/replacements): $(grep -c 'serverside-applied' "$SCRATCH/ns.apply") objects"
+else
+  fail "kubectl apply --server-side -k of the $NS2 kustomization: $(cat "$SCRATCH/ns.apply")"
+fi
+if k get -f "$SCRATCH/user-ns.yaml" -o json >"$SCRATCH/ns.live.json" 2>"$SCRATCH/ns.live.err"; then
+  [[ $(jq '.items | length' "$SCRATCH/ns.live.json") -eq $(jq length "$SCRATCH/user-ns.json") ]] &&
+    pass "all $(jq length "$SCRATCH/user-ns.json") objects of the $NS2 build are in the cluster" ||
+    fail "$NS2: $(jq '.items | length' "$SCRATCH/ns.live.json") live objects for $(jq length "$SCRATCH/user-ns.json") built"
+  live() { jq -c --arg k "$1" --arg n "$2" 'first(.items[] | select(.kind == $k and .metadata.name == $n))' "$SCRATCH/ns.live.json"; }
+  livecheck() {  # DESCRIPTION KIND NAME JQ-FILTER (with $ns)
+    [[ "$(live "$2" "$3" | jq -r --arg ns "$NS2" "$4" 2>&1)" == true ]] && pass "live in $NS2: $1" ||
+      fail "live in $NS2: $1 ($4 on $(live "$2" "$3" | cut -c1-400))"
+  }
+  livecheck "ValidatingAdmissionPolicy iogate-node, as the API server stores it, matches system:serviceaccount:$NS2:iogate-node" \
+    ValidatingAdmissionPolicy iogate-node '.spec.matchConditions[0].expression | contains("system:serviceaccount:\($ns):iogate-node")'
+  livecheck "ValidatingAdmissionPolicy iogate-preflight matches system:serviceaccount:$NS2:iogate-preflight" \
+    ValidatingAdmissionPolicy iogate-preflight '.spec.matchConditions[0].expression | contains("system:serviceaccount:\($ns):iogate-preflight")'
+  livecheck "ClusterRoleBinding iogate-node binds the ServiceAccount in $NS2" ClusterRoleBinding iogate-node \
+    '.subjects == [{"kind": "ServiceAccount", "name": "iogate-node", "namespace": $ns}]'
+  livecheck "the webhook configurations call iogate-webhook in $NS2, CA from $NS2/iogate-webhook-tls" ValidatingWebhookConfiguration iogate-webhook \
+    '.webhooks[0].clientConfig.service.namespace == $ns and .metadata.annotations["cert-manager.io/inject-ca-from"] == "\($ns)/iogate-webhook-tls"'
+  livecheck "the Certificate names the Service in $NS2" Certificate iogate-webhook-tls \
+    '.metadata.namespace == $ns and (.spec.dnsNames | index("iogate-webhook.\($ns).svc") != null)'
+else
+  fail "$NS2: objects missing from the cluster: $(cat "$SCRATCH/ns.live.err")"
+fi
+deadline=$((SECONDS + 60))
+until [[ "$(k -n "$NS2" get pods -l app.kubernetes.io/component=webhook -o name 2>/dev/null | wc -l)" -eq 2 ]] || ((SECONDS > deadline)); do
+  sleep 1
+done
+n=$(k -n "$NS2" get pods -l app.kubernetes.io/component=webhook -o name 2>/dev/null | wc -l)
+[[ $n -eq 2 ]] && pass "the webhook Deployment in $NS2 made its 2 pods" || fail "webhook pods in $NS2: $n"
+# The node agent's least-reach policy, for the account in gpu-storage, on a Node of its own.
+node=iogate-ns-node
+printf '{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "%s"}}\n' "$node" >"$SCRATCH/node.json"
+k create -f "$SCRATCH/node.json" >"$SCRATCH/node.out" 2>&1 || fail "creating Node $node: $(cat "$SCRATCH/node.out")"
+account=system:serviceaccount:$NS2:iogate-node
+# As the agent's account with the claim a token bound to a pod on $node carries (impersonated by
+# the admin, whose kubeconfig names the client pair).
+write_kubeconfig "$SCRATCH/as-agent.kubeconfig" "$CLUSTER_SERVER" admin \
+  "{client-certificate: \"$CLUSTER_DIR/pki/admin.crt\", client-key: \"$CLUSTER_DIR/pki/admin.key\", as: \"$account\", as-user-extra: {authentication.kubernetes.io/node-name: [$node]}}"
+as_agent() { "$KUBECTL" --kubeconfig "$SCRATCH/as-agent.kubeconfig" "$@"; }
+# A new binding takes effect within seconds: retry until the policy answers (or a minute passes).
+deadline=$((SECONDS + 60))
+while k label node "$node" iogate.io/tier=slow --as="$account" >"$SCRATCH/vap-none.out" 2>&1 ||
+      ! grep -q "ValidatingAdmissionPolicy 'iogate-node'" "$SCRATCH/vap-none.out"; do
+  ((SECONDS > deadline)) && break
+  k label node "$node" iogate.io/tier- >/dev/null 2>&1
+  sleep 1
+done
+grep -qF "$account may not change Node $node" "$SCRATCH/vap-none.out" &&
+  pass "policy iogate-node refuses $account without a node claim: $(grep -o "denied request: .\{0,100\}" "$SCRATCH/vap-none.out" | head -1)" ||
+  fail "$account impersonated without a node claim was not refused by iogate-node: $(cat "$SCRATCH/vap-none.out")"
+if as_agent label node "$node" team=ml >"$SCRATCH/vap-foreign.out" 2>&1; then
+  fail "$account changed the foreign label team on its own node"
+else
+  grep -qF "$account may change only iogate.io/ labels of Node $node; refused: team" "$SCRATCH/vap-foreign.out" &&
+    pass "policy iogate-node refuses $account a foreign label on its own node: $(grep -o "denied request: .\{0,100\}" "$SCRATCH/vap-foreign.out" | head -1)" ||
+    fail "foreign label on its own node, refused but not by iogate-node: $(cat "$SCRATCH/vap-foreign.out")"
+fi
+as_agent label node "$node" iogate.io/tier=fast >"$SCRATCH/vap-ok.out" 2>&1 &&
+  [[ "$(k get node "$node" -o jsonpath='{.metadata.labels.iogate\.io/tier}')" == fast ]] &&
+  pass "policy iogate-node allows $account an iogate.io/ label on its own node" ||
+  fail "$account could not label its own node iogate.io/tier=fast: $(cat "$SCRATCH/vap-ok.out")"
 
 finish manifest
