@@ -252,18 +252,23 @@ nscheck "ValidatingAdmissionPolicy iogate-node matches system:serviceaccount:$NS
   '.spec.matchConditions == [{"name": "node-agent-account", "expression": "request.userInfo.username == '"'"'system:serviceaccount:\($ns):iogate-node'"'"'"}]'
 nscheck "ValidatingAdmissionPolicy iogate-preflight matches system:serviceaccount:$NS2:iogate-preflight" ValidatingAdmissionPolicy iogate-preflight \
   '.spec.matchConditions == [{"name": "preflight-account", "expression": "request.userInfo.username in [\"system:serviceaccount:\($ns):iogate-preflight\"]"}]'
-# Object for object the chart in that namespace (cert-manager TLS), but for the manager's labels.
+# Object for object the chart in that namespace (cert-manager TLS), but for the manager's labels
+# and one kustomize bug: its namespace transformer does not know ValidatingAdmissionPolicy(Binding)
+# as cluster-scoped and gives them a metadata.namespace (kubernetes-sigs/kustomize#6051, fixed
+# after v5.8); the API server drops it (checked in 8), so it is left out of the comparison.
+vap_kinds='^ValidatingAdmissionPolicy(Binding)?$'
 "$HELM" template iogate "$ROOT/charts/iogate" -n "$NS2" --set webhook.certManager.enabled=true >"$SCRATCH/chart-ns.yaml" ||
   die "the chart does not render in $NS2"
 to_json "$SCRATCH/chart-ns.yaml" >"$SCRATCH/chart-ns.json"
-diff -u <({ objects "$SCRATCH/chart-ns.json"; echo "Namespace -/$NS2"; } | sort -u) <(objects "$SCRATCH/user-ns.json" | sed 's/^\(ValidatingAdmissionPolicy\(Binding\)\{0,1\}\) [^/]*\//\1 -\//') \
-  >"$SCRATCH/ns-objects.diff" &&
+diff -u <({ objects "$SCRATCH/chart-ns.json"; echo "Namespace -/$NS2"; } | sort -u) \
+  <(jq --arg v "$vap_kinds" '[.[] | if (.kind | test($v)) then del(.metadata.namespace) else . end]' "$SCRATCH/user-ns.json" |
+    objects /dev/stdin) >"$SCRATCH/ns-objects.diff" &&
   pass "in $NS2: exactly the chart's $(objects "$SCRATCH/chart-ns.json" | wc -l) objects rendered in $NS2 + the Namespace" ||
   fail "in $NS2: objects vs the chart in $NS2 (- chart, + kustomize): $(tail -n +3 "$SCRATCH/ns-objects.diff")"
 mismatch=$(jq -r --slurpfile k "$SCRATCH/user-ns.json" "
   .[] | select(.metadata.name != \"iogate-policy\") | ($strip) as \$c
   | ([\$k[0][] | select(.kind == \$c.kind and .metadata.name == \$c.metadata.name) | $strip
-      | if \$c.metadata.namespace == null then del(.metadata.namespace) else . end] | first) as \$m
+      | if (.kind | test(\"$vap_kinds\")) then del(.metadata.namespace) else . end] | first) as \$m
   | select(\$m != \$c) | \"\(.kind)/\(.metadata.name)\"" "$SCRATCH/chart-ns.json")
 [[ -z "$mismatch" ]] && pass "in $NS2: every object equals the chart's rendered with -n $NS2 (labels of the manager aside)" ||
   fail "in $NS2: these differ from the chart rendered in $NS2: $mismatch"
@@ -485,8 +490,8 @@ if k get -f "$SCRATCH/user-ns.yaml" -o json >"$SCRATCH/ns.live.json" 2>"$SCRATCH
     [[ "$(live "$2" "$3" | jq -r --arg ns "$NS2" "$4" 2>&1)" == true ]] && pass "live in $NS2: $1" ||
       fail "live in $NS2: $1 ($4 on $(live "$2" "$3" | cut -c1-400))"
   }
-  livecheck "ValidatingAdmissionPolicy iogate-node, as the API server stores it, matches system:serviceaccount:$NS2:iogate-node" \
-    ValidatingAdmissionPolicy iogate-node '.spec.matchConditions[0].expression | contains("system:serviceaccount:\($ns):iogate-node")'
+  livecheck "ValidatingAdmissionPolicy iogate-node, as the API server stores it (cluster-scoped: no namespace), matches system:serviceaccount:$NS2:iogate-node" \
+    ValidatingAdmissionPolicy iogate-node '.metadata.namespace == null and (.spec.matchConditions[0].expression | contains("system:serviceaccount:\($ns):iogate-node"))'
   livecheck "ValidatingAdmissionPolicy iogate-preflight matches system:serviceaccount:$NS2:iogate-preflight" \
     ValidatingAdmissionPolicy iogate-preflight '.spec.matchConditions[0].expression | contains("system:serviceaccount:\($ns):iogate-preflight")'
   livecheck "ClusterRoleBinding iogate-node binds the ServiceAccount in $NS2" ClusterRoleBinding iogate-node \
