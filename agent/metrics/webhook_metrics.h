@@ -11,12 +11,12 @@
 //                                                                        the answer
 //   iogate_webhook_admission_errors_total{webhook,kind}                  counter; kind bad_request|too_large|
 //                                                                        internal|node_lookup
-//   iogate_webhook_certificate_not_after_timestamp_seconds               Unix time the serving certificate
+//   iogate_webhook_certificate_not_after_timestamp_seconds{}              Unix time the serving certificate
 //                                                                        expires
-//   iogate_webhook_node_watch_synced                                     1 once the node list+watch has listed
-//   iogate_webhook_node_watch_current                                    1 while look-ups are answered from it
-//   iogate_webhook_node_watch_nodes                                      nodes it holds
-//   iogate_webhook_node_watch_last_contact_timestamp_seconds             Unix time of its last list, event or
+//   iogate_webhook_node_watch_synced{}                                    1 once the node list+watch has listed
+//   iogate_webhook_node_watch_current{}                                   1 while look-ups are answered from it
+//   iogate_webhook_node_watch_nodes{}                                     nodes it holds
+//   iogate_webhook_node_watch_last_contact_timestamp_seconds{}            Unix time of its last list, event or
 //                                                                        bookmark; absent before the first
 //
 // The node_watch series are absent when the webhook does not watch nodes (--no-node-watch, no
