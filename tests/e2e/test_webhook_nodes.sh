@@ -66,7 +66,7 @@ on_exit stop_webhook
 start_webhook() {
   local log=$1; shift
   CLUSTER_SERVER=$PROXY_URL as_pod "$NS" "$TOKEN" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" \
-    "$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/hook-pki/hook.crt" \
+    "$IOGATE" webhook --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --tls-cert "$SCRATCH/hook-pki/hook.crt" \
     --tls-key "$SCRATCH/hook-pki/hook.key" --policy "$POLICY" "$@" >/dev/null 2>"$log" &
   wait_until 20 grep -q 'serving /mutate' "$log" || fail "iogate webhook not serving after 20 s: $(cat "$log")"
   WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
