@@ -47,8 +47,8 @@ void AdmissionMetrics::fill(WebhookMetrics& m) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [key, count] : requests_) {
     const auto& [endpoint, op, decision] = key;
-    m.requests.push_back({std::string(admission_endpoint_name(endpoint)), op,
-                          std::string(admission_decision_name(decision)), count});
+    m.requests.push_back(
+        {std::string(admission_endpoint_name(endpoint)), op, std::string(admission_decision_name(decision)), count});
   }
   for (const auto& [key, count] : errors_) {
     m.errors.push_back(

@@ -159,10 +159,13 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
   if (!options.metrics_listen.empty() && options.metrics_listen != "none") {
     GetServerOptions metrics_options;
     metrics_options.flag = "--metrics-listen";
-    auto started = GetServer::start(
-        options.metrics_listen, "iogate webhook",
-        {{"/metrics", metrics_answer}, {"/healthz", [] { return HttpAnswer{200, "text/plain; charset=utf-8", "ok\n"}; }}},
-        metrics_options);
+    auto started = GetServer::start(options.metrics_listen, "iogate webhook",
+                                    {{"/metrics", metrics_answer},
+                                     {"/healthz",
+                                      [] {
+                                        return HttpAnswer{200, "text/plain; charset=utf-8", "ok\n"};
+                                      }}},
+                                    metrics_options);
     if (!started.ok()) {
       if (started.error().kind == ErrorKind::kUsage) return usage(started.error().message);
       spdlog::error("{}", started.error().message);

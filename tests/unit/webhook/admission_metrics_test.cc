@@ -61,8 +61,9 @@ TEST_CASE("admission outcomes: decision, error kind and operation of each kind o
   CHECK(bad_review.decision == AdmissionDecision::kError);
   CHECK(bad_review.error == AdmissionError::kBadRequest);
 
-  json slow = {{"metadata", {{"name", "slow-1"}, {"labels", {{"iogate.io/randread-iops", "8120"},
-                                                             {"iogate.io/disk-class", "nvme"}}}}}};
+  json slow = {
+      {"metadata",
+       {{"name", "slow-1"}, {"labels", {{"iogate.io/randread-iops", "8120"}, {"iogate.io/disk-class", "nvme"}}}}}};
   NodeLookup one_slow = [&](const std::string& name) { return NodeView{true, name, slow, ""}; };
   json pinned = pod("8");
   pinned["spec"]["nodeName"] = "slow-1";
