@@ -185,8 +185,10 @@ CA="$SCRATCH/pki2/ca.crt"
 kill -0 $hook || fail "rotation: the webhook exited"
 pass "rotation: the new certificate ($want) served without a restart"
 want_after=$(date -d "$(openssl x509 -noout -enddate -in "$SCRATCH/pki2/server.crt" | cut -d= -f2)" +%s)
-curl -sS "http://$METRICS/metrics" | grep -qx "iogate_webhook_certificate_not_after_timestamp_seconds $want_after" ||
-  fail "rotation: /metrics does not show the new certificate's not-after $want_after"
+curl -sS "http://$METRICS/metrics" >"$SCRATCH/metrics2.txt" || fail "GET http://$METRICS/metrics after the rotation"
+awk -v want="$want_after" '$1 == "iogate_webhook_certificate_not_after_timestamp_seconds" { found = 1; ok = ($2 + 0 == want + 0) }
+  END { exit !(found && ok) }' "$SCRATCH/metrics2.txt" ||
+  fail "rotation: /metrics does not show the new certificate's not-after $want_after: $(grep not_after "$SCRATCH/metrics2.txt")"
 pass "rotation: the not-after gauge follows the new certificate"
 printf 'garbage' >"$SCRATCH/tls/tls.crt"
 sleep 0.5

@@ -82,7 +82,7 @@ TEST_CASE("webhook metrics: every family in the header's order, rendered line by
       "# TYPE iogate_webhook_admission_errors_total counter",
       "iogate_webhook_admission_errors_total{webhook=\"validate\",kind=\"node_lookup\"} 3",
       "# TYPE iogate_webhook_certificate_not_after_timestamp_seconds gauge",
-      "iogate_webhook_certificate_not_after_timestamp_seconds 1893456000",
+      "iogate_webhook_certificate_not_after_timestamp_seconds 1.893456e+09",  // Go's %g, as client_golang
       "# TYPE iogate_webhook_node_watch_synced gauge",
       "iogate_webhook_node_watch_synced 1",
       "# TYPE iogate_webhook_node_watch_current gauge",
@@ -90,7 +90,7 @@ TEST_CASE("webhook metrics: every family in the header's order, rendered line by
       "# TYPE iogate_webhook_node_watch_nodes gauge",
       "iogate_webhook_node_watch_nodes 12",
       "# TYPE iogate_webhook_node_watch_last_contact_timestamp_seconds gauge",
-      "iogate_webhook_node_watch_last_contact_timestamp_seconds 1717171720.5",
+      "iogate_webhook_node_watch_last_contact_timestamp_seconds 1.7171717205e+09",
   };
   CHECK(lines_of(text) == expected);
 }
