@@ -551,7 +551,7 @@ check custom "namespaceSelector: the user's matchLabels plus the NotIn of kube-s
 dep=$(obj custom Deployment gate-webhook storage)
 check custom "webhook: 3 replicas, custom image as --preflight-image, gate-policy, deadline 4s, --gpu-resource" "$dep" '
   .spec.replicas == 3 and .spec.template.spec.containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1"
-  and .spec.template.spec.containers[0].args[9:] == ["--preflight-image","registry.example.com/ml/iogate:0.2.0-rc1","--policy-configmap","gate-policy","--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","4s","--gpu-resource","gpu.intel.com/i915"]'
+  and .spec.template.spec.containers[0].args[11:] == ["--preflight-image","registry.example.com/ml/iogate:0.2.0-rc1","--policy-configmap","gate-policy","--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","4s","--gpu-resource","gpu.intel.com/i915"]'
 
 # ---------------------------------------------------------------------------------------------
 # Preflight RBAC objects: one set per namespace, bound to the part's ServiceAccount (+ extras).
@@ -712,7 +712,7 @@ expect_failure "two node paths with one name" 'used twice' --set 'nodeAgent.path
 expect_failure "webhook.hostNetwork on the kubelet's port" 'webhook.port 10250 is a Kubernetes component.s port.*webhook.hostNetwork' \
   --set webhook.hostNetwork=true --set webhook.port=10250
 expect_failure "webhook.port equal to webhook.metrics.port" 'webhook.port and webhook.metrics.port are both 9561' --set webhook.port=9561
-expect_schema_failure "webhook.port 443 (below 1024: the webhook is not root)" "at '/webhook/port': minimum: got 443, want 1024" \
+expect_schema_failure "webhook.port 443 (below 1024: the webhook is not root)" "at '/webhook/port': minimum: got 443, want 1,024" \
   --set webhook.port=443
 expect_schema_failure "webhook.hostNetwork as a string" "at '/webhook/hostNetwork': got string, want boolean" --set-string webhook.hostNetwork=yes
 expect_failure "prometheusRule.enabled where monitoring.coreos.com/v1 is not served" \
