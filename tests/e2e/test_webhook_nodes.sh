@@ -237,7 +237,7 @@ allowed=$(metric 'iogate_webhook_admission_requests_total{webhook="validate",ope
 lookup_errors=$(metric 'iogate_webhook_admission_errors_total{webhook="validate",kind="node_lookup"}')
 ((denied >= 4 && allowed >= 2)) && [[ $lookup_errors == 0 ]] ||
   fail "decision counts: denied $denied (want >= 4), allowed $allowed (>= 2), node_lookup errors $lookup_errors (want 0)"
-pass "/metrics: node watch synced, current, 4 nodes, in contact $(($(date +%s) - ${contact%.*})) s ago; $denied denied, $allowed allowed, no look-up error"
+pass "/metrics: node watch synced, current, 4 nodes, in contact $(awk -v c="$contact" -v now="$(date +%s)" 'BEGIN { printf "%d", now - c }') s ago; $denied denied, $allowed allowed, no look-up error"
 requests_since "$MARK" "$SCRATCH/requests2.json"
 assert_jq "$SCRATCH/requests2.json" '[.[] | select(.path | startswith("/api/v1/nodes/"))] == []' \
   "the proxy's log: no GET of a node by the watching webhook (late-1 included)"
