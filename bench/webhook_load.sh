@@ -26,7 +26,7 @@ source "$root/tests/lib/pki.sh"
 pki_ca "$work/pki" iogate-webhook-load
 pki_sign "$work/pki" server /CN=localhost "$(pki_server_ext IP:127.0.0.1,DNS:localhost)"
 
-"$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$work/pki/server.crt" --tls-key "$work/pki/server.key" \
+"$IOGATE" webhook --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$work/pki/server.crt" --tls-key "$work/pki/server.key" \
   --policy "$root/tests/fixtures/webhook-policy.yaml" --no-api >/dev/null 2>"$work/webhook.log" &
 hook=$!
 for _ in $(seq 100); do grep -q "serving /mutate" "$work/webhook.log" && break; sleep 0.1; done

@@ -21,6 +21,8 @@ po::options_description webhook_flags() {
   po::options_description d("webhook options");
   d.add_options()("listen", po::value<std::string>()->default_value(":8443"),
                   "HTTPS address for /mutate /validate /healthz")(
+      "metrics-listen", po::value<std::string>()->default_value(":9561"),
+      "HTTP address for /metrics /healthz (Prometheus); none: no metrics listener")(
       "tls-cert", po::value<std::string>(), "serving certificate (PEM, leaf first); re-read when it changes")(
       "tls-key", po::value<std::string>(), "its private key (PEM)")("policy", po::value<std::string>(),
                                                                     "policy file (YAML or JSON), or profile:NAME")(
@@ -86,6 +88,11 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   o.listen = str("listen");
   if (auto a = parse_listen_address(o.listen); !a.ok()) return a.error();
+  o.metrics_listen = str("metrics-listen");
+  if (o.metrics_listen == "none") o.metrics_listen.clear();
+  if (!o.metrics_listen.empty()) {
+    if (auto a = parse_listen_address(o.metrics_listen, "--metrics-listen"); !a.ok()) return a.error();
+  }
   o.tls_cert = str("tls-cert");
   o.tls_key = str("tls-key");
   o.policy = str("policy");

@@ -12,9 +12,9 @@
 
 namespace iogate {
 
-Result<std::pair<std::string, int>> parse_listen_address(std::string_view text) {
+Result<std::pair<std::string, int>> parse_listen_address(std::string_view text, std::string_view flag) {
   auto bad = [&] {
-    return usage_error(fmt::format("--listen: expected HOST:PORT, :PORT or [IPv6]:PORT, got \"{}\"", text));
+    return usage_error(fmt::format("{}: expected HOST:PORT, :PORT or [IPv6]:PORT, got \"{}\"", flag, text));
   };
   size_t colon = text.rfind(':');
   if (colon == std::string_view::npos) return bad();
@@ -39,8 +39,8 @@ std::string listener_address(const std::string& host, int port) {
   return fmt::format("{}:{}", host.find(':') != std::string::npos ? "[" + host + "]" : host, port);
 }
 
-// Binds host:port (port 0: any free one); the port as bound, or a usage error naming --listen.
-Result<int> bind_exclusive(httplib::Server& server, const std::string& host, int port) {
+// Binds host:port (port 0: any free one); the port as bound, or a usage error naming `flag`.
+Result<int> bind_exclusive(httplib::Server& server, const std::string& host, int port, std::string_view flag) {
   // In place of cpp-httplib's default options, which add SO_REUSEPORT.
   server.set_socket_options([](int sock) {
     int yes = 1;
@@ -48,12 +48,12 @@ Result<int> bind_exclusive(httplib::Server& server, const std::string& host, int
   });
   if (port == 0) {
     int bound = server.bind_to_any_port(host);
-    if (bound < 0) return usage_error(fmt::format("--listen: cannot bind {}: no free port", listener_address(host, 0)));
+    if (bound < 0) return usage_error(fmt::format("{}: cannot bind {}: no free port", flag, listener_address(host, 0)));
     return bound;
   }
   if (!server.bind_to_port(host, port)) {
     return usage_error(
-        fmt::format("--listen: cannot bind {} (in use, or not an address of this host)", listener_address(host, port)));
+        fmt::format("{}: cannot bind {} (in use, or not an address of this host)", flag, listener_address(host, port)));
   }
   return port;
 }
@@ -62,11 +62,12 @@ Result<int> bind_exclusive(httplib::Server& server, const std::string& host, int
 
 template <class Base>
 Result<std::unique_ptr<HttpListener>> HttpListener::bind_and_serve(std::string_view listen,
-                                                                   std::unique_ptr<Pooled<Base>> server) {
-  auto address = parse_listen_address(listen);
+                                                                   std::unique_ptr<Pooled<Base>> server,
+                                                                   std::string_view flag) {
+  auto address = parse_listen_address(listen, flag);
   if (!address.ok()) return address.error();
   const auto& [host, port] = *address;
-  auto bound = bind_exclusive(*server, host, port);
+  auto bound = bind_exclusive(*server, host, port, flag);
   if (!bound.ok()) return bound.error();
   server->widen_backlog();
   std::unique_ptr<HttpListener> l(new HttpListener());
@@ -81,13 +82,15 @@ Result<std::unique_ptr<HttpListener>> HttpListener::bind_and_serve(std::string_v
 }
 
 Result<std::unique_ptr<HttpListener>> HttpListener::start(std::string_view listen,
-                                                          std::unique_ptr<Pooled<httplib::Server>> server) {
-  return bind_and_serve(listen, std::move(server));
+                                                          std::unique_ptr<Pooled<httplib::Server>> server,
+                                                          std::string_view flag) {
+  return bind_and_serve(listen, std::move(server), flag);
 }
 
 Result<std::unique_ptr<HttpListener>> HttpListener::start(std::string_view listen,
-                                                          std::unique_ptr<Pooled<httplib::SSLServer>> server) {
-  return bind_and_serve(listen, std::move(server));
+                                                          std::unique_ptr<Pooled<httplib::SSLServer>> server,
+                                                          std::string_view flag) {
+  return bind_and_serve(listen, std::move(server), flag);
 }
 
 HttpListener::~HttpListener() {

@@ -33,17 +33,19 @@ struct HttpAnswer {
   std::string body;
 };
 
-// ":9560" → {"0.0.0.0", 9560}; "127.0.0.1:0" (any free port); "[::1]:9560". Errors name --listen.
-Result<std::pair<std::string, int>> parse_listen_address(std::string_view text);
+// ":9560" → {"0.0.0.0", 9560}; "127.0.0.1:0" (any free port); "[::1]:9560". Errors name `flag`.
+Result<std::pair<std::string, int>> parse_listen_address(std::string_view text, std::string_view flag = "--listen");
 
 class HttpListener {
  public:
   // Binds `listen` with `server` (its routes set, not yet bound) and serves it on a thread of its
-  // own; returns once it accepts.
+  // own; returns once it accepts. Errors name `flag`, the flag `listen` came from.
   static Result<std::unique_ptr<HttpListener>> start(std::string_view listen,
-                                                     std::unique_ptr<Pooled<httplib::Server>> server);
+                                                     std::unique_ptr<Pooled<httplib::Server>> server,
+                                                     std::string_view flag = "--listen");
   static Result<std::unique_ptr<HttpListener>> start(std::string_view listen,
-                                                     std::unique_ptr<Pooled<httplib::SSLServer>> server);
+                                                     std::unique_ptr<Pooled<httplib::SSLServer>> server,
+                                                     std::string_view flag = "--listen");
   ~HttpListener();  // stops serving and joins
   HttpListener(const HttpListener&) = delete;
   HttpListener& operator=(const HttpListener&) = delete;
@@ -55,7 +57,8 @@ class HttpListener {
   HttpListener() = default;
   template <class Base>
   static Result<std::unique_ptr<HttpListener>> bind_and_serve(std::string_view listen,
-                                                              std::unique_ptr<Pooled<Base>> server);
+                                                              std::unique_ptr<Pooled<Base>> server,
+                                                              std::string_view flag);
 
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;

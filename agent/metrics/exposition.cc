@@ -23,6 +23,7 @@ bool valid_name(std::string_view name, bool colon) {
 
 void append_sample(std::string& out, const std::string& name, const MetricSample& s) {
   out += name;
+  out += s.suffix;
   if (!s.labels.empty()) {
     out += '{';
     for (size_t i = 0; i < s.labels.size(); ++i) {
@@ -46,6 +47,7 @@ std::string_view metric_type_name(MetricType t) {
     case MetricType::kGauge: return "gauge";
     case MetricType::kCounter: return "counter";
     case MetricType::kSummary: return "summary";
+    case MetricType::kHistogram: return "histogram";
   }
   return "untyped";
 }
@@ -100,6 +102,14 @@ std::string format_sample_value(double v) {
   if (exponent < -4 || exponent >= 6) return s;
   auto fixed = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
   return std::string(buf, fixed.ptr);
+}
+
+MetricFamily build_info_family(const std::string& version) {
+  MetricFamily f;
+  f.name = "iogate_build_info";
+  f.help = "The iogate version serving these metrics; always 1.";
+  f.samples.push_back({{{"version", version}}, 1});
+  return f;
 }
 
 bool valid_metric_name(std::string_view name) { return valid_name(name, true); }

@@ -17,14 +17,17 @@ namespace iogate {
 // kSummary is for quantiles someone else computed (a probe's latency percentiles): its samples
 // carry a "quantile" label, which promtool rejects on any other type, and may go without _sum and
 // _count, which the text format and OpenMetrics both allow.
-enum class MetricType { kGauge, kCounter, kSummary };
-std::string_view metric_type_name(MetricType t);  // "gauge", "counter", "summary"
+// kHistogram is for buckets counted here (metrics/histogram.h): its samples carry a suffix
+// (_bucket with an "le" label, _sum, _count).
+enum class MetricType { kGauge, kCounter, kSummary, kHistogram };
+std::string_view metric_type_name(MetricType t);  // "gauge", "counter", "summary", "histogram"
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;  // in output order
 
 struct MetricSample {
   MetricLabels labels;
   double value = 0;
+  std::string suffix;  // after the family's name: "_bucket", "_sum", "_count"; "" for most
 };
 
 struct MetricFamily {
@@ -44,6 +47,9 @@ std::string render_exposition(const std::vector<MetricFamily>& families);
 std::string escape_label_value(std::string_view v);  // \ → \\, " → \", newline → \n
 std::string escape_help(std::string_view v);         // \ → \\, newline → \n
 std::string format_sample_value(double v);           // 1, 0.5, 1e+06, NaN, +Inf, -Inf
+
+// iogate_build_info{version} 1: the version serving the metrics, in every exporter's output.
+MetricFamily build_info_family(const std::string& version);
 
 bool valid_metric_name(std::string_view name);
 bool valid_label_name(std::string_view name);  // [a-zA-Z_][a-zA-Z0-9_]*, not starting with __

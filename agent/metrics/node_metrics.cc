@@ -47,9 +47,7 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
   const std::string& node = m.node;
   const MetricLabels node_only = {{"node", node}};
 
-  MetricFamily build =
-      family("iogate_build_info", MetricType::kGauge, "The iogate version serving these metrics; always 1.");
-  build.samples.push_back({{{"version", m.version}}, 1});
+  MetricFamily build = build_info_family(m.version);
 
   MetricFamily iops = family("iogate_probe_iops", MetricType::kGauge,
                              "I/O operations per second the last successful probe of the path measured.");

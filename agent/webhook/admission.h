@@ -118,6 +118,21 @@ struct WebhookConfig {
 // kMaxAdmissionBody: 413 (the server refuses those before they get here). 500 (text/plain) only
 // for a WebhookConfig without a policy or an exception that should not happen. The response
 // echoes request.uid and is always apiVersion admission.k8s.io/v1, kind AdmissionReview.
+// What an answer decided, for the metrics (metrics/webhook_metrics.h): allowed as it is, allowed
+// with a patch, refused (allowed false: the policy, or a pod /mutate cannot be made to carry
+// what the policy demands), or no decision (a body or review that cannot be judged, an internal
+// error).
+enum class AdmissionDecision { kAllowed, kMutated, kDenied, kError };
+std::string_view admission_decision_name(AdmissionDecision d);  // "allowed", "mutated", "denied", "error"
+
+// Why an answer is not the decision asked for: kBadRequest (400: no JSON object, or a review
+// missing what a decision needs), kTooLarge (413), kInternal (500), kNodeLookup (a pinned node
+// could not be read; allowed with a warning).
+enum class AdmissionError { kNone, kBadRequest, kTooLarge, kInternal, kNodeLookup };
+std::string_view admission_error_name(AdmissionError e);  // "", "bad_request", "too_large", ...
+inline constexpr AdmissionError kAdmissionErrors[] = {AdmissionError::kBadRequest, AdmissionError::kTooLarge,
+                                                      AdmissionError::kInternal, AdmissionError::kNodeLookup};
+
 struct AdmissionOutcome {
   int http_status = 200;
   std::string content_type = "application/json";
@@ -125,6 +140,9 @@ struct AdmissionOutcome {
   // One line for the log (no newline, control characters escaped): endpoint, operation, pod,
   // uid, dry-run, the decision and why.
   std::string log_line;
+  AdmissionDecision decision = AdmissionDecision::kAllowed;
+  AdmissionError error = AdmissionError::kNone;
+  std::string operation;  // request.operation as sent; "" when the body is no review
 };
 
 // /mutate: allowed, with a JSON patch (RFC 6902, base64, patchType JSONPatch) when there is

@@ -141,15 +141,44 @@ std::string admission_review_json(const std::string& uid, const AdmissionRespons
   return review.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string_view admission_decision_name(AdmissionDecision d) {
+  switch (d) {
+    case AdmissionDecision::kAllowed: return "allowed";
+    case AdmissionDecision::kMutated: return "mutated";
+    case AdmissionDecision::kDenied: return "denied";
+    case AdmissionDecision::kError: return "error";
+  }
+  return "error";
+}
+
+std::string_view admission_error_name(AdmissionError e) {
+  switch (e) {
+    case AdmissionError::kNone: return "";
+    case AdmissionError::kBadRequest: return "bad_request";
+    case AdmissionError::kTooLarge: return "too_large";
+    case AdmissionError::kInternal: return "internal";
+    case AdmissionError::kNodeLookup: return "node_lookup";
+  }
+  return "internal";
+}
+
 AdmissionOutcome review_outcome(const std::string& uid, const AdmissionResponse& response, std::string log_line) {
   AdmissionOutcome o;
   o.body = admission_review_json(uid, response);
   o.log_line = log_safe(log_line, 2000);
+  bool patched = response.patch.is_array() && !response.patch.empty();
+  o.decision = !response.allowed ? AdmissionDecision::kDenied
+               : patched         ? AdmissionDecision::kMutated
+                                 : AdmissionDecision::kAllowed;
   return o;
 }
 
 AdmissionOutcome plain_outcome(int http_status, std::string text, std::string log_line) {
   AdmissionOutcome o;
+  o.decision = AdmissionDecision::kError;
+  o.error = http_status == 400   ? AdmissionError::kBadRequest
+            : http_status == 413 ? AdmissionError::kTooLarge
+                                 : AdmissionError::kInternal;
   o.http_status = http_status;
   o.content_type = "text/plain; charset=utf-8";
   o.body = log_safe(text, 1000) + "\n";

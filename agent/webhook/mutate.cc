@@ -65,9 +65,7 @@ Status add_annotation(const nlohmann::json& pod, const char* key, const std::str
   return ok_status();
 }
 
-AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
-  PodReview review = review_pod("mutate", body, config, {"CREATE"});
-  if (review.answer) return std::move(*review.answer);
+AdmissionOutcome mutate_pod(const PodReview& review, const WebhookConfig& config) {
   const Policy& policy = *config.policy;
   const nlohmann::json& pod = review.request.object;
 
@@ -148,6 +146,13 @@ AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
       fmt::format("{}: allowed, {}{}", review.subject,
                   ops == 0 ? std::string("no patch") : fmt::format("{} patch operation{}", ops, ops == 1 ? "" : "s"),
                   summary));
+}
+
+AdmissionOutcome mutate(std::string_view body, const WebhookConfig& config) {
+  PodReview review = review_pod("mutate", body, config, {"CREATE"});
+  AdmissionOutcome o = review.answer ? std::move(*review.answer) : mutate_pod(review, config);
+  o.operation = review.request.operation;
+  return o;
 }
 
 }  // namespace

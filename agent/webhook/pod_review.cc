@@ -15,6 +15,18 @@ std::optional<std::string> pod_annotation(const AdmissionRequest& r, const char*
   return it->get<std::string>();
 }
 
+namespace {
+
+// A review the API server should never send: answered allowed false, counted as an error.
+AdmissionOutcome bad_review(const PodReview& review, const std::string& message) {
+  AdmissionOutcome o = refusal(review, 400, "bad AdmissionReview: " + message);
+  o.decision = AdmissionDecision::kError;
+  o.error = AdmissionError::kBadRequest;
+  return o;
+}
+
+}  // namespace
+
 AdmissionOutcome refusal(const PodReview& review, int code, const std::string& message) {
   AdmissionResponse response;
   response.allowed = false;
@@ -48,7 +60,7 @@ PodReview review_pod(std::string_view endpoint, std::string_view body, const Web
                             r.resource.empty() ? "?" : r.resource, r.about_pods ? out.pod : std::string("-"),
                             r.uid.empty() ? "-" : r.uid, r.dry_run ? " dry-run" : "");
   if (!parse.error.empty()) {
-    out.answer = refusal(out, 400, "bad AdmissionReview: " + parse.error);
+    out.answer = bad_review(out, parse.error);
     return out;
   }
   bool acted_on = r.about_pods && std::find(operations.begin(), operations.end(), r.operation) != operations.end();
@@ -57,13 +69,12 @@ PodReview review_pod(std::string_view endpoint, std::string_view body, const Web
     return out;
   }
   if (!r.object.is_object()) {
-    out.answer = refusal(out, 400, "bad AdmissionReview: request.object is missing or not an object");
+    out.answer = bad_review(out, "request.object is missing or not an object");
     return out;
   }
   if (auto kind = r.object.find("kind"); kind != r.object.end() && *kind != "Pod") {
-    out.answer = refusal(out, 400,
-                         fmt::format("bad AdmissionReview: request.object is a {}, not a Pod",
-                                     kind->is_string() ? kind->get<std::string>() : kind->type_name()));
+    out.answer = bad_review(out, fmt::format("request.object is a {}, not a Pod",
+                                             kind->is_string() ? kind->get<std::string>() : kind->type_name()));
     return out;
   }
   if (pod_annotation(r, kSkipAnnotation) == "true") {

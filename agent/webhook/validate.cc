@@ -20,9 +20,7 @@ std::string joined(const std::vector<std::string>& parts) {
   return out;
 }
 
-AdmissionOutcome validate(std::string_view body, const WebhookConfig& config, const NodeLookup& lookup) {
-  PodReview review = review_pod("validate", body, config, {"CREATE", "UPDATE"});
-  if (review.answer) return std::move(*review.answer);
+AdmissionOutcome validate_pod(const PodReview& review, const WebhookConfig& config, const NodeLookup& lookup) {
   const Policy& policy = *config.policy;
   const AdmissionRequest& r = review.request;
   AdmissionResponse response;
@@ -57,7 +55,9 @@ AdmissionOutcome validate(std::string_view body, const WebhookConfig& config, co
     std::string why = view.error.empty() ? fmt::format("node {} was not found", pinned->name)
                                          : fmt::format("node {} could not be read ({})", pinned->name, view.error);
     response.warnings.push_back("iogate: " + why + "; its storage was not checked against the policy");
-    return allow(why);
+    AdmissionOutcome o = allow(why);
+    if (!view.error.empty()) o.error = AdmissionError::kNodeLookup;
+    return o;
   }
   NodeFindings findings = check_node(demand, pinned->name, view.node);
   for (const std::string& u : findings.unchecked) response.warnings.push_back("iogate: " + u + "; not checked");
@@ -72,6 +72,13 @@ AdmissionOutcome validate(std::string_view body, const WebhookConfig& config, co
   // One warning per finding: the API server may cut a warning after 256 characters.
   for (const std::string& p : findings.problems) response.warnings.push_back("iogate (warn mode): " + p);
   return allow("warn mode: " + message);
+}
+
+AdmissionOutcome validate(std::string_view body, const WebhookConfig& config, const NodeLookup& lookup) {
+  PodReview review = review_pod("validate", body, config, {"CREATE", "UPDATE"});
+  AdmissionOutcome o = review.answer ? std::move(*review.answer) : validate_pod(review, config, lookup);
+  o.operation = review.request.operation;
+  return o;
 }
 
 }  // namespace

@@ -8,11 +8,15 @@
 
 #include "base/exit_codes.h"
 #include "base/version.h"
+#include "http/get_server.h"
 #include "kube/api_client.h"
 #include "kube/kube_config.h"
 #include "kube/operations.h"
+#include "metrics/exposition.h"
+#include "metrics/webhook_metrics.h"
 #include "policy/policy.h"
 #include "webhook/admission.h"
+#include "webhook/admission_metrics.h"
 #include "webhook/certificate_reloader.h"
 #include "webhook/node_cache.h"
 #include "webhook/node_check.h"
@@ -51,6 +55,19 @@ Result<std::unique_ptr<ApiClient>> connect(const WebhookOptions& o) {
 HttpAnswer to_answer(const AdmissionOutcome& o) {
   spdlog::info("{}", o.log_line);
   return HttpAnswer{o.http_status, o.content_type, o.body};
+}
+
+// A decision timed and counted.
+template <class Decide>
+HttpAnswer answer_counted(AdmissionMetrics& metrics, AdmissionEndpoint endpoint, Decide decide) {
+  auto start = Clock::now();
+  AdmissionOutcome o = decide();
+  metrics.record(endpoint, o, Clock::now() - start);
+  return to_answer(o);
+}
+
+double unix_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
 }  // namespace
@@ -99,10 +116,14 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
   NodeSource nodes(informer ? &store : nullptr, fallback);
   NodeLookup lookup = [&nodes](const std::string& name) { return nodes.lookup(name); };
 
+  AdmissionMetrics admissions;
   WebhookHandlers handlers;
-  handlers.mutate = [&config](const std::string& body) { return to_answer(handle_mutate(body, config)); };
-  handlers.validate = [&config, &lookup](const std::string& body) {
-    return to_answer(handle_validate(body, config, lookup));
+  handlers.mutate = [&config, &admissions](const std::string& body) {
+    return answer_counted(admissions, AdmissionEndpoint::kMutate, [&] { return handle_mutate(body, config); });
+  };
+  handlers.validate = [&config, &lookup, &admissions](const std::string& body) {
+    return answer_counted(admissions, AdmissionEndpoint::kValidate,
+                          [&] { return handle_validate(body, config, lookup); });
   };
   handlers.node_cache_state = [&] {
     nlohmann::json j = {{"watch", informer != nullptr}, {"lookups", to_json(nodes.counters())}};
@@ -120,6 +141,38 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
     if (server.error().kind == ErrorKind::kUsage) return usage(server.error().message);
     spdlog::error("{}", server.error().message);
     return kExitRuntime;
+  }
+  auto metrics_answer = [&] {
+    WebhookMetrics m;
+    m.version = kVersion;
+    admissions.fill(m);
+    if (auto pair = certificates->snapshot()) m.certificate_not_after_unix_s = unix_seconds(pair->not_after);
+    if (informer) {
+      NodeStoreState s = store.state(NodeStore::Clock::now());
+      NodeWatchMetrics w{s.synced, s.current, static_cast<double>(s.nodes), std::nullopt};
+      if (s.since_contact) w.last_contact_unix_s = unix_seconds(std::chrono::system_clock::now() - *s.since_contact);
+      m.node_watch = w;
+    }
+    return HttpAnswer{200, kExpositionContentType, render_exposition(webhook_metric_families(m))};
+  };
+  std::unique_ptr<GetServer> metrics_server;
+  if (!options.metrics_listen.empty() && options.metrics_listen != "none") {
+    GetServerOptions metrics_options;
+    metrics_options.flag = "--metrics-listen";
+    auto started = GetServer::start(options.metrics_listen, "iogate webhook",
+                                    {{"/metrics", metrics_answer},
+                                     {"/healthz",
+                                      [] {
+                                        return HttpAnswer{200, "text/plain; charset=utf-8", "ok\n"};
+                                      }}},
+                                    metrics_options);
+    if (!started.ok()) {
+      if (started.error().kind == ErrorKind::kUsage) return usage(started.error().message);
+      spdlog::error("{}", started.error().message);
+      return kExitRuntime;
+    }
+    metrics_server = std::move(*started);
+    spdlog::info("serving /metrics on {}", metrics_server->address());
   }
   auto pair = certificates->snapshot();
   spdlog::info(

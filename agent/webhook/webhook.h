@@ -20,6 +20,9 @@ namespace iogate {
 
 struct WebhookOptions {
   std::string listen = ":8443";
+  // Plain HTTP for /metrics and /healthz (webhook/webhook_metrics via http/get_server.h), apart
+  // from the TLS port the API server calls; "" or "none": no metrics listener.
+  std::string metrics_listen = ":9561";
   std::string tls_cert, tls_key;
   std::string policy;  // a file, or profile:NAME
   std::string kubeconfig;

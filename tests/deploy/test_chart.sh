@@ -24,6 +24,12 @@
 #   - values the schema refuses (a typo'd key, a wrong enum, a bad duration) fail in helm with the
 #     schema's message naming the field, and the chart's own checks (deadline vs timeout, node
 #     paths) with theirs;
+#   - the webhook's networking values (port, metrics.port, hostNetwork) reach its flags, ports,
+#     Services and ServiceMonitor, and the combinations that cannot work are refused;
+#   - the PrometheusRule (prometheusRule.enabled, refused where monitoring.coreos.com/v1 is not
+#     served) carries rules/iogate.rules.yaml's groups as they are; promtool checks the file and
+#     the rendering and runs tests/deploy/alerts_test.yaml (every alert fires and stays silent
+#     where it should); every alert has severity, summary, description and a runbook section;
 #   - NOTES.txt renders (helm install --dry-run=client) and prints the preflight snippet; the named
 #     template iogate.preflight.initContainer builds the container
 #     agent/webhook/preflight_injection.cc does.
@@ -32,7 +38,7 @@
 # (ctest sets it to <build>/deploy-tools). IOGATE: the binary. A missing tool fails the test.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
-need_tools jq yamllint openssl
+need_tools jq yamllint openssl promtool
 source "$ROOT/tests/upstream/versions.env"
 # No cluster here: a kubeconfig that points nowhere, so nothing can reach a real one by accident.
 export KUBECONFIG="$SCRATCH/no-cluster.kubeconfig"
@@ -130,6 +136,7 @@ ClusterRoleBinding -/$1-webhook
 Deployment $2/$1-webhook
 PodDisruptionBudget $2/$1-webhook
 Service $2/$1-webhook
+Service $2/$1-webhook-metrics
 MutatingWebhookConfiguration -/$1-webhook
 ValidatingWebhookConfiguration -/$1-webhook
 EOF
@@ -236,6 +243,13 @@ webhook:
   requestDeadline: 4s
   timeoutSeconds: 5
   gpuResources: [gpu.intel.com/i915]
+  port: 10250
+  metrics:
+    port: 9100
+  serviceMonitor:
+    enabled: true
+    labels:
+      release: kube-prometheus-stack
 preflight:
   namespaces: [ml-train, ml-eval, storage]
 policy:
@@ -249,6 +263,7 @@ EXPECT_TAG=0.2.0-rc1 render custom gpu-gate storage -f "$SCRATCH/custom-values.y
   node_objects gate storage
   echo "ServiceMonitor storage/gate-node"
   webhook_objects gate storage
+  echo "ServiceMonitor storage/gate-webhook"
   echo "Issuer storage/gate-selfsigned"
   echo "Certificate storage/gate-webhook-tls"
   preflight_objects gate ml-eval ml-train storage
@@ -382,11 +397,59 @@ check custom "each path a hostPath at its host path; datasets read-only" "$ds" '
 check custom "custom image and pull policy, pull secret, nodeSelector, no priority class" "$ds" '
   .spec.template.spec | .containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1" and .containers[0].imagePullPolicy == "Always"
   and .imagePullSecrets == [{"name":"regcred"}] and .nodeSelector == {"kubernetes.io/os":"linux","nvidia.com/gpu.present":"true"} and (has("priorityClassName") | not)'
+# 6. The PrometheusRule: off by default; on, where monitoring.coreos.com/v1 is served, its groups are
+#    rules/iogate.rules.yaml as they are, which promtool checks and tests (tests/deploy/alerts_test.yaml).
+RULES="$CHART/rules/iogate.rules.yaml"
+objects default | grep -q '^PrometheusRule ' && fail "default: a PrometheusRule without prometheusRule.enabled"
+render prom-rule iogate iogate-system --api-versions monitoring.coreos.com/v1 \
+  --set prometheusRule.enabled=true --set prometheusRule.labels.release=kube-prometheus-stack
+{
+  objects default
+  echo "PrometheusRule iogate-system/iogate"
+} | expect_objects prom-rule
+to_json "$RULES" >"$SCRATCH/rules.json" || fail "$RULES is not YAML"
+check prom-rule "PrometheusRule: the groups of rules/iogate.rules.yaml as they are, its labels, component alerts" \
+  "$(jq -nc --argjson r "$(obj prom-rule PrometheusRule iogate iogate-system)" --slurpfile f "$SCRATCH/rules.json" '{r:$r,f:$f[0][0]}')" '
+  .r.spec == {groups: .f.groups} and (.f.groups | length) >= 2
+  and .r.metadata.labels.release == "kube-prometheus-stack" and .r.metadata.labels["app.kubernetes.io/component"] == "alerts"'
+if promtool check rules "$RULES" >"$SCRATCH/rules.check" 2>&1; then
+  pass "promtool check rules: $RULES ($(grep -o '[0-9]* rules found' "$SCRATCH/rules.check"))"
+else
+  fail "promtool check rules $RULES: $(cat "$SCRATCH/rules.check")"
+fi
+obj prom-rule PrometheusRule iogate iogate-system | jq '.spec' >"$SCRATCH/rendered-rules.json"
+promtool check rules "$SCRATCH/rendered-rules.json" >"$SCRATCH/rendered-rules.check" 2>&1 &&
+  pass "promtool check rules: the rendered PrometheusRule's spec" ||
+  fail "promtool check rules (rendered spec): $(cat "$SCRATCH/rendered-rules.check")"
+if promtool test rules "$HERE/alerts_test.yaml" >"$SCRATCH/rules.test" 2>&1; then
+  pass "promtool test rules: tests/deploy/alerts_test.yaml passes"
+else
+  fail "promtool test rules tests/deploy/alerts_test.yaml: $(cat "$SCRATCH/rules.test")"
+fi
+# Every alert: severity, a summary, a description and a runbook_url whose anchor is a section of
+# docs/runbooks.md; and at least one firing and one silent case in the rule tests.
+to_json "$HERE/alerts_test.yaml" >"$SCRATCH/alerts-test.json" || fail "alerts_test.yaml is not YAML"
+jq -r '.[0].groups[].rules[] | select(.alert) | .alert' "$SCRATCH/rules.json" >"$SCRATCH/alerts"
+[[ $(wc -l <"$SCRATCH/alerts") -ge 9 ]] || fail "only $(wc -l <"$SCRATCH/alerts") alerts in $RULES"
+while read -r alert; do
+  jq -e --arg a "$alert" '.[0].groups[].rules[] | select(.alert == $a)
+    | (.labels.severity | IN("warning", "critical")) and (.annotations.summary | length > 0)
+      and (.annotations.description | length > 0)
+      and .annotations.runbook_url == "https://github.com/iogate/iogate/blob/main/docs/runbooks.md#\($a | ascii_downcase)"' \
+    "$SCRATCH/rules.json" >/dev/null || fail "$alert: severity, summary, description or runbook_url missing or malformed"
+  grep -qx "## $alert" "$ROOT/docs/runbooks.md" || fail "$alert: no section \"## $alert\" in docs/runbooks.md"
+  jq -e --arg a "$alert" '[.[0].tests[].alert_rule_test[] | select(.alertname == $a)]
+    | any((.exp_alerts // []) | length > 0) and any((.exp_alerts // []) | length == 0)' "$SCRATCH/alerts-test.json" >/dev/null ||
+    fail "$alert: alerts_test.yaml lacks a firing or a silent case"
+done <"$SCRATCH/alerts"
+pass "$(wc -l <"$SCRATCH/alerts") alerts: each with severity, summary, description, a runbook section, a firing and a silent test"
+
 sm=$(obj custom ServiceMonitor gate-node storage)
 svc=$(obj custom Service gate-node-metrics storage)
 check custom "ServiceMonitor selects the metrics Service's labels, port metrics, interval 2m, its labels" "$(jq -nc --argjson sm "$sm" --argjson svc "$svc" '{sm:$sm,svc:$svc}')" '
   .sm.spec.selector.matchLabels as $sel | (.svc.metadata.labels | to_entries | map(select($sel[.key] == .value)) | length) == ($sel | length)
-  and .sm.spec.endpoints == [{"port":"metrics","path":"/metrics","scheme":"http","interval":"2m","scrapeTimeout":"10s"}]
+  and .sm.spec.endpoints == [{"port":"metrics","path":"/metrics","scheme":"http","interval":"2m","scrapeTimeout":"10s",
+    "relabelings":[{"targetLabel":"job","replacement":"iogate-node"}]}]
   and .sm.metadata.labels.release == "kube-prometheus-stack" and .sm.spec.namespaceSelector.matchNames == ["storage"]'
 check custom "the metrics Service exposes port 9560 named metrics and selects the agent's pods" "$(jq -nc --argjson svc "$svc" --argjson ds "$ds" '{svc:$svc,ds:$ds}')" '
   .svc.spec.ports == [{"name":"metrics","port":9560,"targetPort":"metrics","protocol":"TCP"}]
@@ -396,15 +459,16 @@ check custom "the metrics Service exposes port 9560 named metrics and selects th
 # The webhook: Deployment, Service, PDB, configurations, TLS.
 dep=$(obj default Deployment iogate-webhook iogate-system)
 check default "webhook args as the contract says" "$dep" '
-  .spec.template.spec.containers[0].args[0:13] == ["webhook","--listen",":8443","--tls-cert","/etc/iogate/tls/tls.crt","--tls-key","/etc/iogate/tls/tls.key","--policy","/etc/iogate/policy.yaml","--preflight-image","iogate:'"$APP_VERSION"'","--policy-configmap","iogate-policy"]
-  and .spec.template.spec.containers[0].args[13:] == ["--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","8s"]'
+  .spec.template.spec.containers[0].args[0:15] == ["webhook","--listen",":8443","--metrics-listen",":9561","--tls-cert","/etc/iogate/tls/tls.crt","--tls-key","/etc/iogate/tls/tls.key","--policy","/etc/iogate/policy.yaml","--preflight-image","iogate:'"$APP_VERSION"'","--policy-configmap","iogate-policy"]
+  and .spec.template.spec.containers[0].args[15:] == ["--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","8s"]'
 check default "webhook: 2 replicas spread by pod anti-affinity on hostname, non-root 65532" "$dep" '
   .spec.replicas == 2
   and .spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey == "kubernetes.io/hostname"
   and .spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector.matchLabels == .spec.selector.matchLabels
   and .spec.template.spec.securityContext.runAsNonRoot == true and .spec.template.spec.securityContext.runAsUser == 65532'
-check default "webhook: port https 8443, /healthz over HTTPS for readiness and liveness" "$dep" '
-  .spec.template.spec.containers[0] | .ports == [{"name":"https","containerPort":8443,"protocol":"TCP"}]
+check default "webhook: port https 8443 and metrics 9561, /healthz over HTTPS for readiness and liveness, pod network" "$dep" '
+  ((.spec.template.spec | has("hostNetwork") or has("dnsPolicy")) | not) as $pod_network
+  | .spec.template.spec.containers[0] | $pod_network and .ports == [{"name":"https","containerPort":8443,"protocol":"TCP"},{"name":"metrics","containerPort":9561,"protocol":"TCP"}]
   and .readinessProbe.httpGet == {"path":"/healthz","port":"https","scheme":"HTTPS"} and .livenessProbe.httpGet == .readinessProbe.httpGet'
 check default "webhook: /etc/iogate holds policy.yaml and tls/tls.{crt,key} from the ConfigMap and the Secret" "$dep" '
   .spec.template.spec.volumes[0].projected.sources == [
@@ -417,6 +481,32 @@ check default "webhook Service: 443 -> https, selecting the Deployment's pods" \
 check default "PDB keeps the webhook serving (maxUnavailable 1, its pods)" \
   "$(jq -nc --argjson p "$(obj default PodDisruptionBudget iogate-webhook iogate-system)" --argjson d "$dep" '{p:$p,d:$d}')" \
   '.p.spec.maxUnavailable == 1 and .p.spec.selector.matchLabels == .d.spec.selector.matchLabels'
+
+# The webhook's metrics: a headless Service on the container's metrics port, a ServiceMonitor on request
+# whose targets are job iogate-webhook (the alerts' job).
+check default "webhook metrics Service: headless, port 9561 -> metrics, selecting the Deployment's pods" \
+  "$(jq -nc --argjson s "$(obj default Service iogate-webhook-metrics iogate-system)" --argjson d "$dep" '{s:$s,d:$d}')" '
+  .s.spec.clusterIP == "None" and .s.spec.ports == [{"name":"metrics","port":9561,"targetPort":"metrics","protocol":"TCP"}]
+  and .s.spec.selector == .d.spec.selector.matchLabels'
+cdep=$(obj custom Deployment gate-webhook storage)
+check custom "webhook.port 10250 and metrics.port 9100: the flags, container ports and Services follow" \
+  "$(jq -nc --argjson d "$cdep" --argjson s "$(obj custom Service gate-webhook storage)" --argjson m "$(obj custom Service gate-webhook-metrics storage)" \
+    --argjson sm "$(obj custom ServiceMonitor gate-webhook storage)" '{d:$d,s:$s,m:$m,sm:$sm}')" '
+  .d.spec.template.spec.containers[0] as $c
+  | ($c.args[1:5] == ["--listen",":10250","--metrics-listen",":9100"])
+  and $c.ports == [{"name":"https","containerPort":10250,"protocol":"TCP"},{"name":"metrics","containerPort":9100,"protocol":"TCP"}]
+  and $c.readinessProbe.httpGet.port == "https" and $c.livenessProbe.httpGet.port == "https"
+  and .s.spec.ports == [{"name":"https","port":443,"targetPort":"https","protocol":"TCP"}]
+  and .m.spec.ports == [{"name":"metrics","port":9100,"targetPort":"metrics","protocol":"TCP"}]
+  and .sm.spec.selector.matchLabels == .d.spec.selector.matchLabels and .sm.metadata.labels.release == "kube-prometheus-stack"
+  and .sm.spec.endpoints == [{"port":"metrics","path":"/metrics","scheme":"http","interval":"30s","scrapeTimeout":"10s",
+    "relabelings":[{"targetLabel":"job","replacement":"iogate-webhook"}]}]'
+# hostNetwork: for control planes that cannot reach pod IPs (EKS with a custom CNI).
+render host-net iogate iogate-system --set webhook.hostNetwork=true
+check host-net "webhook.hostNetwork: hostNetwork, dnsPolicy ClusterFirstWithHostNet, ports as before" \
+  "$(obj host-net Deployment iogate-webhook iogate-system)" '
+  .spec.template.spec.hostNetwork == true and .spec.template.spec.dnsPolicy == "ClusterFirstWithHostNet"
+  and (.spec.template.spec.containers[0].ports | map(.containerPort)) == [8443,9561]'
 
 # webhook_configs NAME FULLNAME NS: checks both configurations; prints the mutating one's caBundle.
 webhook_configs() {
@@ -517,7 +607,7 @@ check custom "namespaceSelector: the user's matchLabels plus the NotIn of kube-s
 dep=$(obj custom Deployment gate-webhook storage)
 check custom "webhook: 3 replicas, custom image as --preflight-image, gate-policy, deadline 4s, --gpu-resource" "$dep" '
   .spec.replicas == 3 and .spec.template.spec.containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1"
-  and .spec.template.spec.containers[0].args[9:] == ["--preflight-image","registry.example.com/ml/iogate:0.2.0-rc1","--policy-configmap","gate-policy","--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","4s","--gpu-resource","gpu.intel.com/i915"]'
+  and .spec.template.spec.containers[0].args[11:] == ["--preflight-image","registry.example.com/ml/iogate:0.2.0-rc1","--policy-configmap","gate-policy","--preflight-requests","cpu=1,memory=256Mi","--preflight-limits","cpu=1,memory=256Mi","--request-deadline","4s","--gpu-resource","gpu.intel.com/i915"]'
 
 # ---------------------------------------------------------------------------------------------
 # Preflight RBAC objects: one set per namespace, bound to the part's ServiceAccount (+ extras).
@@ -683,6 +773,14 @@ expect_failure "a request deadline not below timeoutSeconds" 'requestDeadline.*s
 expect_failure "a node path that would hide /proc" 'cannot be mounted' --set 'nodeAgent.paths[0].name=p' --set 'nodeAgent.paths[0].hostPath=/proc'
 expect_failure "two node paths with one name" 'used twice' --set 'nodeAgent.paths[0].name=a' --set 'nodeAgent.paths[0].hostPath=/a' \
   --set 'nodeAgent.paths[1].name=a' --set 'nodeAgent.paths[1].hostPath=/b'
+expect_failure "webhook.hostNetwork on the kubelet's port" 'webhook.port 10250 is a Kubernetes component.s port.*webhook.hostNetwork' \
+  --set webhook.hostNetwork=true --set webhook.port=10250
+expect_failure "webhook.port equal to webhook.metrics.port" 'webhook.port and webhook.metrics.port are both 9561' --set webhook.port=9561
+expect_schema_failure "webhook.port 443 (below 1024: the webhook is not root)" "at '/webhook/port': minimum: got 443, want 1,024" \
+  --set webhook.port=443
+expect_schema_failure "webhook.hostNetwork as a string" "at '/webhook/hostNetwork': got string, want boolean" --set-string webhook.hostNetwork=yes
+expect_failure "prometheusRule.enabled where monitoring.coreos.com/v1 is not served" \
+  'prometheusRule.enabled is true, but the cluster does not serve monitoring.coreos.com/v1' --set prometheusRule.enabled=true
 expect_failure "a fullname too long for the -webhook suffix" 'longer than 63' --set "fullnameOverride=$(printf 'a%.0s' {1..60})"
 
 # ---------------------------------------------------------------------------------------------

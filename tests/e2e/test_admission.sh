@@ -128,7 +128,8 @@ done
 # --- iogate webhook: the Deployment's container, as a host process -----------------------------
 # The chart's files (/etc/iogate/policy.yaml, /etc/iogate/tls/tls.{crt,key}: one projected volume
 # of the policy ConfigMap and the Secret) under $SCRATCH/etc-iogate; the Deployment's arguments
-# with those paths and --listen rewritten; the webhook ServiceAccount's token.
+# with those paths, --listen and --metrics-listen (any free loopback port) rewritten; the webhook
+# ServiceAccount's token.
 ETC="$SCRATCH/etc-iogate"
 mkdir -p "$ETC/tls"
 jq -r '.data["policy.yaml"]' "$SCRATCH/policy-cm.json" >"$ETC/policy.yaml"
@@ -142,6 +143,7 @@ ADDR=$(free_loopback_443)
 mapfile -t ARGS < <(jq -r --arg etc "$ETC" --arg listen "$ADDR:443" '.spec.template.spec.containers[0].args as $a |
   [range(0; $a | length) as $i | $a[$i] as $v |
     if $i > 0 and $a[$i - 1] == "--listen" then $listen
+    elif $i > 0 and $a[$i - 1] == "--metrics-listen" then "127.0.0.1:0"
     elif ($v | startswith("/etc/iogate/")) then $etc + ($v | ltrimstr("/etc/iogate")) else $v end] | .[]' "$SCRATCH/deploy.json")
 [[ " ${ARGS[*]} " == *" --listen $ADDR:443 "* && " ${ARGS[*]} " == *" --policy $ETC/policy.yaml "* ]] ||
   fail "unexpected Deployment arguments: ${ARGS[*]}"

@@ -28,7 +28,7 @@ NS=train
 mkdir -p "$SCRATCH/tls"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$SCRATCH/tls/tls.key" -out "$SCRATCH/tls/tls.crt" 2>/dev/null
-"$IOGATE" webhook --no-api --listen 127.0.0.1:0 --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
+"$IOGATE" webhook --no-api --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
   --policy "$E2E_DIR/scheduling_policy.yaml" >/dev/null 2>"$SCRATCH/webhook.log" &
 hook=$!
 on_exit "kill $hook"
@@ -165,7 +165,7 @@ rules:
   - name: feed-gpus
     demand: {samples_per_s: 2500, sample_size: 110k, min_au: 0.9}
 P
-"$IOGATE" webhook --no-api --listen 127.0.0.1:0 --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
+"$IOGATE" webhook --no-api --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
   --policy "$SCRATCH/demand_policy.yaml" >/dev/null 2>"$SCRATCH/demand-webhook.log" &
 on_exit "kill $!"
 wait_until 20 grep -q 'serving /mutate' "$SCRATCH/demand-webhook.log" || fail "demand webhook not serving: $(cat "$SCRATCH/demand-webhook.log")"

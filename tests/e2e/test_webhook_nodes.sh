@@ -18,7 +18,7 @@
 # watches them, and decides from memory: a label lowered, a label raised and a taint added reach
 # its next decision for a pod pinned to that node (polled, within a generous bound), a node created
 # after its list is judged by its labels, an unknown node is allowed with a warning, all without a
-# single GET of a node (the proxy's log and /debug/node-cache's counters agree). The token never
+# single GET of a node (the proxy's log, /debug/node-cache's counters and /metrics agree). The token never
 # reaches the webhooks' logs.
 # Moved here from tests/integration/test_webhook.sh, which ran these against the stand-in apiserver.
 source "$(dirname "$0")/lib.sh"
@@ -66,7 +66,7 @@ on_exit stop_webhook
 start_webhook() {
   local log=$1; shift
   CLUSTER_SERVER=$PROXY_URL as_pod "$NS" "$TOKEN" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" \
-    "$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/hook-pki/hook.crt" \
+    "$IOGATE" webhook --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --tls-cert "$SCRATCH/hook-pki/hook.crt" \
     --tls-key "$SCRATCH/hook-pki/hook.key" --policy "$POLICY" "$@" >/dev/null 2>"$log" &
   wait_until 20 grep -q 'serving /mutate' "$log" || fail "iogate webhook not serving after 20 s: $(cat "$log")"
   WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
@@ -74,6 +74,8 @@ start_webhook() {
     fail "the webhook does not use the in-cluster config: $(cat "$log")"
   ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$log" | head -1)
   [[ -n $ADDR ]] || fail "no address in the webhook's log: $(cat "$log")"
+  METRICS=$(sed -n 's/.*serving \/metrics on \([0-9.:]*\).*/\1/p' "$log" | head -1)
+  [[ -n $METRICS ]] || fail "no metrics address in the webhook's log: $(cat "$log")"
   [[ $(curl -sS --cacert "$CA" "https://$ADDR/healthz") == ok ]] || fail "/healthz"
 }
 # shutdown LOG: SIGTERM, and the webhook gone within 20 s.
@@ -219,6 +221,23 @@ assert_jq "$SCRATCH/nc3.json" '.lookups.gets == 0 and .lookups.from_get == 0 and
   .store.nodes == 4 and .store.events >= 4 and .store.watching and .informer.watches >= 1 and
   .store.last_event_lag_ms != null' \
   "/debug/node-cache: every look-up from the watch, no GET; 4 nodes; the label, taint and node events applied"
+# The same from /metrics: the watch synced and current with 4 nodes, in contact within the last
+# minute; the decisions counted (the slow, relabelled, tainted and late nodes refused, the others
+# allowed), no node look-up error.
+curl -sS --fail "http://$METRICS/metrics" >"$SCRATCH/metrics.txt" || fail "GET http://$METRICS/metrics"
+metric() { awk -v n="$1" '$1 == n { print $2 }' "$SCRATCH/metrics.txt"; }
+[[ $(metric iogate_webhook_node_watch_synced) == 1 && $(metric iogate_webhook_node_watch_current) == 1 &&
+  $(metric iogate_webhook_node_watch_nodes) == 4 ]] ||
+  fail "node watch metrics: $(grep '^iogate_webhook_node_watch' "$SCRATCH/metrics.txt" | tr '\n' ' ')"
+contact=$(metric iogate_webhook_node_watch_last_contact_timestamp_seconds)
+awk -v c="$contact" -v now="$(date +%s)" 'BEGIN { exit !(c > now - 60 && c <= now + 1) }' ||
+  fail "last contact $contact is not within the last minute of $(date +%s)"
+denied=$(metric 'iogate_webhook_admission_requests_total{webhook="validate",operation="CREATE",decision="denied"}')
+allowed=$(metric 'iogate_webhook_admission_requests_total{webhook="validate",operation="CREATE",decision="allowed"}')
+lookup_errors=$(metric 'iogate_webhook_admission_errors_total{webhook="validate",kind="node_lookup"}')
+((denied >= 4 && allowed >= 2)) && [[ $lookup_errors == 0 ]] ||
+  fail "decision counts: denied $denied (want >= 4), allowed $allowed (>= 2), node_lookup errors $lookup_errors (want 0)"
+pass "/metrics: node watch synced, current, 4 nodes, in contact $(awk -v c="$contact" -v now="$(date +%s)" 'BEGIN { printf "%d", now - c }') s ago; $denied denied, $allowed allowed, no look-up error"
 requests_since "$MARK" "$SCRATCH/requests2.json"
 assert_jq "$SCRATCH/requests2.json" '[.[] | select(.path | startswith("/api/v1/nodes/"))] == []' \
   "the proxy's log: no GET of a node by the watching webhook (late-1 included)"

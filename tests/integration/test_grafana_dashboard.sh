@@ -1,7 +1,9 @@
 # The Grafana dashboard (charts/iogate/dashboards/iogate-node.json) against the metrics contract:
 # valid JSON with the expected uid, title and variables; every panel queries something; every
-# metric it names is in agent/metrics/node_metrics.h's table; every selector of a series that has a
-# node label filters by $node. And the chart ships the file. Needs jq, not the iogate binary.
+# metric it names is in agent/metrics/node_metrics.h's or webhook_metrics.h's table (a histogram's
+# _bucket, _sum and _count by its name); every selector of a series that has a node label filters
+# by $node; a panel shows the alerts of the chart's rules (ALERTS{alertname=~"Iogate.*"}). And the
+# chart ships the file. Needs jq, not the iogate binary.
 IOGATE=${IOGATE:-unused}
 source "$(dirname "$0")/lib.sh"
 need_tool jq
@@ -10,9 +12,9 @@ TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
 CHART="$ROOT/charts/iogate"
 DASH="$CHART/dashboards/iogate-node.json"
-HEADER="$ROOT/agent/metrics/node_metrics.h"
+HEADERS=("$ROOT/agent/metrics/node_metrics.h" "$ROOT/agent/metrics/webhook_metrics.h")
 [[ -f "$DASH" ]] || fail "no dashboard at $DASH"
-[[ -f "$HEADER" ]] || fail "no metrics contract at $HEADER"
+for h in "${HEADERS[@]}"; do [[ -f "$h" ]] || fail "no metrics contract at $h"; done
 
 jq empty "$DASH" 2>"$SCRATCH/jq.err" || fail "not valid JSON: $(cat "$SCRATCH/jq.err")"
 pass "valid JSON"
@@ -33,8 +35,11 @@ assert_jq "$DASH" "$PANELS | all(.datasource.uid == \"\${datasource}\" and all(.
 assert_jq "$DASH" "$PANELS | map(.id) | (length == (unique | length))" "panel ids are unique"
 
 # The contract's table: "//   iogate_name{label,label}  ...", one metric a line.
-sed -nE 's|^//   (iogate_[a-z_]+)\{([a-z_,]*)\}.*|\1 \2|p' "$HEADER" >"$SCRATCH/contract"
-[[ $(wc -l <"$SCRATCH/contract") -ge 10 ]] || fail "could not read the metric table of $HEADER"
+for h in "${HEADERS[@]}"; do
+  sed -nE 's|^//   (iogate_[a-z_]+)\{([a-z_,]*)\}.*|\1 \2|p' "$h" >"$SCRATCH/contract.one"
+  [[ $(wc -l <"$SCRATCH/contract.one") -ge 5 ]] || fail "could not read the metric table of $h"
+  cat "$SCRATCH/contract.one" >>"$SCRATCH/contract"
+done
 declare -A LABELS
 while read -r name labels; do LABELS[$name]=",$labels,"; done <"$SCRATCH/contract"
 pass "${#LABELS[@]} metrics in the contract"
@@ -43,18 +48,24 @@ jq -r "$PANELS | .[] | .targets[] | .expr // empty | gsub(\"\\\\s*\\\\n\\\\s*\";
 checked=0
 while IFS= read -r expr; do
   while IFS= read -r name; do
-    [[ -n "${LABELS[$name]:-}" ]] || fail "'$name' is not in $HEADER's table (expr: $expr)"
+    [[ -n "${LABELS[$name]:-}" || -n "${LABELS[${name%_bucket}]:-}" ]] ||
+      fail "'$name' is not in the tables of ${HEADERS[*]} (expr: $expr)"
   done < <(grep -oE 'iogate_[a-z_]+' <<<"$expr" | sort -u)
   # Each selector: the name and, where written, its braces.
   while IFS= read -r selector; do
     name=${selector%%\{*}
-    [[ "${LABELS[$name]}" == *,node,* ]] || continue
+    [[ "${LABELS[$name]:-${LABELS[${name%_bucket}]}}" == *,node,* ]] || continue
     [[ "$selector" == *'node=~"$node"'* ]] || fail "$name has a node label but is not filtered by \$node: $expr"
   done < <(grep -oE 'iogate_[a-z_]+(\{[^}]*\})?' <<<"$expr")
   checked=$((checked + 1))
 done <"$SCRATCH/exprs"
 [[ $checked -ge 8 ]] || fail "only $checked expressions found"
 pass "$checked expressions: only contract metrics, each filtered by node=~\"\$node\" where it has a node label"
+EXPRS_JQ="$PANELS | map(.targets[].expr // \"\")"
+assert_jq "$DASH" "$EXPRS_JQ | any(startswith(\"ALERTS{alertname=~\\\"Iogate.*\\\"}\"))" \
+  "a panel shows the iogate alerts (ALERTS{alertname=~\"Iogate.*\"})"
+assert_jq "$DASH" "$EXPRS_JQ | any(contains(\"iogate_webhook_admission_duration_seconds_bucket\"))
+  and any(contains(\"iogate_webhook_admission_requests_total\"))" "panels of the webhook's requests and latency"
 
 # dashboard_exprs.sh gives the same expressions, runnable as they are.
 bash "$TESTS_DIR/integration/dashboard_exprs.sh" "$DASH" >"$SCRATCH/runnable"

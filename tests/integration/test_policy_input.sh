@@ -70,7 +70,7 @@ expect_refused() {
     preflight) args=(preflight "$DATA" --policy "$file" --no-api) ;;
     node) args=(node --once --no-api --policy "$file" --path "$DATA" --listen none) ;;
     webhook)
-      args=(webhook --no-api --listen 127.0.0.1:0 --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key"
+      args=(webhook --no-api --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key"
         --policy "$file")
       ;;
   esac

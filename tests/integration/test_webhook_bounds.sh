@@ -36,7 +36,7 @@ CA="$SCRATCH/pki/ca.crt"
 # --request-deadline 30s: a request waits up to half of it for room in each budget, so that on a
 # slow machine the answers depend on the bounds, not on the speed.
 start_webhook() {
-  "$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key" \
+  "$IOGATE" webhook --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key" \
     --policy "$1" --no-api --request-deadline 30s >/dev/null 2>"$SCRATCH/webhook.log" &
   hook=$!
   on_exit "kill $hook 2>/dev/null"
