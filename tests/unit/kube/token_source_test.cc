@@ -12,10 +12,10 @@ using Clock = std::chrono::steady_clock;
 
 TEST_CASE("token source: a static token") {
   TokenSource s("static", "");
-  CHECK(s.token(Clock::now()) == "static");
-  CHECK_FALSE(s.has_file());
+  CHECK(*s.token(Clock::now()) == "static");
+  CHECK_FALSE(s.can_refresh());
   CHECK_FALSE(s.invalidate());
-  CHECK(s.token(Clock::now()) == "static");
+  CHECK(*s.token(Clock::now()) == "static");
 }
 
 TEST_CASE("token source: the kubelet's ..data swap is seen after a minute or after invalidate()") {
@@ -24,16 +24,16 @@ TEST_CASE("token source: the kubelet's ..data swap is seen after a minute or aft
   sa.publish("token-1\n", "ca", "ns");
   TokenSource s("", dir.path("token"));
   Clock::time_point t0{};  // a fake clock: only differences matter
-  CHECK(s.token(t0) == "token-1");
+  CHECK(*s.token(t0) == "token-1");
 
   sa.publish("token-2\n", "ca", "ns");
-  CHECK(s.token(t0 + std::chrono::seconds(59)) == "token-1");  // cached
-  CHECK(s.token(t0 + std::chrono::seconds(60)) == "token-2");  // a minute old: re-opened by path
+  CHECK(*s.token(t0 + std::chrono::seconds(59)) == "token-1");  // cached
+  CHECK(*s.token(t0 + std::chrono::seconds(60)) == "token-2");  // a minute old: re-opened by path
 
   sa.publish("token-3", "ca", "ns");
-  CHECK(s.token(t0 + std::chrono::seconds(61)) == "token-2");
+  CHECK(*s.token(t0 + std::chrono::seconds(61)) == "token-2");
   CHECK(s.invalidate());  // after a 401
-  CHECK(s.token(t0 + std::chrono::seconds(62)) == "token-3");
+  CHECK(*s.token(t0 + std::chrono::seconds(62)) == "token-3");
 }
 
 TEST_CASE("token source: an unreadable or empty file keeps the previous token") {
@@ -41,22 +41,22 @@ TEST_CASE("token source: an unreadable or empty file keeps the previous token") 
   dir.write("token", "good");
   TokenSource s("", dir.path("token"));
   Clock::time_point t0{};
-  CHECK(s.token(t0) == "good");
+  CHECK(*s.token(t0) == "good");
   dir.write("token", "\n");
   s.invalidate();
-  CHECK(s.token(t0) == "good");
+  CHECK(*s.token(t0) == "good");
   std::filesystem::remove(dir.path("token"));
-  CHECK(s.token(t0 + std::chrono::minutes(5)) == "good");
+  CHECK(*s.token(t0 + std::chrono::minutes(5)) == "good");
   dir.write("token", "better");
-  CHECK(s.token(t0 + std::chrono::minutes(5)) == "better");  // a failed read does not count as a load
+  CHECK(*s.token(t0 + std::chrono::minutes(5)) == "better");  // a failed read does not count as a load
 }
 
 TEST_CASE("token source: the file wins over a static token once readable") {
   TempTree dir;
   TokenSource s("fallback", dir.path("token"));
-  CHECK(s.token(Clock::time_point{}) == "fallback");
+  CHECK(*s.token(Clock::time_point{}) == "fallback");
   dir.write("token", "from-file");
-  CHECK(s.token(Clock::time_point{}) == "from-file");
+  CHECK(*s.token(Clock::time_point{}) == "from-file");
 }
 
 }  // namespace
