@@ -8,6 +8,7 @@
 #include "base/base64.h"
 #include "base/clock.h"
 #include "base/subprocess.h"
+#include "base/units.h"
 
 namespace iogate {
 namespace {
@@ -103,8 +104,8 @@ Result<ExecCredential> run_exec_plugin(const ExecPlugin& plugin, const ExecClust
   std::string stderr_line = first_line(r.err);
   std::string said = stderr_line.empty() ? "" : ": " + stderr_line;
   if (r.timed_out) {
-    return runtime_error(fmt::format("{}: killed after {} s without finishing{}", describe(plugin),
-                                     std::chrono::duration_cast<std::chrono::seconds>(plugin.timeout).count(), said));
+    return runtime_error(fmt::format("{}: killed after {} without finishing{}", describe(plugin),
+                                     format_duration_compact(std::chrono::nanoseconds(plugin.timeout).count()), said));
   }
   if (r.signal != 0) return runtime_error(fmt::format("{}: killed by signal {}{}", describe(plugin), r.signal, said));
   if (r.exit_status != 0) {
