@@ -99,6 +99,13 @@ milliseconds ApiClient::attempt_timeout(Clock::time_point now) const {
                   std::min(retry_.request_timeout, std::chrono::duration_cast<milliseconds>(deadline_ - now)));
 }
 
+void ApiClient::say_whose_credential(ApiError& e) const {
+  // A refused plugin token is otherwise a bare "401 Unauthorized": name where it came from.
+  if (!config_.exec) return;
+  e.message += fmt::format("{}the token of {} exec plugin \"{}\" was refused, also when run again",
+                           e.message.empty() ? "" : "; ", config_.exec->user, config_.exec->command);
+}
+
 ApiResult<std::string> ApiClient::credential_for(const std::string& request_name, Clock::time_point now) {
   auto token = tokens_.token(now);
   if (!token.ok()) return ApiError{request_name, 0, "ExecCredential", token.error().message};
@@ -148,7 +155,9 @@ ApiResult<std::unique_ptr<WatchStream>> ApiClient::watch(const std::string& path
       ++stats_.token_reloads;
       continue;
     }
-    return api_error_from_response(request_name, o.response.status, o.response.body);
+    ApiError e = api_error_from_response(request_name, o.response.status, o.response.body);
+    if (o.response.status == 401 && token_retried) say_whose_credential(e);
+    return e;
   }
 }
 
@@ -203,6 +212,7 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
         return json;
       }
       last = api_error_from_response(request_name, response.status, response.body);
+      if (response.status == 401 && token_retried) say_whose_credential(last);
       if (response.status == 401 && !token_retried && tokens_.can_refresh()) {
         // client-go's behaviour: a 401 may mean the token just rotated; re-read it, try once more.
         token_retried = true;

@@ -113,6 +113,8 @@ class ApiClient {
   // The token for the request at `now`, after switching to the plugin's newest client
   // certificate when it gave one; an ApiError named for `request_name` when the plugin failed.
   ApiResult<std::string> credential_for(const std::string& request_name, std::chrono::steady_clock::time_point now);
+  // Appends to a 401 that survived a refreshed credential which exec plugin gave it.
+  void say_whose_credential(ApiError& e) const;
   ApiResult<nlohmann::json> call(const std::string& method, const std::string& path, const std::string& content_type,
                                  std::string body, OnConflict on_conflict = OnConflict::kReturn);
 

@@ -419,6 +419,25 @@ TEST_CASE("exec plugin: a real script runs once, again after a 401; its failure 
   CHECK(h.sent.size() == 4);
 }
 
+TEST_CASE("exec plugin: a token refused again after a fresh run names the user entry and the plugin") {
+  testing::TempTree dir;
+  std::string plugin = dir.write("plugin",
+                                 "#!/bin/sh\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                                 "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"bad\"}}'\n");
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  KubeConfig config;
+  config.exec = ExecPlugin{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = plugin;
+  config.exec->user = "users[dev] (kubeconfig k)";
+  Harness h({answer(401, ""), answer(401, "")}, {}, config);
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().summary() == "GET /api/v1/nodes/n1: 401 Unauthorized: the token of users[dev] (kubeconfig k) exec "
+                               "plugin \"" + plugin + "\" was refused, also when run again");
+  CHECK(h.client->stats().token_reloads == 1);
+}
+
 TEST_CASE("401 with a static token: nothing to re-read, returned at once") {
   Harness h({answer(401, "")});
   auto r = h.client->get("/api/v1/nodes/n1");
