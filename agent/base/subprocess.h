@@ -13,16 +13,16 @@
 namespace iogate {
 
 struct SubprocessSpec {
-  std::string command;             // a path, or a name looked up in PATH (execvp's rules)
-  std::vector<std::string> args;   // after argv[0] (the command itself)
-  std::vector<std::string> env;    // "NAME=value", the child's whole environment
+  std::string command;            // a path, or a name looked up in PATH (execvp's rules)
+  std::vector<std::string> args;  // after argv[0] (the command itself)
+  std::vector<std::string> env;   // "NAME=value", the child's whole environment
   std::chrono::milliseconds timeout{30000};
   size_t max_output = 1 << 20;  // per stream; more is cut off, the rest is drained and dropped
 };
 
 struct SubprocessResult {
-  int exit_status = -1;   // the exit code when it exited, -1 when killed by a signal
-  int signal = 0;         // the signal that ended it, 0 when it exited
+  int exit_status = -1;    // the exit code when it exited, -1 when killed by a signal
+  int signal = 0;          // the signal that ended it, 0 when it exited
   bool timed_out = false;  // killed by us at the timeout
   std::string out;
   std::string err;

@@ -219,8 +219,8 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
         tokens_.invalidate();
         ++stats_.token_reloads;
         --attempt;
-        spdlog::info("kube: {}: 401 Unauthorized; {}; retrying once",
-                     request_name, config_.exec ? "re-running the exec plugin" : "re-reading the token file");
+        spdlog::info("kube: {}: 401 Unauthorized; {}; retrying once", request_name,
+                     config_.exec ? "re-running the exec plugin" : "re-reading the token file");
         continue;
       }
       retry = transient_status(response.status) || (response.status == 409 && on_conflict == OnConflict::kRetry);

@@ -125,7 +125,7 @@ class ApiClient {
   ClientClock clock_;
   FastRng rng_;
   TokenSource tokens_;
-  bool owns_transport_ = false;      // made here from config_ (not a test's): may be remade
+  bool owns_transport_ = false;        // made here from config_ (not a test's): may be remade
   uint64_t transport_generation_ = 0;  // the TokenSource generation whose certificate it carries
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* stop_ = nullptr;

@@ -36,8 +36,7 @@ std::string exec_info_json(const ExecPlugin& plugin, const ExecCluster& cluster)
   nlohmann::json spec = {{"interactive", false}};
   if (plugin.provide_cluster_info) {
     // client-go's Cluster: certificate-authority-data is []byte, so base64 in JSON.
-    spec["cluster"] = {{"server", cluster.server},
-                       {"certificate-authority-data", encode_base64(cluster.ca_pem)}};
+    spec["cluster"] = {{"server", cluster.server}, {"certificate-authority-data", encode_base64(cluster.ca_pem)}};
   }
   return nlohmann::json{{"apiVersion", plugin.api_version}, {"kind", "ExecCredential"}, {"spec", spec}}.dump();
 }

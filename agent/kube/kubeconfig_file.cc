@@ -186,7 +186,8 @@ Result<KubeConfig> parse_merged(const Merged& m, std::string_view context_arg) {
   }
   auto context_it = m.contexts.find(context_name);
   if (context_it == m.contexts.end()) {
-    std::string where = fmt::format("no such context in kubeconfig {} (contexts: {})", m.paths(), Merged::names(m.contexts));
+    std::string where =
+        fmt::format("no such context in kubeconfig {} (contexts: {})", m.paths(), Merged::names(m.contexts));
     if (!context_arg.empty()) return usage_error(fmt::format("--context {}: {}", quote_value(context_name), where));
     return m.current_from->field_error("current-context", fmt::format("{}: {}", quote_value(context_name), where));
   }

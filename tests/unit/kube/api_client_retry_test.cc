@@ -433,8 +433,10 @@ TEST_CASE("exec plugin: a token refused again after a fresh run names the user e
   Harness h({answer(401, ""), answer(401, "")}, {}, config);
   auto r = h.client->get("/api/v1/nodes/n1");
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().summary() == "GET /api/v1/nodes/n1: 401 Unauthorized: the token of users[dev] (kubeconfig k) exec "
-                               "plugin \"" + plugin + "\" was refused, also when run again");
+  CHECK(r.error().summary() ==
+        "GET /api/v1/nodes/n1: 401 Unauthorized: the token of users[dev] (kubeconfig k) exec "
+        "plugin \"" +
+            plugin + "\" was refused, also when run again");
   CHECK(h.client->stats().token_reloads == 1);
 }
 

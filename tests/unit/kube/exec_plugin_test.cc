@@ -98,7 +98,8 @@ TEST_CASE("exec plugin: a real script gets its args, env and KUBERNETES_EXEC_INF
   std::string info = exec_info_json(p, ExecCluster{"https://10.0.0.1:6443", "CA PEM"});
   CHECK(info.find(R"("certificate-authority-data":"Q0EgUEVN")") != std::string::npos);  // base64("CA PEM")
   p.provide_cluster_info = false;
-  CHECK(exec_info_json(p, {}) == R"({"apiVersion":")" + kV1 + R"(","kind":"ExecCredential","spec":{"interactive":false}})");
+  CHECK(exec_info_json(p, {}) ==
+        R"({"apiVersion":")" + kV1 + R"(","kind":"ExecCredential","spec":{"interactive":false}})");
 }
 
 TEST_CASE("exec plugin: failures are one line naming the user and command, with stderr's first line") {

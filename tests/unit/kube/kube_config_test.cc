@@ -122,7 +122,8 @@ TEST_CASE("kubeconfig: errors name the file and the field") {
        "users[u1].user.client-key: missing"},
       {kubeconfig(kServer + ca, "    exec:\n      command: aws\n"), "",
        "users[u1].user.exec.apiVersion: (missing) is not client.authentication.k8s.io/v1 or v1beta1"},
-      {kubeconfig(kServer + ca, "    exec:\n      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: aws\n"),
+      {kubeconfig(kServer + ca,
+                  "    exec:\n      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: aws\n"),
        "", "users[u1].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not"},
       {kubeconfig(kServer + ca, "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"), "",
        "users[u1].user.exec.command: missing"},
@@ -273,14 +274,13 @@ struct SplitKubeconfig {
                                  "contexts:\n- name: ctx\n  context:\n    cluster: c1\n    user: u1\n"
                                  "- name: ctx2\n  context:\n    cluster: c1\n    user: u2\n    namespace: two\n" +
                                  (cluster_current.empty() ? "" : "current-context: " + cluster_current + "\n"));
-    user_file = dir.write("b/config",
-                          "apiVersion: v1\nkind: Config\ncurrent-context: " + user_current +
-                              "\nusers:\n- name: u1\n  user:\n" + user_body +
-                              "- name: u2\n  user:\n    token: u2-token\n"
-                              // A later file cannot redefine an entry the first one has.
-                              "clusters:\n- name: c1\n  cluster:\n    server: https://evil.example:6443\n"
-                              "    certificate-authority-data: " +
-                              ca_data() + "\n");
+    user_file = dir.write("b/config", "apiVersion: v1\nkind: Config\ncurrent-context: " + user_current +
+                                          "\nusers:\n- name: u1\n  user:\n" + user_body +
+                                          "- name: u2\n  user:\n    token: u2-token\n"
+                                          // A later file cannot redefine an entry the first one has.
+                                          "clusters:\n- name: c1\n  cluster:\n    server: https://evil.example:6443\n"
+                                          "    certificate-authority-data: " +
+                                          ca_data() + "\n");
   }
   std::string list() const { return cluster_file + ":" + dir.path("missing/config") + ":" + user_file; }
 };
@@ -293,9 +293,9 @@ TEST_CASE("KUBECONFIG: every file merged, first entry and first current-context 
   REQUIRE(r.ok());
   REQUIRE(r->has_value());
   const KubeConfig& c = **r;
-  CHECK(c.server == "https://10.0.0.1:6443");      // a's c1, not b's
-  CHECK(c.ca_pem == kCa);                            // a's pki/ca.crt, against a's directory
-  CHECK(c.token_file == k.dir.path("b/token"));      // b's tokenFile, against b's directory
+  CHECK(c.server == "https://10.0.0.1:6443");                     // a's c1, not b's
+  CHECK(c.ca_pem == kCa);                                         // a's pki/ca.crt, against a's directory
+  CHECK(c.token_file == k.dir.path("b/token"));                   // b's tokenFile, against b's directory
   CHECK(c.description.find("context ctx") != std::string::npos);  // b's current-context (a sets none)
   CHECK(c.description.find(k.cluster_file) != std::string::npos);
   CHECK(c.description.find(k.user_file) != std::string::npos);
@@ -357,10 +357,11 @@ TEST_CASE("--context: in-cluster, or with no kubeconfig, is a usage error naming
 
 TEST_CASE("KUBECONFIG: a refusal names the field and the file that defined the entry") {
   TempTree dir;
-  std::string a = dir.write("a", "current-context: ctx\ncontexts:\n- name: ctx\n  context:\n    cluster: c1\n"
-                                 "    user: u1\nusers:\n- name: u1\n  user:\n    token: t\n");
-  std::string b = dir.write("b", "clusters:\n- name: c1\n  cluster:\n" + kServer +
-                                     "    insecure-skip-tls-verify: true\n");
+  std::string a = dir.write("a",
+                            "current-context: ctx\ncontexts:\n- name: ctx\n  context:\n    cluster: c1\n"
+                            "    user: u1\nusers:\n- name: u1\n  user:\n    token: t\n");
+  std::string b =
+      dir.write("b", "clusters:\n- name: c1\n  cluster:\n" + kServer + "    insecure-skip-tls-verify: true\n");
   KubeEnvironment env;
   env.kubeconfig_env = a + ":" + b;
   auto r = discover_kube_config(env);
