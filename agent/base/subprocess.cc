@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/unique_fd.h"
@@ -36,6 +38,12 @@ class Child {
     }
   }
   void kill() { ::kill(pid_, SIGKILL); }
+  // Reaps it when it has ended; false while it runs.
+  bool try_wait(int* status) {
+    if (::waitpid(pid_, status, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    return true;
+  }
   // Blocks until it ends; its wait status.
   int wait() {
     int status = 0;
@@ -110,9 +118,12 @@ Result<SubprocessResult> run_subprocess(const SubprocessSpec& spec) {
   UniqueFd* fds[2] = {&out_pipe->first, &err_pipe->first};
   std::string* sinks[2] = {&result.out, &result.err};
   char buf[8192];
+  int status = 0;
+  bool exited = false;
   while (fds[0]->valid() || fds[1]->valid()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    if (!exited) exited = child.try_wait(&status);
+    if (left.count() <= 0 && !exited) {
       result.timed_out = true;
       child.kill();
       break;
@@ -125,8 +136,11 @@ Result<SubprocessResult> run_subprocess(const SubprocessSpec& spec) {
       p[n] = {fds[i]->get(), POLLIN, 0};
       which[n++] = i;
     }
-    int ready = ::poll(p, n, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    // Once the child has exited, what is left is read without waiting: a process it left behind
+    // (a daemon it started) may hold the pipes open for ever.
+    int ready = ::poll(p, n, exited ? 0 : static_cast<int>(std::clamp<int64_t>(left.count(), 0, 100)));
     if (ready < 0 && errno != EINTR) break;
+    if (ready == 0 && exited) break;
     for (nfds_t k = 0; ready > 0 && k < n; ++k) {
       if (!p[k].revents) continue;
       int i = which[k];
@@ -140,7 +154,7 @@ Result<SubprocessResult> run_subprocess(const SubprocessSpec& spec) {
       if (sink.size() < spec.max_output) sink.append(buf, std::min<size_t>(got, spec.max_output - sink.size()));
     }
   }
-  const int status = child.wait();
+  if (!exited) status = child.wait();
   if (WIFEXITED(status)) {
     result.exit_status = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

@@ -38,7 +38,7 @@ struct KubeconfigReader {
   // ResolvePaths), wherever the merged entry is used.
   std::string resolve(const std::string& file) const {
     std::filesystem::path p(file);
-    return p.is_absolute() ? file : (dir / p).string();
+    return p.is_absolute() ? file : (dir / p).lexically_normal().string();
   }
 
   // PEM from `<key>-data` (base64) or from the file named by `<key>` (relative to the kubeconfig).

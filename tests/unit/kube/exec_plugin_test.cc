@@ -143,6 +143,20 @@ TEST_CASE("exec plugin: one that hangs is killed at its timeout") {
         std::string::npos);
 }
 
+TEST_CASE("exec plugin: one that leaves a process holding its output is read once it exits") {
+  TempTree dir;
+  // A daemon started by the plugin keeps stdout and stderr open well past the plugin's exit.
+  std::string path = script(dir, "daemonizing",
+                            "sleep 20 &\n"
+                            "echo '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+                            "\"status\":{\"token\":\"tok\"}}'\n");
+  ExecPlugin p = plugin(path);
+  p.timeout = std::chrono::seconds(10);
+  auto r = run_exec_plugin(p, {});
+  REQUIRE(r.ok());  // not "killed after 10s"
+  CHECK(r->token == "tok");
+}
+
 TEST_CASE("exec plugin: a command not found shows the installHint") {
   ExecPlugin p = plugin("gke-gcloud-auth-plugin-not-installed-here");
   p.install_hint = "Install gke-gcloud-auth-plugin for use with kubectl by following\nhttps://cloud.google.com/...";

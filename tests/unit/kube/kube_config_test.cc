@@ -382,7 +382,7 @@ TEST_CASE("kubeconfig: an exec plugin's fields; a relative command resolves agai
   REQUIRE(c->exec);
   const ExecPlugin& p = *c->exec;
   CHECK(p.api_version == "client.authentication.k8s.io/v1");
-  CHECK(p.command == k.dir.path("b/./bin/get-token"));
+  CHECK(p.command == k.dir.path("b/bin/get-token"));
   CHECK(p.args == std::vector<std::string>{"--cluster", "c1"});
   REQUIRE(p.env.size() == 1);
   CHECK(p.env[0] == std::pair<std::string, std::string>{"AWS_PROFILE", "ml"});
