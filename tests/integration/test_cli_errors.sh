@@ -86,15 +86,15 @@ users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, com
 KC
 kube_list="$SCRATCH/kube/cluster:$SCRATCH/kube/none:$SCRATCH/kube/user"
 missing_context="--context \"prod\": no such context in kubeconfig $SCRATCH/kube/cluster, $SCRATCH/kube/user (contexts: dev)"
-KUBECONFIG=$kube_list expect_usage "$missing_context" preflight "$SCRATCH" --policy profile:training --context prod
-KUBECONFIG=$kube_list expect_usage "$missing_context" node --path "data=$SCRATCH" --policy profile:training --once \
+KUBECONFIG=$kube_list expect_usage "$missing_context" preflight "$SCRATCH" --policy profile:image-classification --context prod
+KUBECONFIG=$kube_list expect_usage "$missing_context" node --path "data=$SCRATCH" --policy profile:image-classification --once \
   --node-name n1 --context prod
 expect_usage "--context \"prod\": no such context in kubeconfig $SCRATCH/kube/cluster (contexts: dev)" \
-  preflight "$SCRATCH" --policy profile:training --kubeconfig "$SCRATCH/kube/cluster" --context prod
+  preflight "$SCRATCH" --policy profile:image-classification --kubeconfig "$SCRATCH/kube/cluster" --context prod
 KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 expect_usage "--context dev: in-cluster" \
-  preflight "$SCRATCH" --policy profile:training --context dev
+  preflight "$SCRATCH" --policy profile:image-classification --context dev
 KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 expect_usage "--context dev: in-cluster" \
-  node --path "data=$SCRATCH" --policy profile:training --once --node-name n1 --context dev
+  node --path "data=$SCRATCH" --policy profile:image-classification --once --node-name n1 --context dev
 for mode in preflight node webhook; do
   "$IOGATE" "$mode" --help | grep -q -- "--context" || fail "$mode --help lacks --context"
 done
