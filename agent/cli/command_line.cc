@@ -42,6 +42,13 @@ void add_closing_flags(po::options_description& flags, const char* output_help, 
       "log-format", po::value<std::string>()->default_value("text"), "text | json")("help,h", "this help");
 }
 
+void add_kube_flags(po::options_description& flags) {
+  flags.add_options()("kubeconfig", po::value<std::string>(),
+                      "kubeconfig file out of cluster, read alone (default: in-cluster, else every file of "
+                      "$KUBECONFIG merged, else ~/.kube/config)")(
+      "context", po::value<std::string>(), "the kubeconfig's context to use (default: its current-context)");
+}
+
 Result<bool> apply_closing_flags(const po::variables_map& vm) {
   bool json = false;
   if (vm.count("output-format")) {

@@ -50,12 +50,11 @@ po::options_description node_flags() {
                                                                              "this node's name (default: $NODE_NAME)")(
       "gpus", po::value<std::string>(),
       "GPUs to scale per-GPU thresholds by (default: the node's nvidia.com/gpu + amd.com/gpu capacity)")(
-      "kubeconfig", po::value<std::string>(),
-      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
       "no-api", po::bool_switch(), "never call the Kubernetes API: probe and serve metrics only")(
       "root", po::value<std::string>(), "read ROOT/proc and ROOT/sys (the host's, mounted into the container)")(
       "proc-root", po::value<std::string>(), "the host's /proc; must be ROOT/proc (with --sysfs-root ROOT/sys)")(
       "sysfs-root", po::value<std::string>(), "the host's /sys; must be ROOT/sys (with --proc-root ROOT/proc)");
+  add_kube_flags(d);
   add_closing_flags(d, "--once output: human | json", "info");
   return d;
 }
@@ -209,6 +208,7 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
     o.gpus = static_cast<int>(*gpus);
   }
   if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
+  if (vm.count("context")) o.kube_context = str("context");
   o.no_api = vm["no-api"].as<bool>();
   auto root = root_from_flags(vm);
   if (!root.ok()) return root.error();

@@ -40,10 +40,9 @@ po::options_description preflight_flags() {
       "namespace", po::value<std::string>(), "pod namespace (default: $POD_NAMESPACE, else the service account's)")(
       "node", po::value<std::string>(), "node name (default: $NODE_NAME, else the pod's spec.nodeName)")(
       "container", po::value<std::string>(), "this container's name, to find its mounts (default: $CONTAINER_NAME)")(
-      "kubeconfig", po::value<std::string>(),
-      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
       "no-api", po::bool_switch(), "never call the Kubernetes API: print the verdict only")(
       "root", po::value<std::string>()->default_value("/"), "read DIR/proc and DIR/sys (the host's, in a container)");
+  add_kube_flags(d);
   add_closing_flags(d, "human | json", "info");
   return d;
 }
@@ -90,6 +89,7 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
   o.node_name = vm.count("node") ? str("node") : env_or("NODE_NAME");
   o.container_name = vm.count("container") ? str("container") : env_or("CONTAINER_NAME");
   if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
+  if (vm.count("context")) o.kube_context = str("context");
   o.no_api = vm["no-api"].as<bool>();
   o.root = str("root");
   if (Status s = check_root_flag(o.root); !s.ok()) return s.error();

@@ -26,8 +26,6 @@ po::options_description webhook_flags() {
       "tls-cert", po::value<std::string>(), "serving certificate (PEM, leaf first); re-read when it changes")(
       "tls-key", po::value<std::string>(), "its private key (PEM)")("policy", po::value<std::string>(),
                                                                     "policy file (YAML or JSON), or profile:NAME")(
-      "kubeconfig", po::value<std::string>(),
-      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
       "no-api", po::bool_switch(), "never call the Kubernetes API (/validate then allows pinned pods with a warning)")(
       "request-deadline", po::value<std::string>()->default_value("8s"),
       "answer every request within this (keep it below the webhook's timeoutSeconds)")(
@@ -47,6 +45,7 @@ po::options_description webhook_flags() {
       "preflight-limits", po::value<std::string>(), "its limits, the same way (equal to the requests: Guaranteed)")(
       "gpu-resource", po::value<std::vector<std::string>>()->composing(),
       "another resource name that counts as GPUs, repeatable");
+  add_kube_flags(d);
   add_closing_flags(d, nullptr, "info");
   return d;
 }
@@ -97,6 +96,7 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   o.tls_key = str("tls-key");
   o.policy = str("policy");
   if (vm.count("kubeconfig")) o.kubeconfig = str("kubeconfig");
+  if (vm.count("context")) o.kube_context = str("context");
   o.no_api = vm["no-api"].as<bool>();
   using std::chrono::milliseconds;
   auto deadline = duration_flag(vm, "request-deadline", milliseconds(1000), milliseconds(30000));

@@ -39,6 +39,11 @@ bool retryable_failure(TransportFailure f) {
   return f != TransportFailure::kTlsHandshake && f != TransportFailure::kTlsVerification;
 }
 
+TokenSource token_source_for(const KubeConfig& config) {
+  if (config.exec) return TokenSource(*config.exec, ExecCluster{config.server, config.ca_pem});
+  return TokenSource(config.token, config.token_file);
+}
+
 int64_t elapsed_ms(Clock::time_point since, Clock::time_point now) {
   return std::chrono::duration_cast<milliseconds>(now - since).count();
 }
@@ -59,8 +64,9 @@ ApiClient::ApiClient(KubeConfig config, RetryPolicy retry, std::unique_ptr<Trans
       transport_(std::move(transport)),
       clock_(std::move(clock)),
       rng_(jitter_seed),
-      tokens_(config_.token, config_.token_file) {
+      tokens_(token_source_for(config_)) {
   if (!transport_) {
+    owns_transport_ = true;
     auto made = make_https_transport(config_);
     if (made.ok()) {
       transport_ = std::move(*made);
@@ -93,6 +99,34 @@ milliseconds ApiClient::attempt_timeout(Clock::time_point now) const {
                   std::min(retry_.request_timeout, std::chrono::duration_cast<milliseconds>(deadline_ - now)));
 }
 
+void ApiClient::say_whose_credential(ApiError& e) const {
+  // A refused plugin token is otherwise a bare "401 Unauthorized": name where it came from.
+  if (!config_.exec) return;
+  e.message += fmt::format("{}the token of {} exec plugin \"{}\" was refused, also when run again",
+                           e.message.empty() ? "" : "; ", config_.exec->user, config_.exec->command);
+}
+
+ApiResult<std::string> ApiClient::credential_for(const std::string& request_name, Clock::time_point now) {
+  auto token = tokens_.token(now);
+  if (!token.ok()) return ApiError{request_name, 0, "ExecCredential", token.error().message};
+  // An exec plugin's new client certificate needs a new TLS client (client-go rotates its
+  // connections the same way); a test's scripted transport is kept.
+  if (owns_transport_ && !tokens_.client_cert_pem().empty() && tokens_.generation() != transport_generation_) {
+    KubeConfig with_certificate = config_;
+    with_certificate.client_cert_pem = tokens_.client_cert_pem();
+    with_certificate.client_key_pem = tokens_.client_key_pem();
+    auto made = make_https_transport(with_certificate);
+    if (!made.ok()) {
+      return ApiError{request_name, 0, "ExecCredential",
+                      fmt::format("{} exec plugin \"{}\": {}", config_.exec ? config_.exec->user : "",
+                                  config_.exec ? config_.exec->command : "", made.error().message)};
+    }
+    transport_ = std::move(*made);
+    transport_generation_ = tokens_.generation();
+  }
+  return std::move(*token);
+}
+
 ApiResult<std::unique_ptr<WatchStream>> ApiClient::watch(const std::string& path) {
   const std::string request_name = "WATCH " + path;
   if (setup_error_) return ApiError{request_name, 0, "ClientSetup", setup_error_->message};
@@ -103,7 +137,9 @@ ApiResult<std::unique_ptr<WatchStream>> ApiClient::watch(const std::string& path
     const Clock::time_point now = clock_.now();
     if (now >= deadline_) return ApiError{request_name, 0, "DeadlineExceeded", "deadline reached before the watch"};
     const milliseconds timeout = attempt_timeout(now);
-    request.bearer_token = tokens_.token(now);
+    auto token = credential_for(request_name, now);
+    if (!token.ok()) return token.error();
+    request.bearer_token = std::move(*token);
     ++stats_.requests;
     StreamResult opened = transport_->open_stream(request, timeout);
     if (auto* failure = std::get_if<TransportError>(&opened)) {
@@ -113,13 +149,15 @@ ApiResult<std::unique_ptr<WatchStream>> ApiClient::watch(const std::string& path
     OpenedStream& o = std::get<OpenedStream>(opened);
     spdlog::debug("kube: {} {} ({} ms)", request_name, o.response.status, elapsed_ms(now, clock_.now()));
     if (o.body) return std::make_unique<WatchStream>(request_name, std::move(o.body));
-    if (o.response.status == 401 && !token_retried && tokens_.has_file()) {
+    if (o.response.status == 401 && !token_retried && tokens_.can_refresh()) {
       token_retried = true;
       tokens_.invalidate();
       ++stats_.token_reloads;
       continue;
     }
-    return api_error_from_response(request_name, o.response.status, o.response.body);
+    ApiError e = api_error_from_response(request_name, o.response.status, o.response.body);
+    if (o.response.status == 401 && token_retried) say_whose_credential(e);
+    return e;
   }
 }
 
@@ -148,7 +186,9 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
     Clock::time_point now = clock_.now();
     if (now >= deadline_) return deadline_error(attempt > 0 ? &last : nullptr);
     const milliseconds timeout = attempt_timeout(now);
-    request.bearer_token = tokens_.token(now);
+    auto token = credential_for(request_name, now);
+    if (!token.ok()) return token.error();
+    request.bearer_token = std::move(*token);
     ++attempt;
     ++stats_.requests;
     TransportResult sent = transport_->send(request, timeout);
@@ -172,13 +212,15 @@ ApiResult<nlohmann::json> ApiClient::call(const std::string& method, const std::
         return json;
       }
       last = api_error_from_response(request_name, response.status, response.body);
-      if (response.status == 401 && !token_retried && tokens_.has_file()) {
+      if (response.status == 401 && token_retried) say_whose_credential(last);
+      if (response.status == 401 && !token_retried && tokens_.can_refresh()) {
         // client-go's behaviour: a 401 may mean the token just rotated; re-read it, try once more.
         token_retried = true;
         tokens_.invalidate();
         ++stats_.token_reloads;
         --attempt;
-        spdlog::info("kube: {}: 401 Unauthorized; re-reading the token file and retrying once", request_name);
+        spdlog::info("kube: {}: 401 Unauthorized; {}; retrying once", request_name,
+                     config_.exec ? "re-running the exec plugin" : "re-reading the token file");
         continue;
       }
       retry = transient_status(response.status) || (response.status == 409 && on_conflict == OnConflict::kRetry);

@@ -9,8 +9,11 @@
 //   TLS alert or protocol error from the peer (a refused client certificate, no shared version),
 //   a server certificate that does not verify. The exception is a 409 on a write its caller
 //   declares repeatable (OnConflict::kRetry), which is retried the same way.
-// - 401: re-reads the token file and retries once (the kubelet may have just rotated it). The
-//   token file is also re-read every minute.
+// - 401: re-reads the token file, or re-runs the exec plugin, and retries once (the kubelet may
+//   have just rotated the token; the plugin's credential may have been revoked). The token file is
+//   also re-read every minute, the plugin re-run once its credential expires. A plugin that fails
+//   fails the request (reason "ExecCredential", not retried); a new client certificate from it
+//   gets a new connection.
 // - With a deadline, retries go on until it (RetryPolicy::max_attempts bounds only a client
 //   without one); it bounds every attempt's timeout and every sleep: a retry that could not
 //   finish in time is not started, and the error says the deadline was reached.
@@ -107,6 +110,11 @@ class ApiClient {
  private:
   // One attempt's timeout at `now`: the request timeout, cut to what the deadline leaves (1 ms at least).
   std::chrono::milliseconds attempt_timeout(std::chrono::steady_clock::time_point now) const;
+  // The token for the request at `now`, after switching to the plugin's newest client
+  // certificate when it gave one; an ApiError named for `request_name` when the plugin failed.
+  ApiResult<std::string> credential_for(const std::string& request_name, std::chrono::steady_clock::time_point now);
+  // Appends to a 401 that survived a refreshed credential which exec plugin gave it.
+  void say_whose_credential(ApiError& e) const;
   ApiResult<nlohmann::json> call(const std::string& method, const std::string& path, const std::string& content_type,
                                  std::string body, OnConflict on_conflict = OnConflict::kReturn);
 
@@ -117,6 +125,8 @@ class ApiClient {
   ClientClock clock_;
   FastRng rng_;
   TokenSource tokens_;
+  bool owns_transport_ = false;        // made here from config_ (not a test's): may be remade
+  uint64_t transport_generation_ = 0;  // the TokenSource generation whose certificate it carries
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* stop_ = nullptr;
   Stats stats_;

@@ -1,8 +1,9 @@
-// Finding the API server the way kubectl and client-go do, minus the merging of many kubeconfigs.
+// Finding the API server the way kubectl and client-go do.
 #include "kube/kube_config.h"
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -42,45 +43,51 @@ std::string not_in_cluster_reason(const KubeEnvironment& env) {
   return "not in a cluster (no service account, no kubeconfig)";
 }
 
-Result<std::optional<KubeConfig>> discover_kube_config(const KubeEnvironment& env) {
+Result<std::optional<KubeConfig>> discover_kube_config(const KubeEnvironment& env, std::string_view context) {
   auto wrap = [](Result<KubeConfig> r) -> Result<std::optional<KubeConfig>> {
     if (!r.ok()) return r.error();
     return std::optional<KubeConfig>(std::move(*r));
   };
-  if (!env.service_host.empty()) return wrap(load_in_cluster_config(env));
+  if (!env.service_host.empty()) {
+    if (!context.empty()) {
+      return usage_error(fmt::format(
+          "--context {}: in-cluster (KUBERNETES_SERVICE_HOST is set) there are no contexts; give --kubeconfig "
+          "with it, or drop --context",
+          context));
+    }
+    return wrap(load_in_cluster_config(env));
+  }
 
+  std::vector<std::string> files;
+  std::string looked;
   if (!env.kubeconfig_env.empty()) {
-    // kubectl merges every file of the list; iogate reads the first that exists, which is where
-    // current-context and the credentials live in all but hand-split setups.
-    std::string_view list = env.kubeconfig_env;
-    size_t files = 0;
-    std::string chosen;
-    while (!list.empty()) {
+    // kubectl merges every file of the list that exists, each once, in order.
+    looked = "any file of KUBECONFIG=" + env.kubeconfig_env;
+    for (std::string_view list = env.kubeconfig_env; !list.empty();) {
       size_t colon = list.find(':');
       std::string entry(list.substr(0, colon));
       list = colon == std::string_view::npos ? std::string_view() : list.substr(colon + 1);
-      if (entry.empty()) continue;
-      ++files;
-      if (chosen.empty() && is_file(entry)) chosen = entry;
+      if (entry.empty() || !is_file(entry)) continue;
+      if (std::find(files.begin(), files.end(), entry) == files.end()) files.push_back(entry);
     }
-    if (files > 1 && !chosen.empty()) {
-      spdlog::info("KUBECONFIG lists {} files; reading only the first that exists, {}", files, chosen);
-    }
-    if (!chosen.empty()) return wrap(load_kubeconfig(chosen));
-    spdlog::info("KUBECONFIG={} names no existing file", env.kubeconfig_env);
-    return std::optional<KubeConfig>();
-  }
-
-  if (!env.home.empty()) {
+    if (files.empty()) spdlog::info("KUBECONFIG={} names no existing file", env.kubeconfig_env);
+  } else if (!env.home.empty()) {
     std::string path = env.home + "/.kube/config";
-    if (is_file(path)) return wrap(load_kubeconfig(path));
+    looked = path;
+    if (is_file(path)) files.push_back(path);
+  }
+  if (!files.empty()) return wrap(load_kubeconfigs(files, context));
+  if (!context.empty()) {
+    return usage_error(fmt::format("--context {}: no kubeconfig to find it in ({})", context,
+                                   looked.empty() ? "KUBECONFIG and HOME are unset" : looked + " does not exist"));
   }
   return std::optional<KubeConfig>();
 }
 
-Result<std::optional<KubeConfig>> resolve_kube_config(const std::string& kubeconfig_flag) {
-  if (kubeconfig_flag.empty()) return discover_kube_config(KubeEnvironment::from_process());
-  auto loaded = load_kubeconfig(kubeconfig_flag);
+Result<std::optional<KubeConfig>> resolve_kube_config(const std::string& kubeconfig_flag,
+                                                      const std::string& context_flag) {
+  if (kubeconfig_flag.empty()) return discover_kube_config(KubeEnvironment::from_process(), context_flag);
+  auto loaded = load_kubeconfig(kubeconfig_flag, context_flag);
   if (!loaded.ok()) return loaded.error();
   return std::optional<KubeConfig>(std::move(*loaded));
 }

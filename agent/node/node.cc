@@ -338,7 +338,7 @@ Status connect(Agent& a) {
     a.api_state.state = "skipped: --no-api";
     return ok_status();
   }
-  auto resolved = resolve_kube_config(o.kubeconfig);
+  auto resolved = resolve_kube_config(o.kubeconfig, o.kube_context);
   if (!resolved.ok()) return resolved.error();
   std::optional<KubeConfig>& config = *resolved;
   if (!config) {

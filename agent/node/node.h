@@ -48,6 +48,7 @@ struct NodeOptions {
   std::string node_name;                                              // --node-name, default $NODE_NAME
   std::optional<int> gpus;                                            // overrides the node's GPU count
   std::string kubeconfig;
+  std::string kube_context;  // --context: the kubeconfig's context (default: its current-context)
   bool no_api = false;
   std::string root = "/";  // the host's /proc and /sys under ROOT
   bool json = false;       // --once output

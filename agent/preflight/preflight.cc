@@ -129,7 +129,7 @@ Status connect_api(Run& run) {
     s.api = "skipped: --no-api";
     return ok_status();
   }
-  auto config = resolve_kube_config(o.kubeconfig);
+  auto config = resolve_kube_config(o.kubeconfig, o.kube_context);
   if (!config.ok()) return config.error();
   if (!config->has_value()) {
     s.api = "skipped: " + not_in_cluster_reason(KubeEnvironment::from_process());

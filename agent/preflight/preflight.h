@@ -28,6 +28,7 @@ struct PreflightOptions {
   std::string pod_name, pod_namespace, node_name;  // downward API: POD_NAME, POD_NAMESPACE, NODE_NAME
   std::string container_name;                      // CONTAINER_NAME: finds our mounts in the pod spec; optional
   std::string kubeconfig;                          // out of cluster; default KUBECONFIG or ~/.kube/config
+  std::string kube_context;                        // --context: the kubeconfig's context (default: its current-context)
   bool no_api = false;                             // never talk to the API (dry runs, laptops)
   std::string root = "/";                          // host /proc and /sys, as probe's --root
   bool json = false;                               // --output-format json

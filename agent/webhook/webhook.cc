@@ -42,7 +42,7 @@ int usage(const std::string& message) {
 // warning) without one.
 Result<std::unique_ptr<ApiClient>> connect(const WebhookOptions& o) {
   if (o.no_api) return std::unique_ptr<ApiClient>();
-  auto resolved = resolve_kube_config(o.kubeconfig);
+  auto resolved = resolve_kube_config(o.kubeconfig, o.kube_context);
   if (!resolved.ok()) return resolved.error();
   std::optional<KubeConfig>& config = *resolved;
   if (!config) return std::unique_ptr<ApiClient>();

@@ -26,6 +26,7 @@ struct WebhookOptions {
   std::string tls_cert, tls_key;
   std::string policy;  // a file, or profile:NAME
   std::string kubeconfig;
+  std::string kube_context;  // --context: the kubeconfig's context (default: its current-context)
   bool no_api = false;
   std::chrono::milliseconds request_deadline{8000};
   // Node look-ups: a list+watch of all nodes (node_watch), answered from memory while its watch is

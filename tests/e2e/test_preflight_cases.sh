@@ -21,6 +21,12 @@
 #     verdict and "could not record"; a 9 s stall against a 6 s deadline: exit 3 naming it;
 #   - a client-certificate kubeconfig (a cert signed by the cluster CA, straight to the
 #     apiserver): unbound, the apiserver's 403 names the certificate's user; bound, recorded;
+#   - kubeconfigs as cloud users have them: KUBECONFIG of two files (a missing one between them),
+#     --context, an exec credential plugin (a real script handing out a ServiceAccount's token):
+#     the current context's refused token: the plugin re-run once after the 401, then exit 3
+#     naming the user entry and plugin; --context prod: exit 2 naming it and the files read; a
+#     failing plugin: exit 3 with its first stderr line; unbound: the apiserver's 403 names the
+#     plugin token's account; bound: recorded, the plugin re-run as its 1 s credentials expire;
 #   - no cluster at all: the verdict printed, the API skipped; no token in any log;
 #   - a stampede: 64 pods at once on one PVC, straight to the apiserver: one probe, every pod its
 #     verdict, no lock left, and by the apiserver's audit log at most 4 requests per pod beyond
@@ -352,6 +358,138 @@ KUBECONFIG_FILE="$SCRATCH/kubeconfig-x509" preflight x509 "$PASS_POLICY"
 assert_jq "$SCRATCH/x509.json" '.outcome == "pass" and .api == "ok"' "x509, bound: exit 0, recorded"
 [[ $(annotation iogate.io/verdict) == pass ]] || fail "x509: no verdict on the pod"
 pass "client-certificate kubeconfig (kubectl): iogate.io/verdict=pass written as $X509_USER"
+
+# --- kubeconfigs as EKS, GKE and AKS users have them: KUBECONFIG of two files (the cluster and
+# its contexts in one, the users in the other, each with paths relative to its own file), --context
+# choosing a context that is not current, and an exec credential plugin (client.authentication.
+# k8s.io/v1) handing out a ServiceAccount's token, straight to the apiserver. The account has no
+# RoleBinding at first: the apiserver's 403 names it, so the identity is the plugin's. The plugin
+# says its credential expires 1 s after each run: the run re-executes it (client-go's rule). ---
+EXEC_SA=iogate-exec
+k -n "$NS" create serviceaccount "$EXEC_SA" >/dev/null
+KX="$SCRATCH/kubeconfigs"
+mkdir -p "$KX/clusters" "$KX/users/bin"
+cp "$CLUSTER_DIR/pki/ca.crt" "$KX/clusters/ca.crt"
+kubectl -n "$NS" create token "$EXEC_SA" --duration 1h >"$KX/users/exec.token"
+cat >"$KX/clusters/config" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {server: "$CLUSTER_SERVER", certificate-authority: ca.crt}
+contexts:
+- name: exec
+  context: {cluster: e2e, user: exec-user, namespace: $NS}
+- name: wrong
+  context: {cluster: e2e, user: wrong-user, namespace: $NS}
+- name: broken
+  context: {cluster: e2e, user: broken-user, namespace: $NS}
+current-context: wrong
+KC
+# The plugin: one line per run in PLUGIN_LOG; the token from the file named by its first
+# argument; with a second, an expirationTimestamp that many seconds ahead (whole seconds).
+cat >"$KX/users/bin/get-token" <<'PLUGIN'
+#!/bin/sh
+case "$KUBERNETES_EXEC_INFO" in *'"interactive":false'*) ;; *) echo "no KUBERNETES_EXEC_INFO" >&2; exit 1 ;; esac
+echo "run $(date -u +%s.%N)" >>"$PLUGIN_LOG"
+expiry=
+[ -z "$2" ] || expiry=$(printf ',"expirationTimestamp":"%s"' "$(date -u -d "+$2 second" +%Y-%m-%dT%H:%M:%SZ)")
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"%s}}\n' \
+  "$(cat "$1")" "$expiry"
+PLUGIN
+cat >"$KX/users/bin/broken" <<'PLUGIN'
+#!/bin/sh
+echo "error: the SSO session has expired; run the login command again" >&2
+echo "details that stay out of iogate's message" >&2
+exit 1
+PLUGIN
+chmod +x "$KX/users/bin/get-token" "$KX/users/bin/broken"
+echo "not-a-token" >"$KX/users/wrong.token"
+cat >"$KX/users/config" <<KC
+apiVersion: v1
+kind: Config
+users:
+- name: exec-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ./bin/get-token
+      args: [$KX/users/exec.token, "1"]
+      env: [{name: PLUGIN_LOG, value: "$KX/exec-runs.log"}]
+      interactiveMode: Never
+      installHint: the plugin ships with this test
+- name: wrong-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ./bin/get-token
+      args: [$KX/users/wrong.token]
+      env: [{name: PLUGIN_LOG, value: "$KX/wrong-runs.log"}]
+      interactiveMode: Never
+- name: broken-user
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: ./bin/broken, interactiveMode: Never}
+KC
+KX_LIST="$KX/clusters/config:$KX/missing-config:$KX/users/config"
+# kx_preflight NAME [flags]: preflight with KUBECONFIG=KX_LIST, straight to the apiserver.
+kx_preflight() {
+  local name=$1; shift
+  set +e
+  KUBECONFIG="$KX_LIST" POD_NAME="$POD" POD_NAMESPACE=$NS NODE_NAME=$NODE CONTAINER_NAME=iogate-preflight \
+    timeout 180 "$IOGATE" preflight "$DATA" --policy "$PASS_POLICY" --output-format json --log-level debug "$@" \
+    >"$SCRATCH/$name.json" 2>"$SCRATCH/$name.log"
+  rc=$?
+  set -e
+}
+
+kx_preflight kx-no-context
+[[ $rc -eq 3 ]] || fail "KUBECONFIG, current-context wrong: exit $rc, want 3: $(tail -3 "$SCRATCH/kx-no-context.log")"
+assert_jq "$SCRATCH/kx-no-context.json" '.outcome == "error" and (.error | test("401 Unauthorized")) and
+    (.error | test("users\\[wrong-user\\]")) and (.error | test("get-token"))' \
+  "KUBECONFIG, current-context wrong (a token the apiserver refuses): exit 3, 401 naming the user entry and the plugin"
+# No expirationTimestamp: only a 401 makes it run again, once per request.
+grep -q "401 Unauthorized; re-running the exec plugin; retrying once" "$SCRATCH/kx-no-context.log" &&
+  [[ $(wc -l <"$KX/wrong-runs.log") -ge 2 ]] ||
+  fail "the refused token: the plugin ran $(wc -l <"$KX/wrong-runs.log") time(s), want a re-run after the 401: $(grep -c 401 "$SCRATCH/kx-no-context.log") lines with 401"
+pass "the refused token: the plugin ran again after the 401 ($(wc -l <"$KX/wrong-runs.log") runs), the request retried once, then the error"
+
+kx_preflight kx-missing-context --context prod
+[[ $rc -eq 2 ]] || fail "--context prod: exit $rc, want 2: $(tail -3 "$SCRATCH/kx-missing-context.log")"
+grep -qF -- "--context \"prod\": no such context in kubeconfig $KX/clusters/config, $KX/users/config (contexts: broken, exec, wrong)" \
+  "$SCRATCH/kx-missing-context.log" "$SCRATCH/kx-missing-context.json" ||
+  fail "--context prod: the error does not name the context and the files: $(tail -3 "$SCRATCH/kx-missing-context.log")"
+pass "--context prod: exit 2 naming the context, the two files read (the missing one skipped) and the contexts there"
+
+kx_preflight kx-broken --context broken
+[[ $rc -eq 3 ]] || fail "a failing plugin: exit $rc, want 3: $(tail -3 "$SCRATCH/kx-broken.log")"
+assert_jq "$SCRATCH/kx-broken.json" '.outcome == "error" and
+    (.error | contains("users[broken-user] (kubeconfig '"$KX/users/config"') exec plugin \"'"$KX/users/bin/broken"'\": exit status 1: error: the SSO session has expired; run the login command again")) and
+    (.error | contains("details") | not)' \
+  "a failing plugin: exit 3, one line naming the user entry, its file and the command, with the plugin's first stderr line"
+
+k -n "$NS" annotate pod "$POD" iogate.io/verdict- >/dev/null
+reset_share  # so that this run probes for seconds, past the plugin's 1 s credentials
+kx_preflight kx-unbound --context exec
+[[ $rc -eq 3 ]] || fail "exec plugin, no RoleBinding: exit $rc, want 3: $(tail -3 "$SCRATCH/kx-unbound.log")"
+assert_jq "$SCRATCH/kx-unbound.json" '.outcome == "error" and (.error | test("403|Forbidden")) and
+    (.error | test("system:serviceaccount:'"$NS:$EXEC_SA"'"))' \
+  "exec plugin, no RoleBinding: the apiserver's 403 names the plugin token's account $NS:$EXEC_SA"
+k -n "$NS" create rolebinding exec --role "$SA" --serviceaccount "$NS:$EXEC_SA" >/dev/null
+: >"$KX/exec-runs.log"
+kx_preflight kx-exec --context exec
+[[ $rc -eq 0 ]] || fail "exec plugin: exit $rc: $(tail -3 "$SCRATCH/kx-exec.log")"
+assert_jq "$SCRATCH/kx-exec.json" '.outcome == "pass" and .api == "ok" and .results[0].source == "probe"' \
+  "exec plugin, --context exec, bound: probed, exit 0, recorded"
+[[ $(annotation iogate.io/verdict) == pass ]] || fail "exec plugin: no verdict on the pod"
+grep -qF "context exec (cluster e2e, user exec-user, exec $KX/users/bin/get-token)" "$SCRATCH/kx-exec.log" ||
+  fail "exec plugin: the log does not say which context, user and plugin: $(grep 'api:' "$SCRATCH/kx-exec.log")"
+runs=$(wc -l <"$KX/exec-runs.log")
+[[ $runs -ge 2 ]] || fail "exec plugin: ran $runs time(s) in a run of several seconds with 1 s credentials, want 2 or more"
+pass "exec plugin (kubectl): iogate.io/verdict=pass written as $NS:$EXEC_SA; the plugin ran $runs times, again after each credential expired"
+for f in "$SCRATCH"/kx-*.log "$SCRATCH"/kx-*.json; do
+  if grep -qF -e "$(cat "$KX/users/exec.token")" -e not-a-token "$f"; then fail "a plugin's token leaked into $f"; fi
+done
+pass "no plugin token in iogate's logs or reports"
 
 # --- no cluster at all: the verdict printed, the API skipped ---
 set +e

@@ -70,3 +70,32 @@ expect_short_usage '^iogate policy check: .*huge-class.yaml: rules\[0\]\.allowed
   policy check "$SCRATCH/huge-class.yaml"
 expect_short_usage 'huge-deadline.yaml: deadline: .*a value of 1,000,000 bytes' \
   preflight "$SCRATCH" --policy "$SCRATCH/huge-deadline.yaml" --no-api
+
+# --context: a context that is in none of KUBECONFIG's files names itself, the files read (the
+# missing one skipped) and the contexts there; in-cluster there are no contexts. No API server is
+# needed: both are refused before any request.
+unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+mkdir -p "$SCRATCH/kube"
+cat >"$SCRATCH/kube/cluster" <<'KC'
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", certificate-authority-data: "eA=="}}]
+contexts: [{name: dev, context: {cluster: c, user: u}}]
+current-context: dev
+KC
+cat >"$SCRATCH/kube/user" <<'KC'
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: ./get-token}}}]
+KC
+kube_list="$SCRATCH/kube/cluster:$SCRATCH/kube/none:$SCRATCH/kube/user"
+missing_context="--context \"prod\": no such context in kubeconfig $SCRATCH/kube/cluster, $SCRATCH/kube/user (contexts: dev)"
+KUBECONFIG=$kube_list expect_usage "$missing_context" preflight "$SCRATCH" --policy profile:image-classification --context prod
+KUBECONFIG=$kube_list expect_usage "$missing_context" node --path "data=$SCRATCH" --policy profile:image-classification --once \
+  --node-name n1 --context prod
+expect_usage "--context \"prod\": no such context in kubeconfig $SCRATCH/kube/cluster (contexts: dev)" \
+  preflight "$SCRATCH" --policy profile:image-classification --kubeconfig "$SCRATCH/kube/cluster" --context prod
+KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 expect_usage "--context dev: in-cluster" \
+  preflight "$SCRATCH" --policy profile:image-classification --context dev
+KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 expect_usage "--context dev: in-cluster" \
+  node --path "data=$SCRATCH" --policy profile:image-classification --once --node-name n1 --context dev
+for mode in preflight node webhook; do
+  "$IOGATE" "$mode" --help | grep -q -- "--context" || fail "$mode --help lacks --context"
+done
+pass "preflight, node and webhook --help list --context"

@@ -204,6 +204,8 @@ expect_usage "--request-deadline" webhook --tls-cert "$SCRATCH/pki1/server.crt" 
 # A resource list is checked at start: a bad quantity would otherwise fail every pod it is put into.
 expect_usage '--preflight-limits: memory: "256MB" is not a quantity' webhook --tls-cert "$SCRATCH/pki1/server.crt" \
   --tls-key "$SCRATCH/pki1/server.key" --policy "$POLICY" --preflight-limits cpu=1,memory=256MB
+KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 expect_usage "--context dev: in-cluster" webhook \
+  --tls-cert "$SCRATCH/pki1/server.crt" --tls-key "$SCRATCH/pki1/server.key" --policy "$POLICY" --context dev --log-level warn
 expect_usage "--preflight-requests: expected NAME=QUANTITY" webhook --tls-cert "$SCRATCH/pki1/server.crt" \
   --tls-key "$SCRATCH/pki1/server.key" --policy "$POLICY" --preflight-requests cpu
 kill -TERM $hook

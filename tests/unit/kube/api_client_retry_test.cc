@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <deque>
+#include <filesystem>
 
 #include "kube/api_client.h"
 #include "service_account_dir.h"
@@ -380,6 +381,63 @@ TEST_CASE("401: the token file is re-read and the request retried once, without 
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().http_status == 401);
   CHECK(h.sent.size() == 5);
+}
+
+TEST_CASE("exec plugin: a real script runs once, again after a 401; its failure fails the request") {
+  testing::TempTree dir;
+  // Counts its runs in a file and hands out tok-N: the client's cache and re-runs are visible.
+  std::string plugin = dir.write("plugin",
+                                 "#!/bin/sh\n"
+                                 "n=$(( $(cat \"$0.runs\" 2>/dev/null || echo 0) + 1 ))\n"
+                                 "echo $n > \"$0.runs\"\n"
+                                 "if [ $n -ge 3 ]; then echo 'error: SSO session expired' >&2; exit 1; fi\n"
+                                 "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                                 "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"tok-%s\"}}' $n\n");
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  KubeConfig config;
+  config.exec = ExecPlugin{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = plugin;
+  config.exec->user = "users[dev] (kubeconfig k)";
+  const char* k401 =
+      R"({"kind":"Status","status":"Failure","reason":"Unauthorized","message":"Unauthorized","code":401})";
+  Harness h({answer(200, "{}"), answer(401, k401), answer(200, "{}"), answer(401, k401)}, {}, config);
+  REQUIRE(h.client->get("/api/v1/nodes/n1").ok());
+  REQUIRE(h.client->get("/api/v1/nodes/n1").ok());
+  REQUIRE(h.sent.size() == 3);
+  CHECK(h.sent[0].request.bearer_token == "tok-1");
+  CHECK(h.sent[1].request.bearer_token == "tok-1");  // cached
+  CHECK(h.sent[2].request.bearer_token == "tok-2");  // re-run after the 401
+  CHECK(h.client->stats().token_reloads == 1);
+
+  // The third run fails: the request after the next 401 fails with the plugin's own words.
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().reason == "ExecCredential");
+  CHECK(r.error().message ==
+        "users[dev] (kubeconfig k) exec plugin \"" + plugin + "\": exit status 1: error: SSO session expired");
+  CHECK(h.sent.size() == 4);
+}
+
+TEST_CASE("exec plugin: a token refused again after a fresh run names the user entry and the plugin") {
+  testing::TempTree dir;
+  std::string plugin = dir.write("plugin",
+                                 "#!/bin/sh\nprintf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                                 "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"bad\"}}'\n");
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  KubeConfig config;
+  config.exec = ExecPlugin{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = plugin;
+  config.exec->user = "users[dev] (kubeconfig k)";
+  Harness h({answer(401, ""), answer(401, "")}, {}, config);
+  auto r = h.client->get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().summary() ==
+        "GET /api/v1/nodes/n1: 401 Unauthorized: the token of users[dev] (kubeconfig k) exec "
+        "plugin \"" +
+            plugin + "\" was refused, also when run again");
+  CHECK(h.client->stats().token_reloads == 1);
 }
 
 TEST_CASE("401 with a static token: nothing to re-read, returned at once") {
