@@ -6,6 +6,9 @@
 # or scripts/build-image.sh, which passes those arguments and, on an engine with no registry,
 # first makes debian:12 from Debian's packages (scripts/base-image.sh). No `# syntax=` line: it
 # would make BuildKit pull a frontend image, and the file needs nothing beyond the classic syntax.
+#
+# The arm64 image (GH200, GB200 nodes) is this file's final stage over a binary cross-built on the
+# host: scripts/build-image.sh --arch arm64 (docs/manual.md, "Deploying").
 
 FROM debian:12 AS build
 WORKDIR /src
@@ -23,7 +26,9 @@ RUN IOGATE_TESTS=OFF bash scripts/image-rootfs.sh /rootfs
 
 FROM scratch
 # Keep VERSION equal to `iogate --version` (tests/container/test_build.sh checks the label against
-# the binary); REVISION and CREATED come from the build command.
+# the binary); REVISION and CREATED come from the build command. This stage is also the arm64
+# image's, with its COPY line below taking a cross-built root instead (scripts/build-image.sh --arch
+# arm64): keep that line as it is.
 ARG VERSION=0.1.0
 ARG REVISION=""
 ARG CREATED=""
