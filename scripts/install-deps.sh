@@ -38,6 +38,9 @@ test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14
   # which runs the cross-built unit tests and iogate (ctest build.arm64: qemu-aarch64-static) and,
   # registered in binfmt_misc by binfmt-support (below), the arm64 image under the Docker Engine.
   g++-aarch64-linux-gnu qemu-user-static binfmt-support
+  # A registry on loopback (Debian's Distribution registry), where container.arm64 joins the amd64
+  # and arm64 images into one tag with docker manifest, as the manual tells users to.
+  docker-registry
   # The arm64 static archives the cross build links, installed beside the amd64 ones (multiarch:
   # dpkg --add-architecture arm64, below). Multi-Arch: same packages must be at the same version
   # for both architectures, so apt may upgrade the amd64 ones with them. yaml-cpp is not Multi-Arch:

@@ -6,10 +6,13 @@
 #   - one layer holding exactly iogate, 0/0 0755, an aarch64 ELF, static, stripped;
 #   - the Docker Engine runs it (docker run --platform linux/arm64, through qemu-user registered in
 #     binfmt_misc) as the chart's pods run it: read-only root, no capabilities, no-new-privileges,
-#     user 65532; its version is the host build's, and `detect` answers.
+#     user 65532; its version is the host build's, and `detect` answers;
+#   - the manual's commands join both images into one tag on a real registry (Debian's
+#     docker-registry on loopback): the list names linux/amd64 and linux/arm64, and a pull of the tag
+#     for each platform gives exactly that image.
 source "$(dirname "$0")/lib.sh"
 need_image
-: "${ARM64_BUILD_DIR:?ARM64_BUILD_DIR must name build.arm64's build folder (ctest sets it)}"
+: "${ARM64_BUILD_DIR:?ARM64_BUILD_DIR must name the build folder of build.arm64 (ctest sets it)}"
 [[ -x "$ARM64_BUILD_DIR/iogate" ]] || fail "no $ARM64_BUILD_DIR/iogate: ctest runs build.arm64 first (the fixture)"
 for tool in file tar; do command -v "$tool" >/dev/null || fail "$tool is missing: bash scripts/install-deps.sh"; done
 ARM_IMAGE="$IMAGE-arm64"
@@ -60,3 +63,44 @@ out=$("${run[@]}" "$ARM_IMAGE" --version 2>&1) || fail "docker run --platform li
 jq -e '.schema == "iogate.detect/v1"' "$SCRATCH/detect.json" >/dev/null ||
   fail "detect in the arm64 container: $(cat "$SCRATCH/detect.err" "$SCRATCH/detect.json")"
 pass "docker run --platform linux/arm64 (qemu-user via binfmt_misc), read-only, no capabilities, user 65532: $(head -1 <<<"$out"); detect answers"
+
+# --- one tag for both: the manual's commands, against a real registry on loopback ---
+# Debian's docker-registry (the Distribution registry); the engine and `docker manifest` reach a
+# registry on 127.0.0.0/8 over plain HTTP.
+command -v docker-registry >/dev/null || fail "docker-registry is missing: bash scripts/install-deps.sh"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir "$SCRATCH/registry"
+cat >"$SCRATCH/registry.yml" <<YAML
+version: 0.1
+log: {level: warn}
+storage: {filesystem: {rootdirectory: $SCRATCH/registry}}
+http: {addr: 127.0.0.1:$port}
+YAML
+docker-registry serve "$SCRATCH/registry.yml" >"$SCRATCH/registry.log" 2>&1 &
+registry_pid=$!
+on_exit "kill $registry_pid"
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/v2/" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$port/v2/" >/dev/null || fail "docker-registry did not answer on 127.0.0.1:$port: $(cat "$SCRATCH/registry.log")"
+REPO="127.0.0.1:$port/iogate"
+on_exit "docker rmi -f $REPO:test $REPO:test-amd64 $REPO:test-arm64"
+for pair in "$IMAGE amd64" "$ARM_IMAGE arm64"; do
+  read -r image arch <<<"$pair"
+  docker tag "$image" "$REPO:test-$arch"
+  docker push -q "$REPO:test-$arch" >>"$SCRATCH/push.log" 2>&1 || fail "docker push $REPO:test-$arch: $(cat "$SCRATCH/push.log")"
+done
+export DOCKER_CONFIG="$SCRATCH/docker-config" # the CLI keeps manifest lists there until pushed
+docker manifest create --insecure "$REPO:test" "$REPO:test-amd64" "$REPO:test-arm64" >"$SCRATCH/manifest.log" 2>&1 &&
+  docker manifest push --insecure --purge "$REPO:test" >>"$SCRATCH/manifest.log" 2>&1 ||
+  fail "docker manifest create/push: $(cat "$SCRATCH/manifest.log")"
+docker manifest inspect --insecure "$REPO:test" >"$SCRATCH/list.json" 2>&1 || fail "docker manifest inspect: $(cat "$SCRATCH/list.json")"
+assert_jq "$SCRATCH/list.json" '.mediaType == "application/vnd.docker.distribution.manifest.list.v2+json" and
+  ([.manifests[].platform | "\(.os)/\(.architecture)"] | sort) == ["linux/amd64", "linux/arm64"]' \
+  "docker manifest create + push: one tag, a list of linux/amd64 and linux/arm64"
+unset DOCKER_CONFIG
+for pair in "$IMAGE amd64" "$ARM_IMAGE arm64"; do
+  read -r image arch <<<"$pair"
+  docker pull -q --platform "linux/$arch" "$REPO:test" >/dev/null 2>"$SCRATCH/pull.err" || fail "docker pull --platform linux/$arch $REPO:test: $(cat "$SCRATCH/pull.err")"
+  [[ "$(docker image inspect -f '{{.Id}}' "$REPO:test")" == "$(docker image inspect -f '{{.Id}}' "$image")" ]] ||
+    fail "docker pull --platform linux/$arch of the list gave $(docker image inspect -f '{{.Id}} {{.Architecture}}' "$REPO:test"), not $image"
+done
+pass "docker pull --platform linux/amd64 and linux/arm64 of the one tag: exactly $IMAGE and $ARM_IMAGE (image IDs)"
