@@ -44,7 +44,7 @@ else
   tag=${tag:-iogate:$version-$arch}
   context=$(mktemp -d)
   trap 'rm -rf "$context"' EXIT
-  ARCH=$arch bash "$root/scripts/image-rootfs.sh" "$context/rootfs"
+  ARCH=$arch bash "$root/scripts/image-rootfs.sh" "$context/rootfs" >&2
   # The Dockerfile's final stage (FROM scratch, its labels, user and entrypoint), its one COPY
   # taking the root from this context instead of the build stage: the classic builder runs every
   # stage before its target, and the build stage would compile the amd64 binary and, under

@@ -22,6 +22,7 @@ t0=$(date +%s.%N)
 BUILD_DIR="$ARM64_BUILD_DIR" bash "$ROOT/scripts/build-image.sh" --arch arm64 --tag "$ARM_IMAGE" >"$SCRATCH/id" 2>"$SCRATCH/build.log" ||
   { tail -40 "$SCRATCH/build.log" >&2; fail "scripts/build-image.sh --arch arm64 failed (log above)"; }
 t1=$(date +%s.%N)
+[[ "$(cat "$SCRATCH/id")" =~ ^sha256:[0-9a-f]{64}$ ]] || fail "build-image.sh --arch arm64 printed more or other than the image ID: $(cat "$SCRATCH/id")"
 pass "docker build --platform linux/arm64: $(cat "$SCRATCH/id") in $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
 
 # --- the config: the amd64 image's, but for the architecture ---
