@@ -26,10 +26,11 @@ if(NOT EXISTS "${_iogate_yaml_cpp}")
 endif()
 list(APPEND CMAKE_LIBRARY_PATH "${_iogate_root}/third_party/arm64/lib")
 
-# Tests that run a built binary (add_test with a target) run it under qemu-user; -L is where an
-# arm64 program's dynamic loader and shared libraries are (the unit tests link libstdc++ and glibc
-# dynamically; iogate itself is static).
+# Tests that run a built binary (add_test with a target) run it under qemu-user, without -L: the
+# dynamic unit binaries load through the multiarch libc6:arm64 (/lib/ld-linux-aarch64.so.1); -L
+# /usr/aarch64-linux-gnu would pair the cross toolchain's older loader with that libc, and threads
+# hang (tests/cross/arm64.sh). iogate itself is static.
 find_program(IOGATE_QEMU_AARCH64 qemu-aarch64-static)
 if(IOGATE_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${IOGATE_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu")
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${IOGATE_QEMU_AARCH64}")
 endif()
