@@ -33,7 +33,19 @@ test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14
   containernetworking-plugins
   # A FUSE network file system the dataset tests run on (tests/lib/sshfs.sh): sshfs, over a
   # loopback OpenSSH server whose disk is a capped rig volume.
-  sshfs openssh-server)
+  sshfs openssh-server
+  # arm64 (GH200, GB200 nodes): the cross compiler (scripts/build.sh with ARCH=arm64) and qemu-user,
+  # which runs the cross-built unit tests and iogate (ctest build.arm64: qemu-aarch64-static) and,
+  # registered in binfmt_misc by binfmt-support (below), the arm64 image under the Docker Engine.
+  g++-aarch64-linux-gnu qemu-user-static binfmt-support
+  # A registry on loopback (Debian's Distribution registry), where container.arm64 joins the amd64
+  # and arm64 images into one tag with docker manifest, as the manual tells users to.
+  docker-registry
+  # The arm64 static archives the cross build links, installed beside the amd64 ones (multiarch:
+  # dpkg --add-architecture arm64, below). Multi-Arch: same packages must be at the same version
+  # for both architectures, so apt may upgrade the amd64 ones with them. yaml-cpp is not Multi-Arch:
+  # same (its arm64 package would replace the amd64 one): its archive is unpacked below instead.
+  libaio-dev:arm64 libssl-dev:arm64 libboost-program-options-dev:arm64)
 
 want=("${build_packages[@]}")
 if [[ "${1:-}" != "--build-only" ]]; then
@@ -43,6 +55,13 @@ fi
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 
+# arm64 packages (NAME:arm64) come from the same sources once dpkg knows the architecture; the
+# install below then runs apt-get update, as the arm64 packages are missing.
+if [[ "${1:-}" != "--build-only" ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "install-deps: dpkg --add-architecture arm64 (the cross build's libraries)" >&2
+  $SUDO dpkg --add-architecture arm64
+fi
+
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -50,7 +69,8 @@ done
 if ((${#missing[@]} > 0)); then
   echo "install-deps: installing ${missing[*]}" >&2
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # --no-remove: a package of one architecture never replaces the other's.
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends --no-remove "${missing[@]}" >/dev/null
 fi
 
 # Go >= 1.26 at /usr/local/go: tests/deploy/build_tools.sh (check-manifests) and
@@ -100,4 +120,37 @@ if [[ "$(cat "$httplib_dir/VERSION" 2>/dev/null)" != "$httplib_version" ]]; then
   cp "$header" "$httplib_dir/httplib.h"
   cp "$(dirname "$header")/LICENSE" "$httplib_dir/LICENSE"
   echo "$httplib_version" > "$httplib_dir/VERSION"
+fi
+
+# arm64's libyaml-cpp.a for the cross build (cmake/aarch64-linux-gnu.cmake). libyaml-cpp-dev is not
+# Multi-Arch: same, so its arm64 package cannot be installed beside the amd64 one: its static
+# archive alone is unpacked from the arm64 package, at the amd64 package's version (both builds
+# compile against the host's headers), into third_party/arm64/ (git-ignored).
+if [[ "${1:-}" != "--build-only" ]]; then
+  yaml_version=$(dpkg-query -W -f='${Version}' libyaml-cpp-dev)
+  arm64_dir="$(dirname "${BASH_SOURCE[0]}")/../third_party/arm64"
+  if [[ "$(cat "$arm64_dir/VERSION" 2>/dev/null)" != "$yaml_version" ]]; then
+    echo "install-deps: unpacking libyaml-cpp.a from libyaml-cpp-dev:arm64 $yaml_version" >&2
+    arm64_work=$(mktemp -d)
+    (cd "$arm64_work" && apt-get -o APT::Sandbox::User=root download -qq "libyaml-cpp-dev:arm64=$yaml_version") ||
+      { echo "install-deps: apt-get download libyaml-cpp-dev:arm64=$yaml_version failed: apt-get update, or upgrade libyaml-cpp-dev to a version the archive has" >&2; exit 1; }
+    dpkg-deb --fsys-tarfile "$arm64_work"/libyaml-cpp-dev_*_arm64.deb |
+      tar -x -C "$arm64_work" ./usr/lib/aarch64-linux-gnu/libyaml-cpp.a
+    mkdir -p "$arm64_dir/lib"
+    cp "$arm64_work/usr/lib/aarch64-linux-gnu/libyaml-cpp.a" "$arm64_dir/lib/"
+    echo "$yaml_version" >"$arm64_dir/VERSION"
+    rm -rf "$arm64_work"
+  fi
+fi
+
+# qemu-aarch64 in the kernel's binfmt_misc, with the fix-binary flag qemu-user-static's entry
+# carries: the Docker Engine then runs the arm64 image (docker run --platform linux/arm64,
+# tests/container/test_arm64.sh). The package registers it where binfmt_misc is mounted; a machine
+# or container that starts without it mounted gets it mounted here. Nothing else is enabled.
+if [[ "${1:-}" != "--build-only" ]]; then
+  [[ -e /proc/sys/fs/binfmt_misc/status ]] || $SUDO mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || true
+  if ! grep -qx enabled /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null; then
+    $SUDO update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 ||
+      echo "install-deps: WARNING: qemu-aarch64 is not registered in binfmt_misc (mount it, then update-binfmts --enable qemu-aarch64); container.arm64 will fail" >&2
+  fi
 fi
