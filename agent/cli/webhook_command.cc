@@ -134,7 +134,7 @@ int run_check(const std::vector<std::string>& args) {
       "the GPU resource the dry-run pod requests one of")(
       "kubeconfig", po::value<std::string>(),
       "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
-      "timeout", po::value<std::string>()->default_value("60s"),
+      "timeout", po::value<std::string>()->default_value("30s"),
       "the API's time in all, retries of a 500 included; then exit 3 with the last answer");
   add_closing_flags(d, nullptr, "warn");
   auto parsed = parse_command_line(args, d);
