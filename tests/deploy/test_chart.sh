@@ -598,7 +598,7 @@ check default "the test account creates pods only in tests.namespace, and only a
   .r.metadata.namespace == "default"
   and .p.spec.matchConstraints.resourceRules == [{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["pods"]}]
   and .p.spec.matchConditions[0].expression == "request.userInfo.username == '"'"'system:serviceaccount:iogate-system:iogate-test'"'"'"
-  and (.p.spec.validations | map(.expression)) == ["request.dryRun == true"]'
+  and (.p.spec.validations | map(.expression)) == ["has(request.dryRun) && request.dryRun == true"]'
 render no-tests iogate iogate-system --set tests.enabled=false
 ! objects no-tests | grep -q -- '-test' && pass "tests.enabled=false: no test hooks" ||
   fail "tests.enabled=false still renders: $(objects no-tests | grep -- -test | tr '\n' ' ')"
