@@ -586,7 +586,7 @@ check no-pvc-cleanup "cleanup.pvcs=false: nodes only, no PVC Role, no --pvc-name
   and (map(select(.kind == "Job")) | .[0].spec.template.spec.containers[0].args) == ["node","prune","--log-level","info"]'
 check default "every helm test object is a test hook, deleted once the tests pass" \
   "$(jq -c '[.[] | select(.metadata.labels["app.kubernetes.io/component"] == "test")]' "$SCRATCH/default.json")" '
-  length == 10 and all(.metadata.annotations["helm.sh/hook"] == "test"
+  length == 9 and all(.metadata.annotations["helm.sh/hook"] == "test"
     and .metadata.annotations["helm.sh/hook-delete-policy"] == "before-hook-creation,hook-succeeded")'
 check default "test pods: webhook check in tests.namespace, node check waiting tests.nodeWait; as iogate-test" \
   "[$(obj default Pod iogate-test-webhook iogate-system),$(obj default Pod iogate-test-node iogate-system)]" '
