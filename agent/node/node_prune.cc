@@ -135,10 +135,11 @@ ApiStatus prune_object(ApiClient& api, const std::string& path, nlohmann::json c
       current = std::move(*r);
       continue;
     }
+    if (r.error().not_found()) return Ok{};  // deleted since the list: nothing of ours left on it
     if (!r.error().conflict() || ++conflicts > kPruneConflictRetries) return r.error();
     spdlog::info("prune: {} changed while pruning it ({}); reading it again", path, r.error().message);
     auto again = api.get(path);
-    if (!again.ok()) return again.error();
+    if (!again.ok()) return again.error().not_found() ? ApiStatus(Ok{}) : ApiStatus(again.error());
     current = std::move(*again);
   }
 }

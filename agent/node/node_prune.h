@@ -14,7 +14,8 @@
 // times per object): a foreign taint added in between is never replaced by a stale list. Labels,
 // annotations and taints go in one merge patch of the Node; the conditions in a strategic merge
 // patch of nodes/NAME/status with `$patch: delete` per type (conditions merge by type there, so
-// the kubelet's are untouched). A dry run reads and counts, and writes nothing.
+// the kubelet's are untouched). An object deleted meanwhile (404) is done, not a failure. A dry
+// run reads and counts, and writes nothing.
 #pragma once
 
 #include <functional>
