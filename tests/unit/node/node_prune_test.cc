@@ -229,5 +229,23 @@ TEST_CASE("prune: a refused write is a failure of that object; the others are st
   CHECK(node_iogate_keys(c.stored("nodes", "", "n1")).labels.size() == 3);
 }
 
+TEST_CASE("prune: a Node deleted between the list and the write is done, not a failure") {
+  TestCluster c;
+  c.seed(node_object("n1", true));
+  auto api = testing::hooked_client(c.config, [](const HttpRequest& r) -> std::optional<TransportResult> {
+    if (r.method == "PATCH" && r.path == "/api/v1/nodes/n1") {
+      return HttpResponse{
+          404,
+          R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404,"message":"nodes \"n1\" not found"})",
+          ""};
+    }
+    return std::nullopt;
+  });
+  PruneOutcome out = prune_iogate_keys(*api, {});
+  CHECK(out.failures.empty());
+  CHECK(out.pruned.empty());
+  CHECK(out.nodes_seen == 1);
+}
+
 }  // namespace
 }  // namespace iogate
