@@ -522,6 +522,7 @@ test_objects() {
 # (1) A webhook the API server cannot reach: the Service sends to a port no webhook listens on, as
 # a firewall or the wrong webhook.port would. The failing pod's log names the value and quotes the
 # API server. (GPU pods are refused meanwhile: validate fails closed; none is created here.)
+target_port=$(k -n "$NS" get service iogate-webhook -o jsonpath='{.spec.ports[0].targetPort}')
 k -n "$NS" patch service iogate-webhook --type=json -p '[{"op":"replace","path":"/spec/ports/0/targetPort","value":9}]' >/dev/null
 if helm test "$RELEASE" -n "$NS" --timeout 3m >"$SCRATCH/helm-test-bad.out" 2>&1; then
   fail "helm test passed with the webhook's Service on port 9: $(cat "$SCRATCH/helm-test-bad.out")"
@@ -534,7 +535,8 @@ done
 [[ $(k -n "$NS" get pod iogate-test-webhook -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}') == 3 ]] ||
   fail "iogate-test-webhook did not exit 3: $(k -n "$NS" get pod iogate-test-webhook -o jsonpath='{.status.containerStatuses[0].state}')"
 pass "helm test with the webhook unreachable fails; iogate webhook check exits 3: $(cut -c1-300 "$SCRATCH/test-webhook-bad.log")"
-k -n "$NS" patch service iogate-webhook --type=json -p '[{"op":"replace","path":"/spec/ports/0/targetPort","value":"https"}]' >/dev/null
+k -n "$NS" patch service iogate-webhook --type=json \
+  -p "[{\"op\":\"replace\",\"path\":\"/spec/ports/0/targetPort\",\"value\":$(jq -n --arg p "$target_port" '$p | tonumber? // $p')}]" >/dev/null
 # (2) As installed: both checks pass, and the hooks delete every object they made.
 helm test "$RELEASE" -n "$NS" --timeout 3m >"$SCRATCH/helm-test.out" 2>&1 ||
   fail "helm test: $(cat "$SCRATCH/helm-test.out"; k -n "$NS" logs iogate-test-webhook 2>&1; k -n "$NS" logs iogate-test-node 2>&1)"
