@@ -144,7 +144,8 @@ TEST_CASE("prune: every iogate.io/ key off every Node and the listed namespaces'
     json body = json::parse(r.body);
     CHECK_MESSAGE(!body["metadata"].value("resourceVersion", "").empty(), r.path);
   }
-  const auto& status_patch = c.server->requests()[2];
+  const auto requests = c.server->requests();
+  const auto& status_patch = requests[2];
   CHECK(status_patch.content_type == "application/strategic-merge-patch+json");
   CHECK(json::parse(status_patch.body)["status"] ==
         json{{"conditions", {{{"type", "StorageBelowPolicy"}, {"$patch", "delete"}}}}});
