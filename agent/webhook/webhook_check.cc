@@ -88,6 +88,12 @@ Result<std::string> judge_webhook_check(const ApiResult<nlohmann::json>& answer,
     return runtime_error(
         fmt::format("webhook: the API server could not call iogate's webhook: {}. {}", quoted, kReachHelp));
   }
+  if (e.not_found()) {
+    return runtime_error(fmt::format(
+        "webhook: namespace {} does not exist; name one the webhook's namespaceSelector selects (chart value "
+        "tests.namespace): {}",
+        o.ns, quoted));
+  }
   if (e.http_status == 403 && contains(e.message, "ValidatingAdmissionPolicy")) {
     return runtime_error(fmt::format("webhook: a ValidatingAdmissionPolicy refused the dry-run create: {}", quoted));
   }

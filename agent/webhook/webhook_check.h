@@ -16,6 +16,7 @@
 //     error and naming what to change (webhook.port, webhook.hostNetwork, the firewall rule);
 //   - admitted without the initContainer: the API server did not call /mutate (its failurePolicy
 //     Ignore hides why), or the namespace is not one webhook.namespaceSelector selects: fail;
+//   - the namespace does not exist (404): fail, naming tests.namespace;
 //   - any other refusal (RBAC, a quota, Pod Security): fail with the API's error.
 #pragma once
 

@@ -33,8 +33,16 @@ TEST_CASE("check_webhook: a server-side dry run; admitted unmutated (no webhook 
   WebhookCheckOptions o;
   o.ns = "ml";
   o.gpu_resource = "amd.com/gpu";
+  // No such namespace (the API server's 404): the message names the value.
+  auto missing = check_webhook(api, o);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("namespace ml does not exist") != std::string::npos);
+  CHECK(missing.error().message.find("tests.namespace") != std::string::npos);
+  c.seed({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "ml"}}}});
+  c.server->clear_requests();
   auto verdict = check_webhook(api, o);
   REQUIRE_FALSE(verdict.ok());
+  INFO("message: " << verdict.error().message);
   CHECK(verdict.error().message.find("admitted a dry-run pod requesting amd.com/gpu in namespace ml without calling") !=
         std::string::npos);
   CHECK(verdict.error().message.find("webhook.namespaceSelector") != std::string::npos);
