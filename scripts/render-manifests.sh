@@ -96,6 +96,7 @@ emit example "$out/overlays/preflight-example/training-job.yaml"
 awk '
   held != "" { h = held; held = ""; if ($0 !~ /^ *helm\.sh\/hook/) print h }
   /^# Source: / { next }
+  /^$/ { next }
   /^ *helm\.sh\/chart: / { next }
   /^ *helm\.sh\/hook/ { next }
   /^  annotations:$/ { held = $0; next }
