@@ -546,7 +546,13 @@ template iogate "$CHART" ml --set 'preflight.namespaces={ml,ml2}' --set 'preflig
   fail "extra-vap: $(head -5 "$SCRATCH/extra-vap.yaml")"
 # The switches: each policy goes with its own; the RBAC stays.
 render no-least-reach iogate iogate-system --set nodeAgent.leastReachPolicy=false --set preflight.leastReachPolicy=false
-objects no-least-reach | grep -q 'AdmissionPolicy' && fail "no-least-reach: $(objects no-least-reach | grep AdmissionPolicy)"
+# (The hooks' policies, iogate-cleanup and iogate-test, have switches of their own.)
+objects no-least-reach | grep 'AdmissionPolicy' | grep -qv -e '/iogate-cleanup$' -e '/iogate-test$' &&
+  fail "no-least-reach: $(objects no-least-reach | grep AdmissionPolicy)"
+render no-cleanup-policy iogate iogate-system --set cleanup.leastReachPolicy=false
+! objects no-cleanup-policy | grep -q 'AdmissionPolicy.* -/iogate-cleanup$' && objects no-cleanup-policy | grep -qx 'Job iogate-system/iogate-cleanup' &&
+  pass "cleanup.leastReachPolicy=false: the cleanup Job without its policy" ||
+  fail "cleanup.leastReachPolicy=false: $(objects no-cleanup-policy | grep -- -cleanup | tr '\n' ' ')"
 objects no-least-reach | grep -qx 'Role iogate-system/iogate-preflight' && objects no-least-reach | grep -qx 'ClusterRole -/iogate-node' &&
   pass "no-least-reach: nodeAgent/preflight.leastReachPolicy=false render no policy or binding, the RBAC unchanged" ||
   fail "no-least-reach: $(objects no-least-reach | tr '\n' ' ')"
@@ -708,8 +714,6 @@ expect_failure "a request deadline not below timeoutSeconds" 'requestDeadline.*s
 expect_failure "a node path that would hide /proc" 'cannot be mounted' --set 'nodeAgent.paths[0].name=p' --set 'nodeAgent.paths[0].hostPath=/proc'
 expect_failure "two node paths with one name" 'used twice' --set 'nodeAgent.paths[0].name=a' --set 'nodeAgent.paths[0].hostPath=/a' \
   --set 'nodeAgent.paths[1].name=a' --set 'nodeAgent.paths[1].hostPath=/b'
-expect_failure "tests.namespace naming the release's namespace (never sent to the webhook)" \
-  'tests.namespace "iogate-system" is never sent to the webhook' --set tests.namespace=iogate-system
 expect_schema_failure "tests.namespace not a DNS label" "at '/tests/namespace': 'ML' does not match pattern" --set tests.namespace=ML
 expect_schema_failure "cleanup.activeDeadlineSeconds below 30" "at '/cleanup/activeDeadlineSeconds': minimum: got 5" \
   --set cleanup.activeDeadlineSeconds=5
