@@ -318,6 +318,7 @@ k label node gpu-b iogate.io/warmup- >/dev/null 2>&1 || true
 k taint node gpu-a iogate.io/storage-below-policy=true:NoSchedule >/dev/null
 k label node gpu-b iogate.io/disk-class=nvme >/dev/null
 k -n "$TRAIN" annotate pvc dataset iogate.io/probe-result='{}' example.com/backup=daily --overwrite >/dev/null
+k -n "$TRAIN" annotate pod train-a iogate.io/verdict=pass --overwrite >/dev/null
 refused "cleanup: adding an iogate.io label" "$CLEANUP_SA" "$CA may only remove iogate.io/ labels of nodes gpu-b" \
   node gpu-b "" "$CLEANUP" label node gpu-b iogate.io/tier=slow
 refused "cleanup: changing an iogate.io label" "$CLEANUP_SA" "$CA may only remove iogate.io/ labels of nodes gpu-b" \
