@@ -45,8 +45,10 @@ export HELM_CACHE_HOME="$work/helm/cache" HELM_CONFIG_HOME="$work/helm/config" H
 # helpers and values, never shipped in the chart itself.
 cp -r "$chart" "$work/chart"
 cp scripts/manifests/preflight-example-job.yaml "$work/chart/templates/example-preflight-job.yaml"
+# --no-hooks: the chart's hooks (the post-delete cleanup, the helm test pods) are no objects to
+# keep applied; the cleanup is written apart below, for kustomize users to run by hand.
 "$HELM" template "$release" "$work/chart" --namespace "$namespace" --set webhook.certManager.enabled=true \
-  >"$work/all.yaml"
+  --no-hooks >"$work/all.yaml"
 
 # split: each document goes to the bucket of the template it came from (by file-name prefix).
 awk -v dir="$work" '
@@ -87,6 +89,22 @@ emit node-agent "$out/components/node-agent/node-agent.yaml"
 emit webhook "$out/components/webhook/webhook.yaml"
 emit preflight "$out/components/preflight/preflight.yaml"
 emit example "$out/overlays/preflight-example/training-job.yaml"
+
+# The post-delete cleanup hook (`iogate node prune` as a Job, its account, RBAC and least-reach
+# policy) as a plain manifest outside every kustomization: applied by hand before the namespace
+# goes (manifests/README.md, "Uninstall and cleanup"), so the Helm hook annotations are dropped.
+"$HELM" template "$release" "$work/chart" --namespace "$namespace" --show-only templates/cleanup-hook.yaml \
+  >"$work/cleanup-hook.yaml"
+awk '
+  held != "" { h = held; held = ""; if ($0 !~ /^ *helm\.sh\/hook/) print h }
+  /^# Source: / { next }
+  /^$/ { next }
+  /^ *helm\.sh\/chart: / { next }
+  /^ *helm\.sh\/hook/ { next }
+  /^  annotations:$/ { held = $0; next }
+  { sub(/app\.kubernetes\.io\/managed-by: Helm/, "app.kubernetes.io/managed-by: kustomize"); print }
+' "$work/cleanup-hook.yaml" >"$work/cleanup.yaml"
+emit cleanup "$out/cleanup/prune.yaml"
 
 # The policy as a file of its own, so users of kustomize edit a policy, not YAML inside YAML; the
 # base's configMapGenerator makes it the ConfigMap the chart makes. data.policy.yaml is a literal

@@ -1,5 +1,6 @@
 #include "cli/node_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -10,11 +11,15 @@
 
 #include "base/exit_codes.h"
 #include "base/quote.h"
+#include "base/split_list.h"
 #include "base/units.h"
+#include "cli/api_connection.h"
 #include "cli/command_line.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 #include "http/listener.h"
+#include "node/labelled_check.h"
+#include "node/node_prune.h"
 
 namespace iogate {
 namespace po = boost::program_options;
@@ -120,7 +125,9 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
   NodeOptions o;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate node --policy FILE|profile:NAME --path [NAME=]PATH... [options]\n\n"
+    out << "usage: iogate node --policy FILE|profile:NAME --path [NAME=]PATH... [options]\n"
+           "       iogate node prune [options]   remove what iogate wrote on Nodes and PVCs (--help)\n"
+           "       iogate node check [options]   pass when the agent has labelled a Node (--help)\n\n"
            "The DaemonSet agent: probes this node's data paths on start and then every interval (at idle\n"
            "I/O priority, skipping busy devices), labels the node (iogate.io/disk-class, randread-iops,\n"
            "tier, mixed-media), taints it iogate.io/storage-below-policy and sets the StorageBelowPolicy\n"
@@ -220,7 +227,129 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
   return o;
 }
 
+namespace {
+
+// `iogate node prune`: the flags, then prune_iogate_keys (node/node_prune.h), a line per object.
+int run_prune(const std::vector<std::string>& args) {
+  po::options_description d("node prune options");
+  d.add_options()("kubeconfig", po::value<std::string>(),
+                  "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
+      "pvc-namespace", po::value<std::vector<std::string>>()->composing(),
+      "also remove iogate.io/ annotations from the PVCs of these namespaces (comma list, repeatable; "
+      "the chart passes its preflight namespaces)")("dry-run", po::bool_switch(),
+                                                    "read and print what would be removed; write nothing")(
+      "timeout", po::value<std::string>()->default_value("5m"),
+      "the API's time in all (every read, write and retry); then exit 3");
+  add_closing_flags(d, nullptr, "warn");
+  auto parsed = parse_command_line(args, d);
+  if (!parsed.ok()) return report_usage_failure("node prune", parsed.error());
+  const po::variables_map& vm = parsed->flags;
+  if (vm.count("help")) {
+    std::ostringstream out;
+    out << "usage: iogate node prune [--kubeconfig F] [--pvc-namespace NS,...] [--dry-run]\n\n"
+           "Removes what iogate wrote, and nothing else (the chart's post-delete hook runs it after helm uninstall):\n"
+           "from every Node each iogate.io/ label, annotation and taint and the StorageBelowPolicy condition; from\n"
+           "the PVCs of --pvc-namespace each iogate.io/ annotation (shared probe results, locks, job barriers).\n"
+           "Pods are left alone: their iogate.io/ annotations record verdicts and the user's own inputs. Every\n"
+           "write carries the resourceVersion it was computed from; a conflict re-reads the object.\n\n"
+        << d
+        << "\nprints a line per object changed (node/NAME pruned: 3 labels, 1 annotation, 1 taint, 1 condition)\n"
+           "and a summary. exit codes: 0 done (nothing to remove included), 2 usage or configuration,\n"
+           "3 an API failure on some object (the others are still pruned; each failure is printed)\n";
+    return print_help(out.str());
+  }
+  if (!parsed->paths.empty()) {
+    return report_usage_failure("node prune",
+                                usage_error(fmt::format("unexpected argument {}", quote_value(parsed->paths[0]))));
+  }
+  PruneOptions o;
+  o.dry_run = vm["dry-run"].as<bool>();
+  if (vm.count("pvc-namespace")) {
+    for (const std::string& text : vm["pvc-namespace"].as<std::vector<std::string>>()) {
+      for (std::string_view item : split_list(text)) {
+        std::string ns(item);
+        if (Status s = check_namespace_name(ns, "--pvc-namespace"); !s.ok()) {
+          return report_usage_failure("node prune", s.error());
+        }
+        if (std::find(o.pvc_namespaces.begin(), o.pvc_namespaces.end(), ns) == o.pvc_namespaces.end()) {
+          o.pvc_namespaces.push_back(ns);
+        }
+      }
+    }
+  }
+  auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
+  if (!timeout.ok()) return report_usage_failure("node prune", timeout.error());
+  if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node prune", s.error());
+  auto api = connect_api(vm.count("kubeconfig") ? vm["kubeconfig"].as<std::string>() : "", *timeout);
+  if (!api.ok()) return report_usage_failure("node prune", api.error());
+
+  PruneOutcome out = prune_iogate_keys(**api, o, [&](const PrunedObject& p) {
+    std::printf("%s\n", pruned_object_line(p, o.dry_run).c_str());
+    std::fflush(stdout);
+  });
+  int nodes = 0, pvcs = 0;
+  for (const PrunedObject& p : out.pruned) ++(p.kind == PrunedKind::kNode ? nodes : pvcs);
+  std::string pvc_part = o.pvc_namespaces.empty() ? "PVCs not pruned (no --pvc-namespace)"
+                                                  : fmt::format("{} of {} PVCs in {}", pvcs, out.pvcs_seen,
+                                                                fmt::join(o.pvc_namespaces, ", "));
+  std::printf("%s %d of %d nodes, %s; %zu failure%s\n", o.dry_run ? "would prune" : "pruned", nodes, out.nodes_seen,
+              pvc_part.c_str(), out.failures.size(), out.failures.size() == 1 ? "" : "s");
+  for (const std::string& f : out.failures) std::fprintf(stderr, "iogate node prune: %s\n", f.c_str());
+  return out.failures.empty() ? kExitOk : kExitRuntime;
+}
+
+// `iogate node check`: whether the agent has labelled a Node (node/labelled_check.h).
+int run_check(const std::vector<std::string>& args) {
+  po::options_description d("node check options");
+  d.add_options()("kubeconfig", po::value<std::string>(),
+                  "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
+      "wait", po::value<std::string>()->default_value("0s"),
+      "wait up to this long for a first labelled Node (an agent labels its node after its first probe round)")(
+      "timeout", po::value<std::string>()->default_value("5m"), "the API's time in all; then exit 3");
+  add_closing_flags(d, nullptr, "warn");
+  auto parsed = parse_command_line(args, d);
+  if (!parsed.ok()) return report_usage_failure("node check", parsed.error());
+  const po::variables_map& vm = parsed->flags;
+  if (vm.count("help")) {
+    std::ostringstream out;
+    out << "usage: iogate node check [--kubeconfig F] [--wait D]\n\n"
+           "Passes when at least one Node carries an iogate.io/ label, i.e. the node agent has measured and\n"
+           "labelled it (the chart's helm test runs it).\n\n"
+        << d
+        << "\nexit codes: 0 a node is labelled, 2 usage or configuration, 3 none is (the message names the\n"
+           "nodeAgent values to check) or the API failed\n";
+    return print_help(out.str());
+  }
+  if (!parsed->paths.empty()) {
+    return report_usage_failure("node check",
+                                usage_error(fmt::format("unexpected argument {}", quote_value(parsed->paths[0]))));
+  }
+  NodeCheckOptions o;
+  auto wait = parse_duration(vm["wait"].as<std::string>(), "--wait");
+  if (!wait.ok()) return report_usage_failure("node check", wait.error());
+  if (*wait < std::chrono::seconds(0) || *wait > std::chrono::hours(1)) {
+    return report_usage_failure("node check", usage_error("--wait: must be within [0s, 1h]"));
+  }
+  o.wait = std::chrono::duration_cast<std::chrono::milliseconds>(*wait);
+  auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
+  if (!timeout.ok()) return report_usage_failure("node check", timeout.error());
+  if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node check", s.error());
+  auto api = connect_api(vm.count("kubeconfig") ? vm["kubeconfig"].as<std::string>() : "", *timeout + o.wait);
+  if (!api.ok()) return report_usage_failure("node check", api.error());
+  auto lines = check_nodes_labelled(**api, o);
+  if (!lines.ok()) {
+    std::fprintf(stderr, "iogate node check: %s\n", lines.error().message.c_str());
+    return kExitRuntime;
+  }
+  for (const std::string& line : *lines) std::printf("%s\n", line.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_node_command(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "prune") return run_prune({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "check") return run_check({args.begin() + 1, args.end()});
   std::string help;
   auto options = parse_node_args(args, &help);
   if (auto done = parsing_exit("node", options, help)) return *done;

@@ -1,5 +1,6 @@
 #include "cli/webhook_command.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -7,10 +8,12 @@
 
 #include "base/exit_codes.h"
 #include "base/units.h"
+#include "cli/api_connection.h"
 #include "cli/command_line.h"
 #include "cli/signals.h"
 #include "http/listener.h"
 #include "kube/operations.h"
+#include "webhook/webhook_check.h"
 
 namespace iogate {
 namespace po = boost::program_options;
@@ -72,7 +75,8 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   WebhookOptions o;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate webhook --tls-cert F --tls-key F --policy FILE|profile:NAME [options]\n\n"
+    out << "usage: iogate webhook --tls-cert F --tls-key F --policy FILE|profile:NAME [options]\n"
+           "       iogate webhook check [options]   prove the API server can call the webhook (--help)\n\n"
            "The admission webhook: /mutate adds a required node affinity on the node agent's labels to pods\n"
            "that request GPUs (and injects the preflight initContainer on request); /validate refuses GPU pods\n"
            "pinned to a node below policy. HTTPS only (TLS 1.2+); the certificate is re-read when rotated.\n\n"
@@ -126,7 +130,65 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   return o;
 }
 
+namespace {
+
+// `iogate webhook check`: a dry-run create of a judged pod, judged (webhook/webhook_check.h).
+int run_check(const std::vector<std::string>& args) {
+  po::options_description d("webhook check options");
+  d.add_options()("namespace,n", po::value<std::string>()->default_value("default"),
+                  "create the dry-run pod here: a namespace the webhook's namespaceSelector selects")(
+      "gpu-resource", po::value<std::string>()->default_value("nvidia.com/gpu"),
+      "the GPU resource the dry-run pod requests one of")(
+      "kubeconfig", po::value<std::string>(),
+      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
+      "timeout", po::value<std::string>()->default_value("30s"),
+      "the API's time in all, retries of a 500 included; then exit 3 with the last answer");
+  add_closing_flags(d, nullptr, "warn");
+  auto parsed = parse_command_line(args, d);
+  if (!parsed.ok()) return report_usage_failure("webhook check", parsed.error());
+  const po::variables_map& vm = parsed->flags;
+  if (vm.count("help")) {
+    std::ostringstream out;
+    out << "usage: iogate webhook check [--namespace NS] [--gpu-resource R] [--kubeconfig F]\n\n"
+           "Asks the API server to create, as a server-side dry run (nothing is stored), a pod requesting a GPU\n"
+           "and annotated iogate.io/inject-preflight, and passes when the answer shows iogate's webhook was called\n"
+           "(the preflight initContainer injected, or a refusal by the webhook itself). The chart's helm test\n"
+           "runs it. On failure the message quotes the API server and names the chart value to change.\n\n"
+        << d
+        << "\nexit codes: 0 the API server called the webhook, 2 usage or configuration, 3 it did not (or the\n"
+           "API failed)\n";
+    return print_help(out.str());
+  }
+  if (!parsed->paths.empty()) {
+    return report_usage_failure("webhook check", usage_error("unexpected argument " + parsed->paths[0]));
+  }
+  WebhookCheckOptions o;
+  o.ns = vm["namespace"].as<std::string>();
+  if (Status s = check_namespace_name(o.ns, "--namespace"); !s.ok())
+    return report_usage_failure("webhook check", s.error());
+  o.gpu_resource = vm["gpu-resource"].as<std::string>();
+  if (o.gpu_resource.empty() || o.gpu_resource.find('/') == std::string::npos) {
+    return report_usage_failure("webhook check",
+                                usage_error("--gpu-resource: expected DOMAIN/NAME, e.g. nvidia.com/gpu"));
+  }
+  auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
+  if (!timeout.ok()) return report_usage_failure("webhook check", timeout.error());
+  if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("webhook check", s.error());
+  auto api = connect_api(vm.count("kubeconfig") ? vm["kubeconfig"].as<std::string>() : "", *timeout);
+  if (!api.ok()) return report_usage_failure("webhook check", api.error());
+  auto verdict = check_webhook(**api, o);
+  if (!verdict.ok()) {
+    std::fprintf(stderr, "iogate webhook check: %s\n", verdict.error().message.c_str());
+    return kExitRuntime;
+  }
+  std::printf("%s\n", verdict->c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_webhook_command(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "check") return run_check({args.begin() + 1, args.end()});
   std::string help;
   auto options = parse_webhook_args(args, &help);
   if (auto done = parsing_exit("webhook", options, help)) return *done;

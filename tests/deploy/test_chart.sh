@@ -150,6 +150,29 @@ preflight_objects() { # fullname namespace...
   # The least-reach policy: cluster-scoped, one for every preflight namespace.
   printf '%s\n' "ValidatingAdmissionPolicy -/$f-preflight" "ValidatingAdmissionPolicyBinding -/$f-preflight"
 }
+# The post-delete cleanup (hooks): its account, RBAC, least-reach policy and Job; a Role and
+# binding on PVCs in each namespace given after the release's.
+cleanup_objects() { # fullname namespace pvc-namespace...
+  local f=$1 release_ns=$2 ns
+  shift 2
+  printf '%s\n' "ServiceAccount $release_ns/$f-cleanup" "ClusterRole -/$f-cleanup" "ClusterRoleBinding -/$f-cleanup" \
+    "ValidatingAdmissionPolicy -/$f-cleanup" "ValidatingAdmissionPolicyBinding -/$f-cleanup" "Job $release_ns/$f-cleanup"
+  for ns in "$@"; do printf '%s\n' "Role $ns/$f-cleanup-pvcs" "RoleBinding $ns/$f-cleanup-pvcs"; done
+}
+# The helm test hooks: the account, and per check its RBAC and pod (node: nodes list; webhook:
+# pods create in the test namespace, dry runs only by its policy).
+test_objects() { # fullname namespace test-namespace node|webhook...
+  local f=$1 ns=$2 tns=$3 part
+  shift 3
+  echo "ServiceAccount $ns/$f-test"
+  for part in "$@"; do
+    case $part in
+      node) printf '%s\n' "ClusterRole -/$f-test" "ClusterRoleBinding -/$f-test" "Pod $ns/$f-test-node" ;;
+      webhook) printf '%s\n' "Role $tns/$f-test-pods" "RoleBinding $tns/$f-test-pods" "ValidatingAdmissionPolicy -/$f-test" \
+        "ValidatingAdmissionPolicyBinding -/$f-test" "Pod $ns/$f-test-webhook" ;;
+    esac
+  done
+}
 policy_objects() { # fullname namespace...
   local f=$1 ns
   shift
@@ -187,20 +210,32 @@ render default iogate iogate-system --kube-version "$KUBERNETES_VERSION"
   preflight_objects iogate iogate-system
   policy_objects iogate iogate-system
   echo "ConfigMap iogate-system/iogate-grafana-dashboard"
+  cleanup_objects iogate iogate-system iogate-system
+  test_objects iogate iogate-system default node webhook
 } | expect_objects default
 
 # 2. Each part alone (the dashboard off too, so that only the part's objects remain).
 ALONE=(--set grafanaDashboard.enabled=false --set nodeAgent.enabled=false --set webhook.enabled=false --set preflight.enabled=false)
 render node-only iogate iogate-system "${ALONE[@]}" --set nodeAgent.enabled=true
-{ node_objects iogate iogate-system; policy_objects iogate iogate-system; } | expect_objects node-only
+{
+  node_objects iogate iogate-system
+  policy_objects iogate iogate-system
+  cleanup_objects iogate iogate-system
+  test_objects iogate iogate-system default node
+} | expect_objects node-only
 render webhook-only iogate iogate-system "${ALONE[@]}" --set webhook.enabled=true
 {
   webhook_objects iogate iogate-system
   echo "Secret iogate-system/iogate-webhook-tls"
   policy_objects iogate iogate-system
+  test_objects iogate iogate-system default webhook
 } | expect_objects webhook-only
 render preflight-only iogate iogate-system "${ALONE[@]}" --set preflight.enabled=true
-{ preflight_objects iogate iogate-system; policy_objects iogate iogate-system; } | expect_objects preflight-only
+{
+  preflight_objects iogate iogate-system
+  policy_objects iogate iogate-system
+  cleanup_objects iogate iogate-system iogate-system
+} | expect_objects preflight-only
 render nothing iogate iogate-system "${ALONE[@]}"
 : | expect_objects nothing
 
@@ -269,6 +304,8 @@ EXPECT_TAG=0.2.0-rc1 render custom gpu-gate storage -f "$SCRATCH/custom-values.y
   preflight_objects gate ml-eval ml-train storage
   policy_objects gate ml-eval ml-train storage
   echo "ConfigMap storage/gate-grafana-dashboard"
+  cleanup_objects gate storage ml-eval ml-train storage
+  test_objects gate storage default node webhook
 } | expect_objects custom
 
 # 4. cert-manager "auto": on when the cluster serves cert-manager.io/v1, off otherwise (default).
@@ -351,7 +388,7 @@ for r in default custom; do
     | select($l["app.kubernetes.io/name"] != "iogate" or $l["app.kubernetes.io/instance"] != $i
         or $l["app.kubernetes.io/version"] != $v or $l["app.kubernetes.io/managed-by"] != "Helm"
         or $l["helm.sh/chart"] != $c
-        or ($l["app.kubernetes.io/component"] | IN("node-agent", "webhook", "preflight", "policy", "dashboard") | not))
+        or ($l["app.kubernetes.io/component"] | IN("node-agent", "webhook", "preflight", "policy", "dashboard", "cleanup", "test") | not))
     | "\(.kind)/\(.metadata.name)"' "$SCRATCH/$r.json")
   [[ -z "$bad" ]] && pass "$r: every object and pod template has the standard labels" || fail "$r: labels wrong on: $bad"
 done
@@ -655,10 +692,68 @@ template iogate "$CHART" ml --set 'preflight.namespaces={ml,ml2}' --set 'preflig
   fail "extra-vap: $(head -5 "$SCRATCH/extra-vap.yaml")"
 # The switches: each policy goes with its own; the RBAC stays.
 render no-least-reach iogate iogate-system --set nodeAgent.leastReachPolicy=false --set preflight.leastReachPolicy=false
-objects no-least-reach | grep -q 'AdmissionPolicy' && fail "no-least-reach: $(objects no-least-reach | grep AdmissionPolicy)"
+# (The hooks' policies, iogate-cleanup and iogate-test, have switches of their own.)
+objects no-least-reach | grep 'AdmissionPolicy' | grep -qv -e '/iogate-cleanup$' -e '/iogate-test$' &&
+  fail "no-least-reach: $(objects no-least-reach | grep AdmissionPolicy)"
+render no-cleanup-policy iogate iogate-system --set cleanup.leastReachPolicy=false
+! objects no-cleanup-policy | grep -q 'AdmissionPolicy.* -/iogate-cleanup$' && objects no-cleanup-policy | grep -qx 'Job iogate-system/iogate-cleanup' &&
+  pass "cleanup.leastReachPolicy=false: the cleanup Job without its policy" ||
+  fail "cleanup.leastReachPolicy=false: $(objects no-cleanup-policy | grep -- -cleanup | tr '\n' ' ')"
 objects no-least-reach | grep -qx 'Role iogate-system/iogate-preflight' && objects no-least-reach | grep -qx 'ClusterRole -/iogate-node' &&
   pass "no-least-reach: nodeAgent/preflight.leastReachPolicy=false render no policy or binding, the RBAC unchanged" ||
   fail "no-least-reach: $(objects no-least-reach | tr '\n' ' ')"
+
+# ---------------------------------------------------------------------------------------------
+# Hooks: the post-delete cleanup (iogate node prune) and the helm test pods. Hooks are not part of
+# the release, so each carries its delete policy: replaced by the next run, gone once it succeeds.
+check default "every cleanup object is a post-delete hook, account and RBAC before the Job, deleted on success" \
+  "$(jq -c '[.[] | select(.metadata.labels["app.kubernetes.io/component"] == "cleanup")]' "$SCRATCH/default.json")" '
+  length == 8 and all(.metadata.annotations["helm.sh/hook"] == "post-delete"
+    and .metadata.annotations["helm.sh/hook-delete-policy"] == "before-hook-creation,hook-succeeded")
+  and all(if .kind == "Job" then .metadata.annotations["helm.sh/hook-weight"] == "0" else .metadata.annotations["helm.sh/hook-weight"] == "-10" end)'
+job=$(obj default Job iogate-cleanup iogate-system)
+check default "cleanup Job: iogate node prune of the preflight namespaces' PVCs, as iogate-cleanup, tolerating iogate's taint" "$job" '
+  .spec.template.spec as $s | $s.containers[0].args == ["node","prune","--pvc-namespace","iogate-system","--log-level","info"]
+  and $s.containers[0].image == "iogate:'"$APP_VERSION"'" and $s.serviceAccountName == "iogate-cleanup" and $s.restartPolicy == "Never"
+  and ($s.tolerations | any(.key == "iogate.io/storage-below-policy" and .operator == "Exists"))
+  and $s.securityContext.runAsNonRoot == true and .spec.backoffLimit == 3 and .spec.activeDeadlineSeconds == 300'
+check default "cleanup: nodes get/list/patch and nodes/status cluster-wide; PVCs only in the preflight namespace" \
+  "$(jq -nc --argjson b "$(obj default ClusterRoleBinding iogate-cleanup)" --argjson rb "$(obj default RoleBinding iogate-cleanup-pvcs iogate-system)" '{b:$b,rb:$rb}')" '
+  .b.subjects == [{"kind":"ServiceAccount","name":"iogate-cleanup","namespace":"iogate-system"}] and .rb.subjects == .b.subjects
+  and .rb.roleRef.name == "iogate-cleanup-pvcs"'
+check default "cleanup's least-reach policy matches its account's UPDATEs of nodes, nodes/status and PVCs" \
+  "$(obj default ValidatingAdmissionPolicy iogate-cleanup)" '
+  .spec.matchConditions == [{"name":"cleanup-account","expression":"request.userInfo.username == '"'"'system:serviceaccount:iogate-system:iogate-cleanup'"'"'"}]
+  and .spec.matchConstraints.resourceRules == [{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["nodes","nodes/status","persistentvolumeclaims"]}]
+  and .spec.failurePolicy == "Fail" and (.spec.validations | length) == 7'
+check custom "cleanup Job of the custom values: the three preflight namespaces, custom image, pull secret" "$(obj custom Job gate-cleanup storage)" '
+  .spec.template.spec | .containers[0].args == ["node","prune","--pvc-namespace","ml-train,ml-eval,storage","--log-level","info"]
+  and .containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1" and .imagePullSecrets == [{"name":"regcred"}]'
+render no-cleanup iogate iogate-system --set cleanup.enabled=false
+! objects no-cleanup | grep -q -- '-cleanup' && pass "cleanup.enabled=false: no cleanup objects" ||
+  fail "cleanup.enabled=false still renders: $(objects no-cleanup | grep -- -cleanup | tr '\n' ' ')"
+render no-pvc-cleanup iogate iogate-system --set cleanup.pvcs=false
+check no-pvc-cleanup "cleanup.pvcs=false: nodes only, no PVC Role, no --pvc-namespace" "$(cat "$SCRATCH/no-pvc-cleanup.json")" '
+  (map(select(.metadata.name == "iogate-cleanup-pvcs")) | length) == 0
+  and (map(select(.kind == "Job")) | .[0].spec.template.spec.containers[0].args) == ["node","prune","--log-level","info"]'
+check default "every helm test object is a test hook, deleted once the tests pass" \
+  "$(jq -c '[.[] | select(.metadata.labels["app.kubernetes.io/component"] == "test")]' "$SCRATCH/default.json")" '
+  length == 9 and all(.metadata.annotations["helm.sh/hook"] == "test"
+    and .metadata.annotations["helm.sh/hook-delete-policy"] == "before-hook-creation,hook-succeeded")'
+check default "test pods: webhook check in tests.namespace, node check waiting tests.nodeWait; as iogate-test" \
+  "[$(obj default Pod iogate-test-webhook iogate-system),$(obj default Pod iogate-test-node iogate-system)]" '
+  .[0].spec.containers[0].args == ["webhook","check","--namespace","default","--gpu-resource","nvidia.com/gpu"]
+  and .[1].spec.containers[0].args == ["node","check","--wait","2m"]
+  and all(.spec.serviceAccountName == "iogate-test" and .spec.restartPolicy == "Never")'
+check default "the test account creates pods only in tests.namespace, and only as dry runs (its policy)" \
+  "$(jq -nc --argjson r "$(obj default Role iogate-test-pods default)" --argjson p "$(obj default ValidatingAdmissionPolicy iogate-test)" '{r:$r,p:$p}')" '
+  .r.metadata.namespace == "default"
+  and .p.spec.matchConstraints.resourceRules == [{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["pods"]}]
+  and .p.spec.matchConditions[0].expression == "request.userInfo.username == '"'"'system:serviceaccount:iogate-system:iogate-test'"'"'"
+  and (.p.spec.validations | map(.expression)) == ["has(request.dryRun) && request.dryRun == true"]'
+render no-tests iogate iogate-system --set tests.enabled=false
+! objects no-tests | grep -q -- '-test' && pass "tests.enabled=false: no test hooks" ||
+  fail "tests.enabled=false still renders: $(objects no-tests | grep -- -test | tr '\n' ' ')"
 
 # ---------------------------------------------------------------------------------------------
 # The policy: every copy the same, and the binary accepts it.
@@ -781,6 +876,10 @@ expect_schema_failure "webhook.port 443 (below 1024: the webhook is not root)" "
 expect_schema_failure "webhook.hostNetwork as a string" "at '/webhook/hostNetwork': got string, want boolean" --set-string webhook.hostNetwork=yes
 expect_failure "prometheusRule.enabled where monitoring.coreos.com/v1 is not served" \
   'prometheusRule.enabled is true, but the cluster does not serve monitoring.coreos.com/v1' --set prometheusRule.enabled=true
+expect_schema_failure "tests.namespace not a DNS label" "at '/tests/namespace': 'ML' does not match pattern" --set tests.namespace=ML
+expect_schema_failure "cleanup.activeDeadlineSeconds below 30" "at '/cleanup/activeDeadlineSeconds': minimum: got 5" \
+  --set cleanup.activeDeadlineSeconds=5
+expect_schema_failure "a typo'd cleanup key (enable)" "at '/cleanup': additional properties 'enable' not allowed" --set cleanup.enable=false
 expect_failure "a fullname too long for the -webhook suffix" 'longer than 63' --set "fullnameOverride=$(printf 'a%.0s' {1..60})"
 
 # ---------------------------------------------------------------------------------------------

@@ -150,11 +150,31 @@ else
   fail "kubectl kustomize of a user's base + components kustomization: $(cat "$SCRATCH/user.err")"
 fi
 
+# 2c. The chart's post-delete cleanup as a plain manifest that kustomize users apply by hand
+#     (manifests/README.md): the chart's cleanup objects, without Helm's hook annotations or
+#     labels, listed by no kustomization (applying an overlay must not prune), and clean.
+to_json "$ROOT/manifests/cleanup/prune.yaml" >"$SCRATCH/prune.json" || fail "manifests/cleanup/prune.yaml: not YAML"
+"$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system --show-only templates/cleanup-hook.yaml \
+  >"$SCRATCH/chart-cleanup.yaml" || die "the chart's cleanup hook does not render"
+to_json "$SCRATCH/chart-cleanup.yaml" >"$SCRATCH/chart-cleanup.json"
+diff -u <(objects "$SCRATCH/chart-cleanup.json") <(objects "$SCRATCH/prune.json") >"$SCRATCH/prune.diff" &&
+  pass "cleanup/prune.yaml holds the chart's $(jq length "$SCRATCH/prune.json") cleanup hook objects" ||
+  fail "cleanup/prune.yaml vs the chart's cleanup hook (- chart, + manifest): $(tail -n +3 "$SCRATCH/prune.diff")"
+jq -e 'all(.[]; ((.metadata.annotations // {}) | keys | any(startswith("helm.sh/")) | not)
+  and .metadata.labels["app.kubernetes.io/managed-by"] == "kustomize" and (.metadata.labels | has("helm.sh/chart") | not))' \
+  "$SCRATCH/prune.json" >/dev/null && pass "cleanup/prune.yaml: no Helm hook annotations or labels" ||
+  fail "cleanup/prune.yaml still carries Helm's annotations or labels"
+! grep -rq 'cleanup' "$ROOT"/manifests/{base,components,overlays}/*/kustomization.yaml "$ROOT/manifests/base/kustomization.yaml" 2>/dev/null &&
+  pass "no kustomization lists the cleanup (applying an overlay never prunes)" || fail "a kustomization lists manifests/cleanup"
+"$CHECK_MANIFESTS" --expect-rbac "$HERE/expected-rbac.yaml" --app-version "$APP_VERSION" --require-labels \
+  "$ROOT/manifests/cleanup/prune.yaml" >"$SCRATCH/prune.check" 2>&1 &&
+  pass "cleanup/prune.yaml: check-manifests accepts it" || fail "cleanup/prune.yaml: check-manifests: $(cat "$SCRATCH/prune.check")"
+
 # 3. The same objects as the chart's defaults.
-"$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system --set webhook.certManager.enabled=true \
+"$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system --set webhook.certManager.enabled=true --no-hooks \
   >"$SCRATCH/chart.yaml" || die "the chart does not render"
 to_json "$SCRATCH/chart.yaml" >"$SCRATCH/chart.json"
-"$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system >"$SCRATCH/chart-default.yaml" || die "the chart does not render"
+"$HELM" template iogate "$ROOT/charts/iogate" -n iogate-system --no-hooks >"$SCRATCH/chart-default.yaml" || die "the chart does not render"
 to_json "$SCRATCH/chart-default.yaml" >"$SCRATCH/chart-default.json"
 { objects "$SCRATCH/chart.json"
   printf '%s\n' "Namespace -/iogate-system" "Job iogate-system/training-example" \

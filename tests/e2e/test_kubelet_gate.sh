@@ -39,7 +39,20 @@
 #     Gt 0, its preflight passes and it runs, and its accelerators-sustained is fewer than 8: node
 #     label, webhook and preflight agree. Both probes read no faster than the cap (the throttle
 #     holds for their pods);
-#   - helm uninstall removes the chart's pods from the node.
+#   - `helm test`: with the webhook's Service sent to a port nothing listens on (as a wrong
+#     webhook.port or a firewall would), the webhook check fails, exits 3 and its log names
+#     webhook.port, webhook.hostNetwork and the firewall rule and quotes the API server's error;
+#     as installed, both test pods (the webhook reached in a server-side dry run; a labelled node)
+#     pass and every object of the test hooks is gone afterwards;
+#   - helm uninstall removes the chart's pods from the node, and its post-delete hook (iogate node
+#     prune) leaves no iogate.io/ label, annotation, taint or StorageBelowPolicy condition on any
+#     Node and no iogate.io/ annotation on any PVC, while a foreign label, annotation, taint
+#     (PreferNoSchedule, so the hook's pod still lands), condition and PVC annotation put there
+#     beforehand stay exactly as they were; the hook's Job, account, RBAC and policy are gone. An
+#     iogate taint is put on the node by hand first (it meets the policy, so its agent put none).
+#     The training pods are deleted before: their iogate.io/ annotations are the record of a
+#     workload, which the prune leaves on purpose, and a pod still in its preflight could write a
+#     PVC annotation after the prune.
 # The time from `kubectl apply` to each verdict is printed (TIMES line), never asserted; (d)'s
 # measured figures too (FIGURES line).
 #
@@ -146,6 +159,8 @@ nodeAgent:
   paths: [{name: data, hostPath: "$LOOP_DIR/node-agent"}]
 webhook:
   namespaceSelector: {matchLabels: {iogate.io/enabled: "true"}}
+# helm test's dry-run pod goes where the webhook looks (the opted-in namespace).
+tests: {namespace: $TRAIN}
 preflight:
   namespaces: [$TRAIN]
   # The injected initContainer's request stays the pod's for its life (the larger of it and the
@@ -496,9 +511,108 @@ pass "train-8 still Pending beside train-d; every cgroup of $NAME's pods capped"
 echo "TIMES (bandwidth-poor node): helm upgrade --wait ${upgrade_s} s, label ${label_s} s after its start; kubectl apply -> FailedScheduling (8 GPUs) ${pending_8} s; -> verdict (1 GPU) ${verdict_d} s (Running ${running_d} s); phase $((SECONDS - phase_t0)) s"
 echo "FIGURES (bandwidth-poor node, $((CAP / 1000000)) MB/s cap): node agent $node_samples samples/s, sustains $node_sustained, randread-iops $node_iops_d; preflight on dataset-d $pod_samples samples/s, sustains $pod_sustained"
 
-# --- helm uninstall takes the chart's pods off the node ---
-helm uninstall "$RELEASE" -n "$NS" --wait --timeout 2m >"$SCRATCH/helm-uninstall.out" 2>&1 ||
+# --- helm test: the API server can call the webhook; the agent labelled the node ---
+# test_objects: what of the helm test hooks is in the cluster ("" when nothing).
+test_objects() {
+  { k -n "$NS" get pods,serviceaccounts -l app.kubernetes.io/component=test -o name
+    k -n "$TRAIN" get roles,rolebindings -l app.kubernetes.io/component=test -o name
+    k get clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings \
+      -l app.kubernetes.io/component=test -o name; } 2>&1
+}
+# (1) A webhook the API server cannot reach: the Service sends to a port no webhook listens on, as
+# a firewall or the wrong webhook.port would. The failing pod's log names the value and quotes the
+# API server. (GPU pods are refused meanwhile: validate fails closed; none is created here.)
+target_port=$(k -n "$NS" get service iogate-webhook -o jsonpath='{.spec.ports[0].targetPort}')
+k -n "$NS" patch service iogate-webhook --type=json -p '[{"op":"replace","path":"/spec/ports/0/targetPort","value":9}]' >/dev/null
+if helm test "$RELEASE" -n "$NS" --timeout 3m >"$SCRATCH/helm-test-bad.out" 2>&1; then
+  fail "helm test passed with the webhook's Service on port 9: $(cat "$SCRATCH/helm-test-bad.out")"
+fi
+k -n "$NS" logs iogate-test-webhook >"$SCRATCH/test-webhook-bad.log" 2>&1 ||
+  fail "no log of the failed test pod iogate-test-webhook: $(cat "$SCRATCH/helm-test-bad.out")"
+for want in "could not call iogate's webhook" "failed calling webhook" "webhook.port" "webhook.hostNetwork=true" "firewall rule"; do
+  grep -qF -- "$want" "$SCRATCH/test-webhook-bad.log" || fail "the failed webhook check does not say '$want': $(cat "$SCRATCH/test-webhook-bad.log")"
+done
+[[ $(k -n "$NS" get pod iogate-test-webhook -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}') == 3 ]] ||
+  fail "iogate-test-webhook did not exit 3: $(k -n "$NS" get pod iogate-test-webhook -o jsonpath='{.status.containerStatuses[0].state}')"
+pass "helm test with the webhook unreachable fails; iogate webhook check exits 3: $(cut -c1-300 "$SCRATCH/test-webhook-bad.log")"
+k -n "$NS" patch service iogate-webhook --type=json \
+  -p "[{\"op\":\"replace\",\"path\":\"/spec/ports/0/targetPort\",\"value\":$(jq -n --arg p "$target_port" '$p | tonumber? // $p')}]" >/dev/null
+# (2) As installed: both checks pass, and the hooks delete every object they made.
+helm test "$RELEASE" -n "$NS" --timeout 3m >"$SCRATCH/helm-test.out" 2>&1 ||
+  fail "helm test: $(cat "$SCRATCH/helm-test.out"; k -n "$NS" logs iogate-test-webhook 2>&1; k -n "$NS" logs iogate-test-node 2>&1)"
+for pod in iogate-test-webhook iogate-test-node; do
+  grep -A3 "TEST SUITE: *$pod" "$SCRATCH/helm-test.out" | grep -q 'Phase: *Succeeded' ||
+    fail "helm test: $pod did not succeed: $(cat "$SCRATCH/helm-test.out")"
+done
+pass "helm test: iogate-test-webhook (the API server called the webhook in a dry run) and iogate-test-node (a labelled node) Succeeded"
+no_test_objects() { [[ -z $(test_objects) ]]; }
+wait_until 30 no_test_objects || fail "helm test's objects remain after a pass: $(test_objects)"
+pass "helm test: its pods, account, RBAC and dry-run policy are gone after the pass (hook-succeeded)"
+
+# --- helm uninstall: the chart's pods go, and the post-delete hook prunes every iogate.io/ key ---
+# Keys iogate does not own, which the prune must leave: a label, an annotation, a taint and a
+# condition on the Node, an annotation on a PVC that holds iogate's shared result.
+k label node "$NAME" example.com/rack=r1 >/dev/null
+k annotate node "$NAME" example.com/owner=ml-platform >/dev/null
+k taint node "$NAME" example.com/maintenance=soon:PreferNoSchedule >/dev/null
+k patch node "$NAME" --subresource=status --type=strategic -p '{"status":{"conditions":[{"type":"ExampleHealthy","status":"True",
+  "reason":"ExampleOK","message":"set by the e2e test","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' >/dev/null
+k -n "$TRAIN" annotate pvc dataset-a example.com/backup=daily >/dev/null
+# The node meets the policy here, so its agent put no taint: add iogate's own, as on a node below
+# policy, so that the prune's taint removal is shown too.
+k taint node "$NAME" iogate.io/storage-below-policy=true:NoSchedule >/dev/null
+k get node "$NAME" -o json >"$SCRATCH/node-before.json"
+k -n "$TRAIN" get pvc -o json >"$SCRATCH/pvcs-before.json"
+assert_jq "$SCRATCH/node-before.json" '([.metadata.labels, .metadata.annotations] | map(keys[] | select(startswith("iogate.io/"))) | length) > 3
+  and any(.spec.taints[]; .key == "iogate.io/storage-below-policy") and any(.status.conditions[]; .type == "StorageBelowPolicy")' \
+  "before uninstall: $NAME carries $(jq '[.metadata.labels, .metadata.annotations] | map(keys[] | select(startswith("iogate.io/"))) | length' "$SCRATCH/node-before.json") iogate.io/ labels and annotations, its taint and the StorageBelowPolicy condition"
+assert_jq "$SCRATCH/pvcs-before.json" '[.items[].metadata.annotations // {} | keys[] | select(startswith("iogate.io/"))] | length > 0' \
+  "before uninstall: the claims carry $(jq '[.items[].metadata.annotations // {} | keys[] | select(startswith("iogate.io/"))] | length' "$SCRATCH/pvcs-before.json") iogate.io/ annotations (shared results)"
+# The training pods go first. Their iogate.io/ annotations (verdicts; the user's inject-preflight)
+# are the record of a workload, which the prune leaves on purpose and which goes with the pod; and
+# a pod still in its preflight could write a PVC annotation after the prune ran.
+k -n "$TRAIN" delete pods --all --wait --timeout 60s >/dev/null || fail "the training pods were not deleted: $(k -n "$TRAIN" get pods 2>&1)"
+t0=$SECONDS
+helm uninstall "$RELEASE" -n "$NS" --wait --timeout 3m >"$SCRATCH/helm-uninstall.out" 2>&1 || {
+  k -n "$NS" get jobs,pods -o wide >&2 || true
+  k -n "$NS" logs job/iogate-cleanup >&2 || true
   fail "helm uninstall: $(cat "$SCRATCH/helm-uninstall.out")"
+}
+uninstall_s=$((SECONDS - t0))
 no_chart_pods() { [[ -z $(k -n "$NS" get pods -o name) ]]; }
 wait_until 60 no_chart_pods || fail "pods of the release still there after helm uninstall: $(k -n "$NS" get pods)"
-pass "helm uninstall: no pod of the release left on $NAME"
+pass "helm uninstall --wait (${uninstall_s} s, the post-delete cleanup Job included): no pod of the release left on $NAME"
+
+k get nodes -o json >"$SCRATCH/nodes-after.json"
+k get pvc -A -o json >"$SCRATCH/pvcs-after.json"
+assert_jq "$SCRATCH/nodes-after.json" '[.items[] | (.metadata.labels // {} | keys[]), (.metadata.annotations // {} | keys[]),
+  (.spec.taints // [] | .[].key) | select(startswith("iogate.io/"))] | length == 0
+  and ([.items[].status.conditions[]? | select(.type == "StorageBelowPolicy")] | length) == 0' \
+  "after uninstall: no iogate.io/ label, annotation or taint and no StorageBelowPolicy condition on any Node"
+k get node "$NAME" -o json >"$SCRATCH/node-after.json"
+jq -n --slurpfile b "$SCRATCH/node-before.json" --slurpfile a "$SCRATCH/node-after.json" '{b: $b[0], a: $a[0]}' \
+  >"$SCRATCH/node-compare.json"
+assert_jq "$SCRATCH/node-compare.json" '.b as $b | .a
+  | .metadata.labels == ($b.metadata.labels | with_entries(select(.key | startswith("iogate.io/") | not)))
+  and .metadata.annotations == ($b.metadata.annotations | with_entries(select(.key | startswith("iogate.io/") | not)))
+  and .spec.taints == ($b.spec.taints | map(select(.key | startswith("iogate.io/") | not)))
+  and ([.status.conditions[].type] | sort) == ([$b.status.conditions[].type | select(. != "StorageBelowPolicy")] | sort)
+  and .metadata.labels["example.com/rack"] == "r1" and .metadata.annotations["example.com/owner"] == "ml-platform"
+  and any(.spec.taints[]; .key == "example.com/maintenance" and .effect == "PreferNoSchedule")
+  and any(.status.conditions[]; .type == "ExampleHealthy" and .status == "True")' \
+  "after uninstall: everything else on $NAME is as before (foreign label, annotation, taint, condition; the kubelet's own)"
+assert_jq "$SCRATCH/pvcs-after.json" '[.items[].metadata.annotations // {} | keys[] | select(startswith("iogate.io/"))] | length == 0' \
+  "after uninstall: no iogate.io/ annotation on any PVC"
+jq -n --slurpfile b "$SCRATCH/pvcs-before.json" --slurpfile a "$SCRATCH/pvcs-after.json" '{b: $b[0], a: $a[0]}' \
+  >"$SCRATCH/pvcs-compare.json"
+assert_jq "$SCRATCH/pvcs-compare.json" '
+  [.a.items[] | select(.metadata.namespace == "'"$TRAIN"'") | {n: .metadata.name, a: (.metadata.annotations // {})}] ==
+  [.b.items[] | {n: .metadata.name, a: (.metadata.annotations // {} | with_entries(select(.key | startswith("iogate.io/") | not)))}]
+  and (.a.items[] | select(.metadata.name == "dataset-a") | .metadata.annotations["example.com/backup"]) == "daily"' \
+  "after uninstall: every other PVC annotation is as before (example.com/backup on dataset-a, the provisioner's)"
+hook_left=$({ k -n "$NS" get jobs,serviceaccounts -l app.kubernetes.io/component=cleanup -o name
+  k -n "$TRAIN" get roles,rolebindings -l app.kubernetes.io/component=cleanup -o name
+  k get clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings \
+    -l app.kubernetes.io/component=cleanup -o name; } 2>&1)
+[[ -z $hook_left ]] || fail "the cleanup hook's objects remain after it succeeded: $hook_left"
+pass "after uninstall: the cleanup hook's Job, account, RBAC and policy are gone (hook-succeeded)"

@@ -20,6 +20,14 @@
 #   - every refused write left the object as it was (resourceVersion unchanged);
 #   - RBAC unchanged: kubectl auth can-i says yes to each permission expected-rbac.yaml grants,
 #     and the Role and ClusterRole rules are exactly those;
+#   - the hooks' accounts (their objects rendered by helm and created as Helm creates hooks): the
+#     cleanup's may only remove iogate.io/ keys (refused: adding or changing an iogate.io label,
+#     adding an iogate.io taint, removing a foreign label, annotation, taint, the Ready condition,
+#     a PVC's foreign annotation; a cordon), and the real `iogate node prune` with its token
+#     removes every iogate.io/ key from both Nodes and the PVC, keeps the rest and the pods';
+#     helm test's may create a pod only as a server-side dry run and only in tests.namespace, and
+#     the real `iogate node check` and `iogate webhook check` with its token pass and fail as
+#     the cluster is (no webhook here: the dry run comes back unmutated, exit 3);
 #   - preflight.leastReachPolicy=false (helm upgrade) removes the policy, after which the Role
 #     alone lets the same token patch another pod: the refusals above were the policy's.
 source "$(dirname "$0")/lib.sh"
@@ -272,6 +280,126 @@ refused "a token not bound to a pod on a node (its iogate.io label)" "$NODE_POLI
   node gpu-a "" "$AGENT_UNBOUND" label node gpu-a --overwrite iogate.io/tier=slow
 assert_jq "$(node_json gpu-b)" '(.metadata.labels | has("iogate.io/tier") | not) and [.spec.taints[].key] == ["example.com/maintenance"]
   and (.spec.unschedulable // false) == false' "gpu-b untouched by gpu-a's agent"
+
+# ---------------------------------------------------------------------------------------------
+# The hooks' accounts. helm install creates no hook: their objects (the post-delete cleanup's
+# account, RBAC and policy; helm test's account, RBAC and dry-run policy) are rendered by helm and
+# created as Helm creates them at uninstall and at `helm test`, less the Job and the test pods
+# (no kubelet here). Then the real `iogate node prune` runs with the cleanup account's token.
+CLEANUP_SA=iogate-cleanup
+TEST_SA=iogate-test
+helm template "$REL" "$CHART" -n "$NS" --set webhook.enabled=true --set "preflight.namespaces={$TRAIN}" \
+  --set "tests.namespace=$TRAIN" --show-only templates/cleanup-hook.yaml --show-only templates/tests-hook.yaml \
+  >"$SCRATCH/hooks.yaml" 2>&1 || fail "helm template of the hooks: $(cat "$SCRATCH/hooks.yaml")"
+python3 -c '
+import json, sys, yaml
+items = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] not in ("Job", "Pod")]
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))' "$SCRATCH/hooks.yaml" >"$SCRATCH/hooks.json"
+k create -f "$SCRATCH/hooks.json" >/dev/null || fail "the hooks' objects were not created"
+pass "the hooks' objects created: $(jq -r '[.items[] | "\(.kind)/\(.metadata.name)"] | join(", ")' "$SCRATCH/hooks.json")"
+for p in "$CLEANUP_SA" "$TEST_SA"; do
+  wait_until 60 bash -c "kubectl get validatingadmissionpolicy $p -o json |
+    jq -e '.status.observedGeneration == .metadata.generation and (.status | has(\"typeChecking\"))'" ||
+    fail "policy $p: not type-checked after 60 s"
+  k get validatingadmissionpolicy "$p" -o json >"$SCRATCH/vap-$p.json"
+  jq -e '((.status.typeChecking.expressionWarnings // []) | length) == 0' "$SCRATCH/vap-$p.json" >/dev/null ||
+    fail "policy $p: type-checking warnings: $(jq -c .status.typeChecking "$SCRATCH/vap-$p.json")"
+  pass "policy $p: the apiserver type-checked its expressions without a warning"
+done
+CLEANUP=$(kc cleanup "$(sa_token "$NS" "$CLEANUP_SA")")
+TESTER=$(kc tester "$(sa_token "$NS" "$TEST_SA")")
+CA="system:serviceaccount:$NS:$CLEANUP_SA"
+TA="system:serviceaccount:$NS:$TEST_SA"
+# A label that lands before the policy does is removed at once.
+wait_until 60 bash -c "kubectl --kubeconfig $CLEANUP label node gpu-b iogate.io/warmup=x 2>&1 | grep -q 'denied request'" ||
+  fail "the cleanup policy refused nothing within 60 s"
+k label node gpu-b iogate.io/warmup- >/dev/null 2>&1 || true
+# What the agent and preflight would have left, plus other owners' keys the prune must keep.
+k taint node gpu-a iogate.io/storage-below-policy=true:NoSchedule >/dev/null
+k label node gpu-b iogate.io/disk-class=nvme >/dev/null
+k -n "$TRAIN" annotate pvc dataset iogate.io/probe-result='{}' example.com/backup=daily --overwrite >/dev/null
+k -n "$TRAIN" annotate pod train-a iogate.io/verdict=pass --overwrite >/dev/null
+refused "cleanup: adding an iogate.io label" "$CLEANUP_SA" "$CA may only remove iogate.io/ labels of nodes gpu-b" \
+  node gpu-b "" "$CLEANUP" label node gpu-b iogate.io/tier=slow
+refused "cleanup: changing an iogate.io label" "$CLEANUP_SA" "$CA may only remove iogate.io/ labels of nodes gpu-b" \
+  node gpu-b "" "$CLEANUP" label node gpu-b --overwrite iogate.io/disk-class=hdd
+refused "cleanup: removing a foreign label" "$CLEANUP_SA" "$CA may only remove iogate.io/ labels of nodes gpu-a" \
+  node gpu-a "" "$CLEANUP" label node gpu-a team.example.com/owner-
+refused "cleanup: removing a foreign annotation" "$CLEANUP_SA" "$CA may only remove iogate.io/ annotations of nodes gpu-a" \
+  node gpu-a "" "$CLEANUP" annotate node gpu-a example.com/rack-
+refused "cleanup: removing a foreign taint" "$CLEANUP_SA" "$CA may only remove iogate.io/ taints of nodes gpu-a" \
+  node gpu-a "" "$CLEANUP" taint node gpu-a example.com/maintenance-
+refused "cleanup: adding an iogate.io taint" "$CLEANUP_SA" "$CA may only remove iogate.io/ taints of nodes gpu-b" \
+  node gpu-b "" "$CLEANUP" taint node gpu-b iogate.io/storage-below-policy=true:NoExecute
+ADMIN_DRY_RUN=1 refused "cleanup: cordon" "$CLEANUP_SA" "$CA may not change the spec of nodes gpu-a beyond removing iogate.io/ taints" \
+  node gpu-a "" "$CLEANUP" patch node gpu-a --type merge -p '{"spec":{"unschedulable":true}}'
+ADMIN_DRY_RUN=1 refused "cleanup: removing the Ready condition" "$CLEANUP_SA" "$CA may only remove the StorageBelowPolicy condition of nodes gpu-a (status)" \
+  node gpu-a "" "$CLEANUP" status-patch gpu-a strategic '{"status":{"conditions":[{"type":"Ready","$patch":"delete"}]}}'
+refused "cleanup: a PVC's foreign annotation" "$CLEANUP_SA" "$CA may only remove iogate.io/ annotations of persistentvolumeclaims $TRAIN/dataset" \
+  pvc dataset "$TRAIN" "$CLEANUP" -n "$TRAIN" annotate pvc dataset example.com/backup-
+k get node gpu-a -o json >"$SCRATCH/gpu-a-before.json"
+"$IOGATE" node prune --kubeconfig "$CLEANUP" --pvc-namespace "$TRAIN" >"$SCRATCH/prune.out" 2>"$SCRATCH/prune.err" ||
+  fail "iogate node prune as $CA: exit $?: $(cat "$SCRATCH/prune.out" "$SCRATCH/prune.err")"
+grep -qx 'node/gpu-a pruned: 2 labels, 1 annotation, 1 taint, 1 condition' "$SCRATCH/prune.out" &&
+  grep -qx 'node/gpu-b pruned: 1 label, 0 annotations, 0 taints, 0 conditions' "$SCRATCH/prune.out" &&
+  grep -qE "^persistentvolumeclaim/$TRAIN/dataset pruned: [0-9]+ annotations?$" "$SCRATCH/prune.out" &&
+  grep -qE '^pruned 2 of 2 nodes, 1 of 1 PVCs in ml; 0 failures$' "$SCRATCH/prune.out" ||
+  fail "iogate node prune printed: $(cat "$SCRATCH/prune.out" "$SCRATCH/prune.err")"
+pass "iogate node prune as $CA, through its least-reach policy: $(paste -sd ';' "$SCRATCH/prune.out")"
+k get nodes -o json >"$SCRATCH/nodes.json"
+assert_jq "$SCRATCH/nodes.json" '[.items[] | (.metadata.labels | keys[]), (.metadata.annotations // {} | keys[]), (.spec.taints // [] | .[].key)
+  | select(startswith("iogate.io/"))] == [] and ([.items[].status.conditions[]? | select(.type == "StorageBelowPolicy")] == [])
+  and all(.items[]; .metadata.labels["team.example.com/owner"] == "vision" and .metadata.annotations["example.com/rack"] == "r42"
+    and [.spec.taints[].key] == ["example.com/maintenance"] and any(.status.conditions[]; .type == "Ready" and .status == "True"))' \
+  "after the prune: no iogate.io/ key or StorageBelowPolicy on gpu-a, gpu-b; their foreign label, annotation, taint and Ready kept"
+assert_jq "$(pvc_json)" '(.metadata.annotations | keys | map(select(startswith("iogate.io/")))) == []
+  and .metadata.annotations["example.com/backup"] == "daily" and .spec.resources.requests.storage == "1Ti"' \
+  "after the prune: PVC $TRAIN/dataset has no iogate.io/ annotation; example.com/backup kept"
+assert_jq "$(pod_json train-a)" '.metadata.annotations["iogate.io/verdict"] == "pass"' \
+  "after the prune: pod train-a keeps its iogate.io/verdict (pods are the record of a workload)"
+"$IOGATE" node prune --kubeconfig "$CLEANUP" --pvc-namespace "$TRAIN" >"$SCRATCH/prune2.out" 2>&1 &&
+  grep -qx 'pruned 0 of 2 nodes, 0 of 1 PVCs in ml; 0 failures' "$SCRATCH/prune2.out" ||
+  fail "a second prune: $(cat "$SCRATCH/prune2.out")"
+pass "a second iogate node prune finds nothing: $(cat "$SCRATCH/prune2.out")"
+
+# helm test's account: pods only as a server-side dry run, only in tests.namespace.
+test_pod() {
+  jq -n --arg ns "$TRAIN" '{apiVersion: "v1", kind: "Pod", metadata: {name: "probe-me", namespace: $ns},
+    spec: {containers: [{name: "c", image: "registry.k8s.io/pause:3.10"}]}}'
+}
+test_pod >"$SCRATCH/probe-me.json"
+# A real create that lands before the policy does is deleted at once.
+wait_until 60 bash -c "kubectl --kubeconfig $TESTER create -f $SCRATCH/probe-me.json 2>&1 | grep -q 'denied request'" ||
+  fail "the test policy refused nothing within 60 s"
+k -n "$TRAIN" delete pod probe-me --ignore-not-found >/dev/null 2>&1
+as "$TESTER" create -f - --dry-run=server <<<"$(test_pod)" || fail "the test account's server-side dry run was refused: $(cat "$SCRATCH/out")"
+pass "allowed: $TA creates a pod in $TRAIN as a server-side dry run"
+if as "$TESTER" create -f - <<<"$(test_pod)"; then fail "the test account created a pod for real: $(cat "$SCRATCH/out")"; fi
+grep -qF "ValidatingAdmissionPolicy '$TEST_SA' with binding '$TEST_SA' denied request: $TA may create pods only as a server-side dry run" "$SCRATCH/out" ||
+  fail "the test account's real create: not the policy's refusal: $(cat "$SCRATCH/out")"
+[[ -z $(k -n "$TRAIN" get pod probe-me -o name --ignore-not-found) ]] || fail "pod probe-me exists"
+pass "refused: $TA creating a pod for real: $(sed -n 's/.*denied request: \(.*\)/\1/p' "$SCRATCH/out" | head -1)"
+as "$TESTER" -n default create -f - --dry-run=server <<<"$(test_pod | jq '.metadata.namespace = "default"')" &&
+  fail "the test account created a pod in default (not tests.namespace)"
+grep -q 'forbidden' "$SCRATCH/out" || fail "the test account in default: $(cat "$SCRATCH/out")"
+pass "refused (RBAC): $TA in namespace default"
+# The real checks with its token: the node check finds no labelled node now (the prune ran) and
+# names the values; the webhook check's dry run goes through but, the webhook being off here,
+# comes back unmutated: a failure naming the namespaceSelector and webhook.port.
+k label node gpu-b iogate.io/tier=ok >/dev/null
+"$IOGATE" node check --kubeconfig "$TESTER" >"$SCRATCH/check.out" 2>&1 &&
+  grep -qx 'node/gpu-b labelled: 1 iogate.io/ label, tier ok' "$SCRATCH/check.out" || fail "iogate node check: $(cat "$SCRATCH/check.out")"
+pass "iogate node check as $TA: $(paste -sd ';' "$SCRATCH/check.out")"
+k label node gpu-b iogate.io/tier- >/dev/null
+rc=0; "$IOGATE" node check --kubeconfig "$TESTER" >"$SCRATCH/check.out" 2>&1 || rc=$?
+[[ $rc == 3 ]] && grep -q 'none of the 2 nodes carries an iogate.io/ label' "$SCRATCH/check.out" && grep -q 'nodeAgent.nodeSelector' "$SCRATCH/check.out" ||
+  fail "iogate node check with no labelled node: exit $rc: $(cat "$SCRATCH/check.out")"
+pass "iogate node check with no labelled node: exit 3: $(cut -c1-160 "$SCRATCH/check.out")"
+rc=0; "$IOGATE" webhook check --kubeconfig "$TESTER" --namespace "$TRAIN" >"$SCRATCH/wcheck.out" 2>&1 || rc=$?
+[[ $rc == 3 ]] && grep -q "admitted a dry-run pod requesting nvidia.com/gpu in namespace $TRAIN without calling" "$SCRATCH/wcheck.out" ||
+  fail "iogate webhook check with no webhook: exit $rc: $(cat "$SCRATCH/wcheck.out")"
+[[ -z $(k -n "$TRAIN" get pods -l app.kubernetes.io/component=webhook-check -o name) ]] || fail "the webhook check's dry run stored a pod"
+pass "iogate webhook check as $TA with no webhook installed: exit 3, nothing stored: $(cut -c1-200 "$SCRATCH/wcheck.out")"
 
 # ---------------------------------------------------------------------------------------------
 # RBAC unchanged: what the chart grants is what expected-rbac.yaml lists, and can-i says yes.

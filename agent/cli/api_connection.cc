@@ -1,0 +1,45 @@
+#include "cli/api_connection.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/quote.h"
+#include "base/units.h"
+#include "kube/kube_config.h"
+
+namespace iogate {
+
+Result<std::unique_ptr<ApiClient>> connect_api(const std::string& kubeconfig_flag, std::chrono::milliseconds timeout) {
+  auto resolved = resolve_kube_config(kubeconfig_flag);
+  if (!resolved.ok()) return resolved.error();
+  if (!*resolved) {
+    return usage_error("--kubeconfig: no cluster to talk to: " +
+                       not_in_cluster_reason(KubeEnvironment::from_process()));
+  }
+  spdlog::info("api: {}", (*resolved)->description);
+  auto api = std::make_unique<ApiClient>(std::move(**resolved));
+  if (Status ready = api->ready(); !ready.ok()) return ready.error();
+  api->set_deadline(std::chrono::steady_clock::now() + timeout);
+  return api;
+}
+
+Result<std::chrono::milliseconds> parse_timeout_flag(const std::string& text) {
+  auto d = parse_duration(text, "--timeout");
+  if (!d.ok()) return d.error();
+  if (*d < std::chrono::seconds(1) || *d > std::chrono::hours(1)) {
+    return usage_error(fmt::format("--timeout: must be within [1s, 1h], got {}", quote_value(text)));
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+}
+
+Status check_namespace_name(const std::string& name, const char* flag) {
+  bool ok = !name.empty() && name.size() <= 63 && name.front() != '-' && name.back() != '-';
+  for (char c : name) ok &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  if (!ok) {
+    return usage_error(fmt::format("{}: {} is not a namespace name (a lower-case DNS label of at most 63 characters)",
+                                   flag, quote_value(name)));
+  }
+  return ok_status();
+}
+
+}  // namespace iogate
