@@ -9,8 +9,10 @@
 
 namespace iogate {
 
-Result<std::unique_ptr<ApiClient>> connect_api(const std::string& kubeconfig_flag, std::chrono::milliseconds timeout) {
-  auto resolved = resolve_kube_config(kubeconfig_flag);
+Result<std::unique_ptr<ApiClient>> connect_api(const boost::program_options::variables_map& flags,
+                                               std::chrono::milliseconds timeout) {
+  auto flag = [&](const char* name) { return flags.count(name) ? flags[name].as<std::string>() : std::string(); };
+  auto resolved = resolve_kube_config(flag("kubeconfig"), flag("context"));
   if (!resolved.ok()) return resolved.error();
   if (!*resolved) {
     return usage_error("--kubeconfig: no cluster to talk to: " +

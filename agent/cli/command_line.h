@@ -30,11 +30,11 @@ Result<bool> parse_output_format_json(const std::string& text);
 void add_closing_flags(boost::program_options::options_description& flags, const char* output_help,
                        const char* log_level);
 
-// Sets up the logger from --log-level and --log-format; true where --output-format is json.
 // --kubeconfig FILE and --context NAME, the same for every mode that talks to the API
 // (kube/kube_config.h's resolve_kube_config reads them).
 void add_kube_flags(boost::program_options::options_description& flags);
 
+// Sets up the logger from --log-level and --log-format; true where --output-format is json.
 Result<bool> apply_closing_flags(const boost::program_options::variables_map& vm);
 
 int report_usage_failure(const char* command, const Error& e);  // prints, returns the exit code

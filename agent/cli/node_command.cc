@@ -232,12 +232,11 @@ namespace {
 // `iogate node prune`: the flags, then prune_iogate_keys (node/node_prune.h), a line per object.
 int run_prune(const std::vector<std::string>& args) {
   po::options_description d("node prune options");
-  d.add_options()("kubeconfig", po::value<std::string>(),
-                  "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
-      "pvc-namespace", po::value<std::vector<std::string>>()->composing(),
-      "also remove iogate.io/ annotations from the PVCs of these namespaces (comma list, repeatable; "
-      "the chart passes its preflight namespaces)")("dry-run", po::bool_switch(),
-                                                    "read and print what would be removed; write nothing")(
+  add_kube_flags(d);
+  d.add_options()("pvc-namespace", po::value<std::vector<std::string>>()->composing(),
+                  "also remove iogate.io/ annotations from the PVCs of these namespaces (comma list, repeatable; "
+                  "the chart passes its preflight namespaces)")("dry-run", po::bool_switch(),
+                                                                "read and print what would be removed; write nothing")(
       "timeout", po::value<std::string>()->default_value("5m"),
       "the API's time in all (every read, write and retry); then exit 3");
   add_closing_flags(d, nullptr, "warn");
@@ -246,7 +245,7 @@ int run_prune(const std::vector<std::string>& args) {
   const po::variables_map& vm = parsed->flags;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate node prune [--kubeconfig F] [--pvc-namespace NS,...] [--dry-run]\n\n"
+    out << "usage: iogate node prune [--kubeconfig F] [--context NAME] [--pvc-namespace NS,...] [--dry-run]\n\n"
            "Removes what iogate wrote, and nothing else (the chart's post-delete hook runs it after helm uninstall):\n"
            "from every Node each iogate.io/ label, annotation and taint and the StorageBelowPolicy condition; from\n"
            "the PVCs of --pvc-namespace each iogate.io/ annotation (shared probe results, locks, job barriers).\n"
@@ -280,7 +279,7 @@ int run_prune(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("node prune", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node prune", s.error());
-  auto api = connect_api(vm.count("kubeconfig") ? vm["kubeconfig"].as<std::string>() : "", *timeout);
+  auto api = connect_api(vm, *timeout);
   if (!api.ok()) return report_usage_failure("node prune", api.error());
 
   PruneOutcome out = prune_iogate_keys(**api, o, [&](const PrunedObject& p) {
@@ -301,8 +300,8 @@ int run_prune(const std::vector<std::string>& args) {
 // `iogate node check`: whether the agent has labelled a Node (node/labelled_check.h).
 int run_check(const std::vector<std::string>& args) {
   po::options_description d("node check options");
-  d.add_options()("kubeconfig", po::value<std::string>(),
-                  "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
+  add_kube_flags(d);
+  d.add_options()(
       "wait", po::value<std::string>()->default_value("0s"),
       "wait up to this long for a first labelled Node (an agent labels its node after its first probe round)")(
       "timeout", po::value<std::string>()->default_value("5m"), "the API's time in all; then exit 3");
@@ -312,7 +311,7 @@ int run_check(const std::vector<std::string>& args) {
   const po::variables_map& vm = parsed->flags;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate node check [--kubeconfig F] [--wait D]\n\n"
+    out << "usage: iogate node check [--kubeconfig F] [--context NAME] [--wait D]\n\n"
            "Passes when at least one Node carries an iogate.io/ label, i.e. the node agent has measured and\n"
            "labelled it (the chart's helm test runs it).\n\n"
         << d
@@ -334,7 +333,7 @@ int run_check(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("node check", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node check", s.error());
-  auto api = connect_api(vm.count("kubeconfig") ? vm["kubeconfig"].as<std::string>() : "", *timeout + o.wait);
+  auto api = connect_api(vm, *timeout + o.wait);
   if (!api.ok()) return report_usage_failure("node check", api.error());
   auto lines = check_nodes_labelled(**api, o);
   if (!lines.ok()) {

@@ -135,12 +135,11 @@ namespace {
 // `iogate webhook check`: a dry-run create of a judged pod, judged (webhook/webhook_check.h).
 int run_check(const std::vector<std::string>& args) {
   po::options_description d("webhook check options");
+  add_kube_flags(d);
   d.add_options()("namespace,n", po::value<std::string>()->default_value("default"),
                   "create the dry-run pod here: a namespace the webhook's namespaceSelector selects")(
       "gpu-resource", po::value<std::string>()->default_value("nvidia.com/gpu"),
       "the GPU resource the dry-run pod requests one of")(
-      "kubeconfig", po::value<std::string>(),
-      "kubeconfig file out of cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)")(
       "timeout", po::value<std::string>()->default_value("30s"),
       "the API's time in all, retries of a 500 included; then exit 3 with the last answer");
   add_closing_flags(d, nullptr, "warn");
@@ -149,7 +148,7 @@ int run_check(const std::vector<std::string>& args) {
   const po::variables_map& vm = parsed->flags;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate webhook check [--namespace NS] [--gpu-resource R] [--kubeconfig F]\n\n"
+    out << "usage: iogate webhook check [--namespace NS] [--gpu-resource R] [--kubeconfig F] [--context NAME]\n\n"
            "Asks the API server to create, as a server-side dry run (nothing is stored), a pod requesting a GPU\n"
            "and annotated iogate.io/inject-preflight, and passes when the answer shows iogate's webhook was called\n"
            "(the preflight initContainer injected, or a refusal by the webhook itself). The chart's helm test\n"
@@ -174,7 +173,7 @@ int run_check(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("webhook check", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("webhook check", s.error());
-  auto api = connect_api(vm.count("kubeconfig") ? vm["kubeconfig"].as<std::string>() : "", *timeout);
+  auto api = connect_api(vm, *timeout);
   if (!api.ok()) return report_usage_failure("webhook check", api.error());
   auto verdict = check_webhook(**api, o);
   if (!verdict.ok()) {
