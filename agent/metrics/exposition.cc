@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 namespace iogate {
 namespace {
@@ -102,6 +103,14 @@ std::string format_sample_value(double v) {
   if (exponent < -4 || exponent >= 6) return s;
   auto fixed = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
   return std::string(buf, fixed.ptr);
+}
+
+MetricFamily metric_family(std::string name, MetricType type, std::string help) {
+  MetricFamily f;
+  f.name = std::move(name);
+  f.type = type;
+  f.help = std::move(help);
+  return f;
 }
 
 MetricFamily build_info_family(const std::string& version) {

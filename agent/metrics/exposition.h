@@ -37,6 +37,9 @@ struct MetricFamily {
   std::vector<MetricSample> samples;  // a family without samples still prints HELP and TYPE
 };
 
+// A family with no samples yet: what every exporter starts each of its families from.
+MetricFamily metric_family(std::string name, MetricType type, std::string help);
+
 // The content type /metrics answers with.
 inline constexpr const char* kExpositionContentType = "text/plain; version=0.0.4; charset=utf-8";
 

@@ -6,14 +6,6 @@
 namespace iogate {
 namespace {
 
-MetricFamily family(std::string name, MetricType type, std::string help) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.type = type;
-  f.help = std::move(help);
-  return f;
-}
-
 MetricLabels path_labels(const std::string& node, const PathMetrics& p) {
   return {{"node", node}, {"path", p.path}, {"name", p.name}};
 }
@@ -49,50 +41,51 @@ std::vector<MetricFamily> node_metric_families(const NodeMetrics& m) {
 
   MetricFamily build = build_info_family(m.version);
 
-  MetricFamily iops = family("iogate_probe_iops", MetricType::kGauge,
-                             "I/O operations per second the last successful probe of the path measured.");
-  MetricFamily bandwidth = family("iogate_probe_bandwidth_bytes_per_second", MetricType::kGauge,
-                                  "Bytes per second the last successful probe of the path moved.");
-  MetricFamily latency = family("iogate_probe_latency_seconds", MetricType::kSummary,
-                                "I/O completion latency in seconds at the quantile, over the last "
-                                "successful probe of the path.");
-  MetricFamily duration = family("iogate_probe_duration_seconds", MetricType::kGauge,
-                                 "Wall time in seconds the last successful probe of the path took.");
-  MetricFamily last_success = family("iogate_probe_last_success_timestamp_seconds", MetricType::kGauge,
-                                     "Unix time in seconds of the last successful probe of the path.");
-  MetricFamily probes =
-      family("iogate_probes_total", MetricType::kCounter, "Probes of the path that succeeded since the agent started.");
-  MetricFamily errors = family("iogate_probe_errors_total", MetricType::kCounter,
-                               "Probes of the path that failed since the agent started.");
-  MetricFamily skips = family("iogate_probe_skips_total", MetricType::kCounter,
-                              "Probes of the path skipped since the agent started, by reason "
-                              "(busy: the path was busy when the probe was due).");
-  MetricFamily min_iops = family("iogate_policy_min_iops", MetricType::kGauge,
-                                 "The IOPS floor the storage policy sets for the path on this node "
-                                 "(its GPUs counted); 0 when no rule sets one.");
-  MetricFamily verdict = family("iogate_policy_verdict", MetricType::kGauge,
-                                "The storage policy verdict on the path's last probe: 1 for the "
-                                "current verdict, 0 for the others.");
-  MetricFamily samples = family("iogate_probe_samples_per_second", MetricType::kGauge,
-                                "Samples per second the last successful probe of the path delivered (a dataset "
-                                "run, or synthetic sample reads): what a demand rule is judged on.");
-  MetricFamily sustained = family("iogate_node_accelerators_sustained", MetricType::kGauge,
-                                  "The most accelerators the node's best data path for the rule keeps at or above "
-                                  "the rule's AU floor (the label iogate.io/accelerators.RULE).");
-  MetricFamily below = family("iogate_node_below_policy", MetricType::kGauge,
-                              "1 when the node's storage is below the storage policy, 0 when not.");
-  MetricFamily device = family("iogate_device_info", MetricType::kGauge,
-                               "The storage under the path as detected (device, class, model, "
-                               "transport, file system); always 1.");
-  MetricFamily sync_errors = family("iogate_api_sync_errors_total", MetricType::kCounter,
-                                    "Failed writes of the node's state to the Kubernetes API since "
-                                    "the agent started.");
-  MetricFamily sync_pending = family("iogate_api_sync_pending", MetricType::kGauge,
-                                     "1 while the Kubernetes API lags the agent's latest state of the "
-                                     "node, 0 when it is up to date.");
-  MetricFamily last_sync = family("iogate_api_last_sync_timestamp_seconds", MetricType::kGauge,
-                                  "Unix time in seconds of the last successful write of the node's "
-                                  "state to the Kubernetes API.");
+  MetricFamily iops = metric_family("iogate_probe_iops", MetricType::kGauge,
+                                    "I/O operations per second the last successful probe of the path measured.");
+  MetricFamily bandwidth = metric_family("iogate_probe_bandwidth_bytes_per_second", MetricType::kGauge,
+                                         "Bytes per second the last successful probe of the path moved.");
+  MetricFamily latency = metric_family("iogate_probe_latency_seconds", MetricType::kSummary,
+                                       "I/O completion latency in seconds at the quantile, over the last "
+                                       "successful probe of the path.");
+  MetricFamily duration = metric_family("iogate_probe_duration_seconds", MetricType::kGauge,
+                                        "Wall time in seconds the last successful probe of the path took.");
+  MetricFamily last_success = metric_family("iogate_probe_last_success_timestamp_seconds", MetricType::kGauge,
+                                            "Unix time in seconds of the last successful probe of the path.");
+  MetricFamily probes = metric_family("iogate_probes_total", MetricType::kCounter,
+                                      "Probes of the path that succeeded since the agent started.");
+  MetricFamily errors = metric_family("iogate_probe_errors_total", MetricType::kCounter,
+                                      "Probes of the path that failed since the agent started.");
+  MetricFamily skips = metric_family("iogate_probe_skips_total", MetricType::kCounter,
+                                     "Probes of the path skipped since the agent started, by reason "
+                                     "(busy: the path was busy when the probe was due).");
+  MetricFamily min_iops = metric_family("iogate_policy_min_iops", MetricType::kGauge,
+                                        "The IOPS floor the storage policy sets for the path on this node "
+                                        "(its GPUs counted); 0 when no rule sets one.");
+  MetricFamily verdict = metric_family("iogate_policy_verdict", MetricType::kGauge,
+                                       "The storage policy verdict on the path's last probe: 1 for the "
+                                       "current verdict, 0 for the others.");
+  MetricFamily samples = metric_family("iogate_probe_samples_per_second", MetricType::kGauge,
+                                       "Samples per second the last successful probe of the path delivered (a dataset "
+                                       "run, or synthetic sample reads): what a demand rule is judged on.");
+  MetricFamily sustained =
+      metric_family("iogate_node_accelerators_sustained", MetricType::kGauge,
+                    "The most accelerators the node's best data path for the rule keeps at or above "
+                    "the rule's AU floor (the label iogate.io/accelerators.RULE).");
+  MetricFamily below = metric_family("iogate_node_below_policy", MetricType::kGauge,
+                                     "1 when the node's storage is below the storage policy, 0 when not.");
+  MetricFamily device = metric_family("iogate_device_info", MetricType::kGauge,
+                                      "The storage under the path as detected (device, class, model, "
+                                      "transport, file system); always 1.");
+  MetricFamily sync_errors = metric_family("iogate_api_sync_errors_total", MetricType::kCounter,
+                                           "Failed writes of the node's state to the Kubernetes API since "
+                                           "the agent started.");
+  MetricFamily sync_pending = metric_family("iogate_api_sync_pending", MetricType::kGauge,
+                                            "1 while the Kubernetes API lags the agent's latest state of the "
+                                            "node, 0 when it is up to date.");
+  MetricFamily last_sync = metric_family("iogate_api_last_sync_timestamp_seconds", MetricType::kGauge,
+                                         "Unix time in seconds of the last successful write of the node's "
+                                         "state to the Kubernetes API.");
 
   for (const PathMetrics& p : m.paths) {
     MetricLabels labels = path_labels(node, p);

@@ -3,51 +3,42 @@
 #include <utility>
 
 namespace iogate {
-namespace {
-
-MetricFamily family(std::string name, MetricType type, std::string help) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.type = type;
-  f.help = std::move(help);
-  return f;
-}
-
-}  // namespace
 
 std::vector<MetricFamily> webhook_metric_families(const WebhookMetrics& m) {
-  MetricFamily requests = family("iogate_webhook_admission_requests_total", MetricType::kCounter,
-                                 "AdmissionReviews answered, by webhook (mutate, validate), operation and "
-                                 "decision (allowed, mutated, denied, error).");
+  MetricFamily requests = metric_family("iogate_webhook_admission_requests_total", MetricType::kCounter,
+                                        "AdmissionReviews answered, by webhook (mutate, validate), operation and "
+                                        "decision (allowed, mutated, denied, error).");
   for (const AdmissionRequestCount& r : m.requests) {
     requests.samples.push_back(
         {{{"webhook", r.webhook}, {"operation", r.operation}, {"decision", r.decision}}, static_cast<double>(r.count)});
   }
-  MetricFamily duration = family("iogate_webhook_admission_duration_seconds", MetricType::kHistogram,
-                                 "Seconds from an AdmissionReview's body read to its answer, by webhook.");
+  MetricFamily duration = metric_family("iogate_webhook_admission_duration_seconds", MetricType::kHistogram,
+                                        "Seconds from an AdmissionReview's body read to its answer, by webhook.");
   for (const AdmissionLatency& l : m.latency) {
     for (MetricSample& s : histogram_samples(l.seconds, {{"webhook", l.webhook}})) {
       duration.samples.push_back(std::move(s));
     }
   }
-  MetricFamily errors = family("iogate_webhook_admission_errors_total", MetricType::kCounter,
-                               "Requests the webhook could not judge as asked, by webhook and kind (bad_request, "
-                               "too_large, internal; node_lookup: a pinned node could not be read and the pod was "
-                               "allowed with a warning).");
+  MetricFamily errors =
+      metric_family("iogate_webhook_admission_errors_total", MetricType::kCounter,
+                    "Requests the webhook could not judge as asked, by webhook and kind (bad_request, "
+                    "too_large, internal; node_lookup: a pinned node could not be read and the pod was "
+                    "allowed with a warning).");
   for (const AdmissionErrorCount& e : m.errors) {
     errors.samples.push_back({{{"webhook", e.webhook}, {"kind", e.kind}}, static_cast<double>(e.count)});
   }
-  MetricFamily not_after = family("iogate_webhook_certificate_not_after_timestamp_seconds", MetricType::kGauge,
-                                  "Unix time at which the serving certificate in use expires.");
+  MetricFamily not_after = metric_family("iogate_webhook_certificate_not_after_timestamp_seconds", MetricType::kGauge,
+                                         "Unix time at which the serving certificate in use expires.");
   if (m.certificate_not_after_unix_s) not_after.samples.push_back({{}, *m.certificate_not_after_unix_s});
-  MetricFamily synced = family("iogate_webhook_node_watch_synced", MetricType::kGauge,
-                               "1 once the webhook's list+watch of nodes has listed them, else 0.");
-  MetricFamily current = family("iogate_webhook_node_watch_current", MetricType::kGauge,
-                                "1 while node look-ups are answered from the watch, 0 while they go to the API.");
+  MetricFamily synced = metric_family("iogate_webhook_node_watch_synced", MetricType::kGauge,
+                                      "1 once the webhook's list+watch of nodes has listed them, else 0.");
+  MetricFamily current =
+      metric_family("iogate_webhook_node_watch_current", MetricType::kGauge,
+                    "1 while node look-ups are answered from the watch, 0 while they go to the API.");
   MetricFamily nodes =
-      family("iogate_webhook_node_watch_nodes", MetricType::kGauge, "Nodes the webhook's node watch holds.");
-  MetricFamily contact = family("iogate_webhook_node_watch_last_contact_timestamp_seconds", MetricType::kGauge,
-                                "Unix time of the node watch's last list, event or bookmark.");
+      metric_family("iogate_webhook_node_watch_nodes", MetricType::kGauge, "Nodes the webhook's node watch holds.");
+  MetricFamily contact = metric_family("iogate_webhook_node_watch_last_contact_timestamp_seconds", MetricType::kGauge,
+                                       "Unix time of the node watch's last list, event or bookmark.");
   if (m.node_watch) {
     const NodeWatchMetrics& w = *m.node_watch;
     synced.samples.push_back({{}, w.synced ? 1.0 : 0.0});

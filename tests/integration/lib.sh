@@ -23,6 +23,31 @@ need_root() { [[ $(id -u) -eq 0 ]] || skip "$1 needs root"; }
 need_tool() { command -v "$1" >/dev/null || fail "$1 is not installed: bash scripts/install-deps.sh"; }
 
 # assert_jq FILE EXPR MESSAGE: EXPR must evaluate to true on the JSON in FILE.
+# prometheus_up JOB=TARGET...: a real Prometheus (Debian's) scraping each target every second as
+# its job, on a free loopback port, killed on exit; defines query QUERY (the HTTP API's JSON).
+# A loaded machine can drop one connection to Prometheus: curl retries it. A query that still
+# fails is reported where it is used.
+prometheus_up() {
+  need_tool prometheus
+  need_tool promtool
+  PROM_PORT=$((20000 + RANDOM % 20000))
+  {
+    echo "global: {scrape_interval: 1s, evaluation_interval: 1s}"
+    echo "scrape_configs:"
+    local job
+    for job in "$@"; do
+      echo "  - job_name: ${job%%=*}"
+      echo "    static_configs: [{targets: [\"${job#*=}\"]}]"
+    done
+  } >"$SCRATCH/prometheus.yml"
+  promtool check config "$SCRATCH/prometheus.yml" >/dev/null || fail "promtool check config"
+  prometheus --config.file="$SCRATCH/prometheus.yml" --storage.tsdb.path="$SCRATCH/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$SCRATCH/prom.log" 2>&1 &
+  PROM_PID=$!
+  on_exit "kill $PROM_PID"
+}
+query() { curl -s --retry 3 --retry-all-errors --retry-delay 0 --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
+
 assert_jq() {
   local out
   out=$(jq -e "$2" "$1" 2>&1) || fail "$3 (jq: $2 gave ${out:-false})"

@@ -73,23 +73,8 @@ assert_jq "$SCRATCH/report.json" '.schema == "iogate.node/v1" and .node == "metr
 iops=$(jq -r '.paths[0].measurement.iops' "$SCRATCH/report.json")
 
 # A real Prometheus, scraping the agent every second.
-PROM_PORT=$((20000 + RANDOM % 20000))
-cat >"$SCRATCH/prometheus.yml" <<Y
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-scrape_configs:
-  - job_name: iogate-node
-    static_configs: [{targets: ["$ADDR"]}]
-  - job_name: iogate-demand
-    static_configs: [{targets: ["$ADDR_demand"]}]
-Y
-promtool check config "$SCRATCH/prometheus.yml" >/dev/null || fail "promtool check config"
-prometheus --config.file="$SCRATCH/prometheus.yml" --storage.tsdb.path="$SCRATCH/tsdb" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$SCRATCH/prom.log" 2>&1 &
-prom=$!
-on_exit "kill $prom"
-# A loaded machine can drop one connection to Prometheus: curl retries it. A query that still fails
-# is reported where it is used (under set -e it used to end the test with no message).
-query() { curl -s --retry 3 --retry-all-errors --retry-delay 0 --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
+prometheus_up iogate-node="$ADDR" iogate-demand="$ADDR_demand"
+prom=$PROM_PID
 for _ in $(seq 300); do
   query 'iogate_probe_iops{job="iogate-node"}' >"$SCRATCH/q.json" 2>/dev/null || true
   jq -e '.status == "success" and (.data.result | length) == 1' "$SCRATCH/q.json" >/dev/null 2>&1 && break

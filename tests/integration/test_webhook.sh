@@ -112,19 +112,8 @@ code=$(hook_curl -o /dev/null -w '%{http_code}' "https://$ADDR/metrics")
 [[ $code == 404 ]] || fail "the TLS port serves /metrics (HTTP $code): it should only be on --metrics-listen"
 pass "the admission port does not serve /metrics"
 
-PROM_PORT=$((20000 + RANDOM % 20000))
-cat >"$SCRATCH/prometheus.yml" <<Y
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-scrape_configs:
-  - job_name: iogate-webhook
-    static_configs: [{targets: ["$METRICS"]}]
-Y
-promtool check config "$SCRATCH/prometheus.yml" >/dev/null || fail "promtool check config"
-prometheus --config.file="$SCRATCH/prometheus.yml" --storage.tsdb.path="$SCRATCH/tsdb" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$SCRATCH/prom.log" 2>&1 &
-prom=$!
-on_exit "kill $prom"
-query() { curl -s --retry 3 --retry-all-errors --retry-delay 0 --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
+prometheus_up iogate-webhook="$METRICS"
+prom=$PROM_PID
 # value QUERY: the single result's value, or "none".
 value() { query "$1" | jq -r 'if .status == "success" and (.data.result | length) == 1 then .data.result[0].value[1] else "none" end'; }
 for _ in $(seq 300); do
