@@ -262,7 +262,7 @@ clear_faults
 requests_since "$m" "$SCRATCH/unauth.req.json"
 [[ $(statuses "$SCRATCH/unauth.req.json" PATCH "/pods/$POD") == "[401,200]" ]] ||
   fail "pod PATCH: want 401, 200; got $(statuses "$SCRATCH/unauth.req.json" PATCH "/pods/$POD")"
-[[ $(grep -c "401 Unauthorized; re-reading the token file and retrying once" "$SCRATCH/unauth.log") -eq 1 ]] ||
+[[ $(grep -c "401 Unauthorized; re-reading the token file; retrying once" "$SCRATCH/unauth.log") -eq 1 ]] ||
   fail "iogate's log does not show one token re-read: $(grep -i 401 "$SCRATCH/unauth.log" | head -3)"
 pass "one injected 401 on the pod PATCH: token file re-read, the PATCH retried (200)"
 assert_annotated unauth
@@ -331,7 +331,7 @@ requests_since "$m" "$SCRATCH/rotation.req.json"
 assert_jq "$SCRATCH/rotation.req.json" '[.[] | select(.method == "GET" and (.path | endswith("/pods/'"$POD"'")))] | .[0:2] |
     (.[0] | .fault == "hold" and .status == 401 and .upstream_status == 401) and (.[1] | .status == 200 and (has("fault") | not))' \
   "rotation: the held GET with token A got the apiserver's 401; the retry with the rotated token B got 200"
-[[ $(grep -c "401 Unauthorized; re-reading the token file and retrying once" "$SCRATCH/rotation.log") -eq 1 ]] ||
+[[ $(grep -c "401 Unauthorized; re-reading the token file; retrying once" "$SCRATCH/rotation.log") -eq 1 ]] ||
   fail "rotation: iogate's log does not show one token re-read: $(grep -i 401 "$SCRATCH/rotation.log" | head -3)"
 assert_jq "$SCRATCH/rotation.json" '.outcome == "pass" and .api == "ok" and .error == ""' "rotation: exit 0, pass, recorded"
 assert_annotated rotation

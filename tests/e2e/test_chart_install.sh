@@ -89,6 +89,7 @@ node_objects() {
 webhook_objects() {
   printf '%s\n' "ServiceAccount $NS/iogate-webhook" "ClusterRole -/iogate-webhook" "ClusterRoleBinding -/iogate-webhook" \
     "Deployment $NS/iogate-webhook" "PodDisruptionBudget $NS/iogate-webhook" "Service $NS/iogate-webhook" \
+    "Service $NS/iogate-webhook-metrics" \
     "MutatingWebhookConfiguration -/iogate-webhook" "ValidatingWebhookConfiguration -/iogate-webhook"
 }
 preflight_objects() {  # namespace...
