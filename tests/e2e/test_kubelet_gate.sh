@@ -585,8 +585,8 @@ pass "helm uninstall --wait (${uninstall_s} s, the post-delete cleanup Job inclu
 
 k get nodes -o json >"$SCRATCH/nodes-after.json"
 k get pvc -A -o json >"$SCRATCH/pvcs-after.json"
-assert_jq "$SCRATCH/nodes-after.json" '[.items[] | (.metadata.labels // {} | keys[]), (.metadata.annotations // {} | keys[]),
-  (.spec.taints // [] | .[].key) | select(startswith("iogate.io/"))] | length == 0
+assert_jq "$SCRATCH/nodes-after.json" '([.items[] | (.metadata.labels // {} | keys[]), (.metadata.annotations // {} | keys[]),
+  (.spec.taints // [] | .[].key) | select(startswith("iogate.io/"))] | length == 0)
   and ([.items[].status.conditions[]? | select(.type == "StorageBelowPolicy")] | length) == 0' \
   "after uninstall: no iogate.io/ label, annotation or taint and no StorageBelowPolicy condition on any Node"
 k get node "$NAME" -o json >"$SCRATCH/node-after.json"
