@@ -13,6 +13,7 @@
 
 #include "metrics/exposition.h"
 #include "metrics/node_metrics.h"
+#include "metrics/promtool_check.h"
 #include "temp_tree.h"
 
 namespace iogate {
@@ -308,24 +309,7 @@ TEST_CASE("node metrics: label values from the outside are escaped") {
   CHECK(text.find("two\nlines") == std::string::npos);
 }
 
-std::string find_on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
-// promtool parses the text as Prometheus does and lints it as client_golang's promlint does
-// (units, _total, reserved labels, HELP); lint problems are printed, so silence is the pass.
 TEST_CASE("node metrics: promtool check metrics accepts the output without a lint problem") {
-  std::string promtool = find_on_path("promtool");
-  if (promtool.empty()) {
-    MESSAGE("promtool is not on PATH (Debian: apt-get install prometheus); the check is skipped");
-    return;
-  }
   NodeMetrics m = two_paths();
   PathMetrics third = m.paths[0];
   third.path = "/mnt/slow";
@@ -336,19 +320,7 @@ TEST_CASE("node metrics: promtool check metrics accepts the output without a lin
   m.paths.push_back(third);
   m.below_policy = true;
 
-  testing::TempTree tree;
-  std::string input = tree.write("metrics.txt", render_exposition(node_metric_families(m)));
-  std::string command = promtool + " check metrics < " + input + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
-  int status = pclose(pipe);
-  INFO("promtool said: ", output);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  CHECK(output.empty());
+  testing::check_promtool_accepts(render_exposition(node_metric_families(m)));
 }
 
 TEST_CASE("node metrics: a samples-mode path's samples/s, its 4k headline and each rule's accelerators sustained") {

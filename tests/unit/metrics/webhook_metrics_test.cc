@@ -11,6 +11,7 @@
 
 #include "metrics/exposition.h"
 #include "metrics/histogram.h"
+#include "metrics/promtool_check.h"
 #include "metrics/webhook_metrics.h"
 #include "temp_tree.h"
 
@@ -111,34 +112,10 @@ TEST_CASE("webhook metrics: without a watch or a certificate those series are ab
   CHECK(text.find("\niogate_webhook_node_watch_last_contact_timestamp_seconds ") == std::string::npos);
 }
 
-std::string find_on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 // promtool lints as client_golang's promlint does (units, _total, histogram suffixes, HELP);
 // silence is the pass.
 TEST_CASE("webhook metrics: promtool check metrics accepts the output without a lint problem") {
-  std::string promtool = find_on_path("promtool");
-  REQUIRE_MESSAGE(!promtool.empty(), "promtool is not on PATH: run scripts/install-deps.sh (Debian's prometheus)");
-  testing::TempTree tree;
-  std::string input = tree.write("metrics.txt", render_exposition(webhook_metric_families(sample())));
-  std::string command = promtool + " check metrics < " + input + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
-  int status = pclose(pipe);
-  INFO("promtool said: ", output);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  CHECK(output.empty());
+  testing::check_promtool_accepts(render_exposition(webhook_metric_families(sample())));
 }
 
 }  // namespace
