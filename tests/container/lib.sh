@@ -38,6 +38,21 @@ need_image() {
     fail "no image $IMAGE: ctest runs container.build first; by hand: bash scripts/build-image.sh --tag $IMAGE"
 }
 
+# image_only_iogate IMAGE: `docker save` of IMAGE holds one layer and in it exactly iogate,
+# -rwxr-xr-x 0/0; extracted to $SCRATCH/saved/iogate, its size in $lsize.
+image_only_iogate() {
+  local layer_tars listing mode owner name
+  mkdir "$SCRATCH/saved"
+  docker save "$1" | tar -x -C "$SCRATCH/saved"
+  mapfile -t layer_tars < <(jq -r '.[0].Layers[]' "$SCRATCH/saved/manifest.json")
+  [[ ${#layer_tars[@]} -eq 1 ]] || fail "docker save: ${#layer_tars[@]} layers"
+  listing=$(tar --numeric-owner -tvf "$SCRATCH/saved/${layer_tars[0]}")
+  [[ $(wc -l <<<"$listing") -eq 1 ]] || fail "the layer holds more than /iogate: $listing"
+  read -r mode owner lsize _ _ name <<<"$listing"
+  [[ "$name" == iogate && "$mode" == -rwxr-xr-x && "$owner" == 0/0 ]] || fail "the layer's entry is not iogate -rwxr-xr-x 0/0: $listing"
+  tar -xf "$SCRATCH/saved/${layer_tars[0]}" -C "$SCRATCH/saved" iogate
+}
+
 # Everything this test starts carries its label and is removed on exit; each run's cgroup parent
 # (for its memory peak) is removed after its container.
 TEST_ID="iogate-test-$$"

@@ -36,15 +36,7 @@ jq -e --slurpfile a "$SCRATCH/amd64.json" '.[0].Config as $c | $a[0][0].Config a
 pass "entrypoint, user and all $(jq '.[0].Config.Labels | length' "$SCRATCH/arm64.json") labels equal to $IMAGE's ($(jq -r '.[0].Architecture' "$SCRATCH/amd64.json"))"
 
 # --- the one layer ---
-mkdir "$SCRATCH/saved"
-docker save "$ARM_IMAGE" | tar -x -C "$SCRATCH/saved"
-mapfile -t layer_tars < <(jq -r '.[0].Layers[]' "$SCRATCH/saved/manifest.json")
-[[ ${#layer_tars[@]} -eq 1 ]] || fail "docker save: ${#layer_tars[@]} layers"
-listing=$(tar --numeric-owner -tvf "$SCRATCH/saved/${layer_tars[0]}")
-[[ $(wc -l <<<"$listing") -eq 1 ]] || fail "the layer holds more than /iogate: $listing"
-read -r mode owner lsize _ _ name <<<"$listing"
-[[ "$name" == iogate && "$mode" == -rwxr-xr-x && "$owner" == 0/0 ]] || fail "the layer's entry is not iogate -rwxr-xr-x 0/0: $listing"
-tar -xf "$SCRATCH/saved/${layer_tars[0]}" -C "$SCRATCH/saved" iogate
+image_only_iogate "$ARM_IMAGE"  # $SCRATCH/saved/iogate, its size in $lsize
 desc=$(file "$SCRATCH/saved/iogate")
 [[ "$desc" == *"ARM aarch64"* && "$desc" == *"statically linked"* && "$desc" == *", stripped"* ]] ||
   fail "the image's iogate is not a static, stripped aarch64 ELF: $desc"

@@ -63,15 +63,7 @@ layers=$(awk -F'\t' '$1 != "0B"' "$SCRATCH/history")
 pass "size $size bytes (< $LIMIT); docker history: one layer ($(cut -f1 <<<"$layers")), the rest metadata"
 
 # The layer's files, from `docker save`: exactly /iogate.
-mkdir "$SCRATCH/saved"
-docker save "$IMAGE" | tar -x -C "$SCRATCH/saved"
-mapfile -t layer_tars < <(jq -r '.[0].Layers[]' "$SCRATCH/saved/manifest.json")
-[[ ${#layer_tars[@]} -eq 1 ]] || fail "docker save: ${#layer_tars[@]} layers"
-listing=$(tar --numeric-owner -tvf "$SCRATCH/saved/${layer_tars[0]}")
-[[ $(wc -l <<<"$listing") -eq 1 ]] || fail "the layer holds more than /iogate: $listing"
-read -r mode owner lsize _ _ name <<<"$listing"
-[[ "$name" == iogate && "$mode" == -rwxr-xr-x && "$owner" == 0/0 ]] || fail "the layer's entry is not iogate -rwxr-xr-x 0/0: $listing"
-tar -xf "$SCRATCH/saved/${layer_tars[0]}" -C "$SCRATCH/saved" iogate
+image_only_iogate "$IMAGE"  # $SCRATCH/saved/iogate, its size in $lsize
 file "$SCRATCH/saved/iogate" | grep -q "statically linked" || fail "not static: $(file "$SCRATCH/saved/iogate")"
 ! readelf -lW "$SCRATCH/saved/iogate" | grep -q INTERP || fail "the binary asks for a dynamic loader"
 file "$SCRATCH/saved/iogate" | grep -q ", stripped" || fail "not stripped: $(file "$SCRATCH/saved/iogate")"
