@@ -6,23 +6,23 @@
 #   ROWS=FILE ROUNDS=2 RUNTIME=15 PROBE_RUNTIME=5s VOLUMES="gp3 sata" ACCELS="1 8" bash bench/au_grid.sh
 #   AU_PREDICT=probe bash bench/au_grid.sh      # the dataset probe + arithmetic, not the verdict
 #
-# Volumes and demand are in bench/au_lib.sh (every rate x0.1: 250 samples/s per accelerator, a
+# Volumes and demand are in tests/lib/au_volumes.sh (every rate x0.1: 250 samples/s per accelerator, a
 # 0.90 floor, 2 loader workers, batch 64, files of 20-200 KiB). Per volume: a tmpfs-backed rig with
 # the caps and a dataset of FILES files, then per accelerator count N and round: iogate's
 # prediction (iogate preflight --gpus N, its demand object; PROBE_RUNTIME; in the rig's cgroup) and the DataLoader's
-# measured AU (bench/dataloader_au.py, RUNTIME seconds of measured steps, first step excluded),
+# measured AU (tests/lib/dataloader_au.py, RUNTIME seconds of measured steps, first step excluded),
 # back to back on the same files. Last, the same loop device without a cap, at the highest demand
 # (N = the largest count) and at twice it: the client itself (the loader's samples/s at AU < 1 is
 # its ceiling on this machine), not judged against the goals.
-# Each row: round, volume, caps, then bench/au_lib.sh's AU_FIELDS. Needs root (the rig).
+# Each row: round, volume, caps, then tests/lib/au_volumes.sh's AU_FIELDS. Needs root (the rig).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 IOGATE=${IOGATE:-$here/../build/iogate}
 [[ $(id -u) -eq 0 ]] || { echo "bench/au_grid.sh needs root (loop devices, cgroups)" >&2; exit 2; }
 [[ -x $IOGATE ]] || { echo "build iogate first: bash scripts/build.sh" >&2; exit 2; }
 command -v jq >/dev/null || { echo "jq is not installed (bash scripts/install-deps.sh)" >&2; exit 2; }
-source "$here/rig.sh"
-source "$here/au_lib.sh"
+source "$here/../tests/lib/rig.sh"
+source "$here/../tests/lib/au_volumes.sh"
 au_check_torch >&2 || exit 2
 trap rig_down_all EXIT
 ROUNDS=${ROUNDS:-1}
@@ -62,7 +62,7 @@ run_volume() {  # LABEL RIOPS RBPS ACCELS...
 for v in "${volumes[@]}"; do
   spec=""
   for s in "${AU_VOLUMES[@]}"; do [[ ${s%%:*} == "$v" ]] && spec=$s; done
-  [[ -n $spec ]] || { echo "au_grid: VOLUMES: no volume named $v (bench/au_lib.sh AU_VOLUMES)" >&2; exit 2; }
+  [[ -n $spec ]] || { echo "au_grid: VOLUMES: no volume named $v (tests/lib/au_volumes.sh AU_VOLUMES)" >&2; exit 2; }
   IFS=: read -r label riops rbps <<<"$spec"
   run_volume "$label" "$riops" "$rbps" "${accels[@]}"
 done

@@ -5,7 +5,7 @@
 #             scan's cost is the walk and the stats, not the data), on an ext4 loop device made for
 #             it (1.4M inodes) on DIR, unmounted and removed on exit; the page cache dropped
 #             before each run, so the walk reads the directories from the device
-#   capped    6,000 files of 100-120 KiB (real data) on a rig capped at 500 read IOPS (bench/rig.sh),
+#   capped    6,000 files of 100-120 KiB (real data) on a rig capped at 500 read IOPS (tests/lib/rig.sh),
 #             where the loader, not the scan, takes the time
 # "before" is the probe as it was: --scan-files 0 (no file budget: the 10 s and 2M-entry budgets
 # only), no early stop, --no-limit (no limit measurement); "after" is --early-stop with the

@@ -7,7 +7,7 @@ IOGATE=${IOGATE:-$bench_root/build/iogate}
 command -v fio >/dev/null || { echo "fio is not installed (bash scripts/install-deps.sh)"; exit 2; }
 command -v jq >/dev/null || { echo "jq is not installed (bash scripts/install-deps.sh)"; exit 2; }
 [[ -x "$IOGATE" ]] || { echo "build iogate first: bash scripts/build.sh"; exit 2; }
-source "$bench_root/bench/rig.sh"
+source "$bench_root/tests/lib/rig.sh"
 
 # What every measured command is prefixed with: empty on the real disk, `rig_run NAME` on a rig
 # (then both tools' I/O is throttled alike).

@@ -2,7 +2,7 @@
 # iogate probe against fio over a matrix of workloads, paired round by round on one file.
 #
 #   bench/parity.sh [DIR] [ROUNDS] [RUNTIME_S]             (defaults: /var/tmp, 5, 5)
-#   RIG="--riops 50000 ..." bench/parity.sh                (the same on a throttled loop device, bench/rig.sh)
+#   RIG="--riops 50000 ..." bench/parity.sh                (the same on a throttled loop device, tests/lib/rig.sh)
 #
 # Prints one TSV row per run: target, case, tool, round, then $bench_row_fields (bench/lib.sh).
 # In each round the two tools run back to back on the same file with the same parameters, in

@@ -33,7 +33,7 @@ DIR=${DIR:-/var/tmp}
 IOGATE=${IOGATE:-$root/build/iogate}
 export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
-bash "$here/rig.sh" check >/dev/null || { bash "$here/rig.sh" check; exit 2; }
+bash "$here/../tests/lib/rig.sh" check >/dev/null || { bash "$here/../tests/lib/rig.sh" check; exit 2; }
 sections=("$@")
 ((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au netfs stampede jobwide budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
@@ -54,7 +54,7 @@ section_machine() {
     printf 'disk\t%s (%s, rotational=%s, scheduler %s) under %s, %s\n' "$disk" \
       "$(cat "/sys/block/$disk/device/model" 2>/dev/null || echo virtio)" "$(cat "/sys/block/$disk/queue/rotational")" \
       "$(sed 's/.*\[\(.*\)\].*/\1/' "/sys/block/$disk/queue/scheduler")" "$DIR" "$(stat -f -c %T "$DIR")"
-    printf 'rig\t%s\n' "$(bash "$here/rig.sh" check | tr '\n' ';' | sed 's/;$//')"
+    printf 'rig\t%s\n' "$(bash "$here/../tests/lib/rig.sh" check | tr '\n' ';' | sed 's/;$//')"
     printf 'load\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
   } >"$out/machine.tsv"
 }
@@ -83,7 +83,7 @@ section_dataset() {
     bash "$here/dataset_vs_python.sh" "$DIR" "$ROUNDS" "$RUNTIME" 1 2 4 8 16 >&2
   mv "$out/dataset.tsv.new" "$out/dataset.tsv"
   # The sweep's advice where the storage is the limit (a 2,000 IOPS cap) and where it is not.
-  source "$here/rig.sh"
+  source "$here/../tests/lib/rig.sh"
   trap rig_down_all EXIT
   rig_up ds-2k --backing tmpfs --riops 2000 --size 1g >/dev/null
   local rig_data data

@@ -21,7 +21,7 @@ test_packages=(fio jq util-linux e2fsprogs coreutils procps clang libclang-rt-14
   # lint.format checks the C++ against .clang-format.
   clang-format
   # Tests and benchmarks only: the real PyTorch DataLoader that iogate's predicted accelerator
-  # utilisation is checked against (bench/dataloader_au.py, tests/integration/test_au_verdict.sh).
+  # utilisation is checked against (tests/lib/dataloader_au.py, tests/integration/test_au_verdict.sh).
   # Debian's CPU build; run it with /usr/bin/python3, not a pyenv or venv python.
   python3-torch
   # The network file system tests (tests/lib/netfs.sh): s3fs-fuse mounts a bucket of the test's

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "bench/dataset_probe.h"
+#include "dataset/dataset_probe.h"
 
 namespace iogate {
 

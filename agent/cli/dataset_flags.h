@@ -9,7 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "base/result.h"
-#include "bench/dataset_probe.h"
+#include "dataset/dataset_probe.h"
 
 namespace iogate {
 

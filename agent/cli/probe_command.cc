@@ -15,7 +15,7 @@
 #include "base/exit_codes.h"
 #include "base/quote.h"
 #include "base/units.h"
-#include "bench/probe.h"
+#include "probe/probe.h"
 #include "cli/command_line.h"
 #include "cli/dataset_command.h"
 #include "cli/dataset_flags.h"

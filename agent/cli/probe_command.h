@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "base/result.h"
-#include "bench/adaptive_stop.h"
-#include "bench/dataset_probe.h"
-#include "bench/workload.h"
+#include "probe/adaptive_stop.h"
+#include "dataset/dataset_probe.h"
+#include "probe/workload.h"
 
 namespace iogate {
 

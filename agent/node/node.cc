@@ -18,7 +18,7 @@
 #include "base/exit_codes.h"
 #include "base/rng.h"
 #include "base/units.h"
-#include "bench/probe.h"
+#include "probe/probe.h"
 #include "device/device_busy.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/io_priority.h"
+#include "probe/io_priority.h"
 #include "policy/policy.h"
 
 namespace iogate {

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/feed_limit.h"
+#include "dataset/feed_limit.h"
 
 namespace iogate {
 

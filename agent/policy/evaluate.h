@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/dataset_probe.h"
-#include "bench/probe_result.h"
+#include "dataset/dataset_probe.h"
+#include "probe/probe_result.h"
 #include "policy/policy.h"
 
 namespace iogate {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "bench/workload.h"
+#include "probe/workload.h"
 #include "device/device_class.h"
 #include "policy/demand.h"
 

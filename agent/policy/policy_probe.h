@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "bench/dataset_probe.h"
-#include "bench/probe.h"
+#include "dataset/dataset_probe.h"
+#include "probe/probe.h"
 #include "device/device_class.h"
 #include "policy/demand.h"
 #include "policy/evaluate.h"

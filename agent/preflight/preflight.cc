@@ -12,7 +12,7 @@
 #include "base/exit_codes.h"
 #include "base/json_fields.h"
 #include "base/units.h"
-#include "bench/probe.h"
+#include "probe/probe.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
 #include "kube/job_barrier.h"

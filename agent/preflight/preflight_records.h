@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/probe_result.h"
+#include "probe/probe_result.h"
 #include "kube/operations.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"

@@ -31,7 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/dataset_probe.h"
+#include "dataset/dataset_probe.h"
 
 namespace iogate {
 

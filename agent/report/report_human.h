@@ -22,7 +22,7 @@
 
 #include <string>
 
-#include "bench/probe_result.h"
+#include "probe/probe_result.h"
 #include "report/text_chart.h"
 
 namespace iogate {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/probe_result.h"
+#include "probe/probe_result.h"
 
 namespace iogate {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/latency_histogram.h"
+#include "probe/latency_histogram.h"
 
 namespace iogate {
 

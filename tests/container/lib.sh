@@ -182,16 +182,16 @@ memory_peak() {
 }
 
 # loop_volume NAME [SIZE [RIG OPTIONS...]]: an ext4 file system on a loop device whose backing file
-# is on this host's disk (bench/rig.sh, uncapped; `--backing tmpfs` for one in memory), as a CSI
+# is on this host's disk (tests/lib/rig.sh, uncapped; `--backing tmpfs` for one in memory), as a CSI
 # driver would mount a block PV. Sets LOOP_DIR (its mount point, root-owned 0755 like a fresh file
 # system), LOOP_DEV and LOOP_IMG (the backing file). Not in a subshell: the rig is torn down on exit.
 loop_volume() {
   if [[ -z "${RIG_STATE_SET:-}" ]]; then
-    source "$ROOT/bench/rig.sh"
+    source "$ROOT/tests/lib/rig.sh"
     RIG_STATE="$SCRATCH/rig" RIG_STATE_SET=1
     on_exit rig_down_all
   fi
-  rig_up "$1" --size "${2:-1g}" "${@:3}" >/dev/null || fail "loop volume $1: bench/rig.sh up failed (message above)"
+  rig_up "$1" --size "${2:-1g}" "${@:3}" >/dev/null || fail "loop volume $1: tests/lib/rig.sh up failed (message above)"
   LOOP_DEV=$(cat "$RIG_STATE/$1/dev") LOOP_IMG=$(cat "$RIG_STATE/$1/img") LOOP_DIR=$(rig_dir "$1")
   # Shared, as a systemd node's mounts are: a HostToContainer (rslave) volumeMount of it is refused
   # by the engine (and by containerd's CRI) where the mount is private, as / is on this machine.

@@ -4,7 +4,7 @@
 # they read is judged against the whole job's demand (kube/job_barrier.h).
 #
 # The volume is a network file system whose server has a limit of its own: sshfs
-# (tests/lib/sshfs.sh) served by a loopback sshd inside a rig cgroup (bench/rig.sh) that caps the
+# (tests/lib/sshfs.sh) served by a loopback sshd inside a rig cgroup (tests/lib/rig.sh) that caps the
 # server's reads at RBPS bytes/s; the dataset is 64 KiB files, so the server serves at most
 # RBPS / 64 KiB samples/s, to one client or to four. Every preflight is a process of its own
 # with its own pod-bound token, straight to the apiserver. The demand is DEMAND samples/s per GPU
@@ -22,7 +22,7 @@
 E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$E2E_HERE/lib.sh"
 source "$E2E_HERE/preflight_world.sh"
-source "$ROOT/bench/rig.sh"
+source "$ROOT/tests/lib/rig.sh"
 source "$ROOT/tests/lib/sshfs.sh"
 
 [[ $(id -u) -eq 0 ]] || fail "e2e.jobwide needs root: a loop device and cgroup for the server's cap, sshd, a FUSE mount"

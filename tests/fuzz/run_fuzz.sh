@@ -55,9 +55,9 @@ case "$TARGET" in
     add_folder webhook agent/webhook/webhook.cc agent/webhook/webhook_server.cc
     add_folder policy agent/policy/policy_probe.cc
     add_folder base
-    SOURCES+=(agent/kube/pod_spec.cc agent/kube/api_error.cc agent/bench/workload.cc agent/bench/probe_result.cc
-              agent/bench/stop_reason.cc agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc
-              agent/bench/adaptive_stop.cc agent/bench/feed_limit.cc agent/device/device_class.cc)
+    SOURCES+=(agent/kube/pod_spec.cc agent/kube/api_error.cc agent/probe/workload.cc agent/probe/probe_result.cc
+              agent/probe/stop_reason.cc agent/probe/latency_histogram.cc agent/dataset/dataset_loader.cc
+              agent/probe/adaptive_stop.cc agent/dataset/feed_limit.cc agent/device/device_class.cc)
     LIBS+=(-lcrypto)
     MAX_LEN=16384
     ;;
@@ -67,9 +67,9 @@ case "$TARGET" in
     SOURCES=(tests/fuzz/policy_fuzz.cc)
     add_folder policy agent/policy/policy_probe.cc
     add_folder base
-    SOURCES+=(agent/bench/workload.cc agent/bench/probe_result.cc agent/bench/stop_reason.cc
-              agent/bench/latency_histogram.cc agent/bench/dataset_loader.cc agent/bench/adaptive_stop.cc
-              agent/bench/feed_limit.cc agent/device/device_class.cc agent/report/text_layout.cc)
+    SOURCES+=(agent/probe/workload.cc agent/probe/probe_result.cc agent/probe/stop_reason.cc
+              agent/probe/latency_histogram.cc agent/dataset/dataset_loader.cc agent/probe/adaptive_stop.cc
+              agent/dataset/feed_limit.cc agent/device/device_class.cc agent/report/text_layout.cc)
     MAX_LEN=16384
     ;;
   *)

@@ -81,12 +81,12 @@ expect_usage() {
   assert_no_test_files "${USAGE_DIR:-$SCRATCH}"
 }
 
-# use_rig: the steady-device rig (bench/rig.sh) with its state in the scratch directory, every
+# use_rig: the steady-device rig (tests/lib/rig.sh) with its state in the scratch directory, every
 # rig torn down on exit; skips, naming the missing piece, where the kernel lacks one. fio too.
 use_rig() {
   need_root "the rig (losetup, mount, cgroups)"
   need_tool fio
-  source "$TESTS_DIR/../bench/rig.sh"
+  source "$TESTS_DIR/lib/rig.sh"
   RIG_STATE="$SCRATCH/rig-state" RIG_TMPFS_DIR=/dev/shm
   local checks
   checks=$(rig_check) || skip "the rig cannot run here: $(grep '^no' <<<"$checks" | head -2 | tr '\n' ';')"

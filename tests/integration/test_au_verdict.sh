@@ -1,7 +1,7 @@
 # iogate's verdict in the job's units against a real PyTorch DataLoader (issue 30): on rig volumes
 # capped like a gp3 disk (16,000 IOPS, 125 MiB/s) and a SATA SSD (8,200 IOPS, 500 MB/s), every rate
-# x0.1 (bench/au_lib.sh), iogate predicts the accelerator utilisation (AU) of N accelerators
-# consuming 250 samples/s each, and bench/dataloader_au.py measures it: torch.utils.data.DataLoader,
+# x0.1 (tests/lib/au_volumes.sh), iogate predicts the accelerator utilisation (AU) of N accelerators
+# consuming 250 samples/s each, and tests/lib/dataloader_au.py measures it: torch.utils.data.DataLoader,
 # 2 worker processes, the accelerators emulated by MLPerf Storage's sleep per step. The verdict
 # (predicted AU >= 0.90) must equal "measured AU >= 0.90", and the prediction must be within 0.10
 # of the measurement (the benchmark's goal is 0.05; bench/au_grid.sh measures it). The node agent's
@@ -17,7 +17,7 @@
 source "$(dirname "$0")/lib.sh"
 use_rig
 need_tool jq
-source "$TESTS_DIR/../bench/au_lib.sh"
+source "$TESTS_DIR/lib/au_volumes.sh"
 au_check_torch || fail "$(au_check_torch)"
 AU_BATCH=128
 
@@ -25,7 +25,7 @@ for spec in gp3:1,2 sata:1,4; do
   IFS=: read -r vol counts <<<"$spec"
   for s in "${AU_VOLUMES[@]}"; do [[ ${s%%:*} == "$vol" ]] && IFS=: read -r _ riops rbps <<<"$s"; done
   rig="au-$vol"
-  au_volume_up "$rig" "$riops" "$rbps" 512m 2000 || fail "$vol: bench/rig.sh up $rig and its dataset"
+  au_volume_up "$rig" "$riops" "$rbps" 512m 2000 || fail "$vol: tests/lib/rig.sh up $rig and its dataset"
   data=$(rig_dir "$rig")/data
   # The node agent's label for a node whose data path is this volume: the same computation, so a
   # pod of n GPUs is admitted there exactly when the DataLoader keeps n accelerators at the floor.

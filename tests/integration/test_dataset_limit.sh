@@ -1,10 +1,10 @@
 # probe --mode dataset names the resource that limits the loader (bench/feed_limit.h): on the
-# steady-device rig (bench/rig.sh, a tmpfs-backed loop device throttled by the cgroup I/O
+# steady-device rig (tests/lib/rig.sh, a tmpfs-backed loop device throttled by the cgroup I/O
 # controller), a volume capped in read IOPS only and one capped in read bandwidth only, each
 # holding the same ImageNet-like dataset (1,500 files of 100-120 KiB), must come out "iops" and
 # "bandwidth". The caps are gp3's 16,000 IOPS and 125 MiB/s scaled down (to 500 IOPS and 12 MB/s)
 # so that a 2-core client is far from being the limit; the advice must then name the same limit.
-# The classifier itself is unit-tested (tests/unit/bench/feed_limit_test.cc); this is its
+# The classifier itself is unit-tested (tests/unit/probe/feed_limit_test.cc); this is its
 # measurement on real caps. About 20 s.
 source "$(dirname "$0")/lib.sh"
 use_rig
@@ -14,7 +14,7 @@ MAKE_DATASET="$(dirname "$0")/make_dataset.py"
 for case in iops:--riops:500 bandwidth:--rbps:12000000; do
   IFS=: read -r want flag cap <<<"$case"
   rig="limit-$want"
-  rig_up "$rig" --backing tmpfs "$flag" "$cap" --size 400m || fail "bench/rig.sh up $rig"
+  rig_up "$rig" --backing tmpfs "$flag" "$cap" --size 400m || fail "tests/lib/rig.sh up $rig"
   dir=$(rig_dir "$rig")
   python3 "$MAKE_DATASET" "$dir/ds" --files 1500 --dirs 15 --subdirs 3 --min-kib 100 --max-kib 120 --large 0
   sync

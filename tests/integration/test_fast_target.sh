@@ -1,4 +1,4 @@
-# On a fast device the probe's own reaping decides the IOPS: a loop device on tmpfs (bench/rig.sh,
+# On a fast device the probe's own reaping decides the IOPS: a loop device on tmpfs (tests/lib/rig.sh,
 # no cap) completes 32 reads in a few µs each, so every µs a completion waits for its refill is a
 # slot the device does not have. By default iogate refills each completion with its own io_submit,
 # as fio's defaults do, and must not read below fio there; refills batched 32 to an io_submit (the
@@ -8,7 +8,7 @@
 # not flip it; a regression does. ctest runs it alone (RUN_SERIAL): any CPU-bound neighbour skews the ratios.
 source "$(dirname "$0")/lib.sh"
 use_rig
-rig_up fast --backing tmpfs --size 384m || fail "bench/rig.sh up fast"
+rig_up fast --backing tmpfs --size 384m || fail "tests/lib/rig.sh up fast"
 dir=$(rig_dir fast)
 "$IOGATE" probe "$dir" --size 256m --keep-file --runtime 200ms --ramp 0 >/dev/null
 file=$(ls "$dir"/.iogate-probe-*.dat)

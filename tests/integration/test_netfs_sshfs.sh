@@ -1,5 +1,5 @@
 # iogate on a FUSE network file system (issue 33): sshfs over a loopback OpenSSH server whose disk
-# is a rig volume capped at 600 read IOPS and 30 MB/s (tests/lib/sshfs.sh, bench/rig.sh), holding
+# is a rig volume capped at 600 read IOPS and 30 MB/s (tests/lib/sshfs.sh, tests/lib/rig.sh), holding
 # an ImageNet-like dataset (5,000 files of 20-200 KiB). Every reader starts on a cold mount
 # (sshfs_cold: a fresh mount, the server's pages of the dataset dropped).
 #  - detect names it: class network-fs, backend sshfs, the server.
@@ -20,12 +20,12 @@ source "$TESTS_DIR/lib/sshfs.sh"
 SSHFS_STATE="$SCRATCH/sshfs"
 why=$(sshfs_check) || fail "$why"
 on_exit sshfs_down_all
-source "$TESTS_DIR/../bench/au_lib.sh"
+source "$TESTS_DIR/lib/au_volumes.sh"
 au_check_torch || fail "$(au_check_torch)"
 AU_SPS=100
 AU_BATCH=64
 
-au_volume_up netfs 600 30000000 1g 5000 || fail "bench/rig.sh up netfs and its dataset"
+au_volume_up netfs 600 30000000 1g 5000 || fail "tests/lib/rig.sh up netfs and its dataset"
 data=$(rig_dir netfs)/data
 # The server in the rig's cgroup: its reads of the dataset pay the cap, as a file server's disk.
 sshfs_up fs "$data" --run rig_run netfs -- -o Ciphers=aes128-gcm@openssh.com || fail "sshfs over the rig"

@@ -1,5 +1,5 @@
 # The 5-second verdict on a steady device: a loop device on tmpfs throttled by the cgroup I/O
-# controller (bench/rig.sh) to gp3's 3,000 baseline and 16,000 provisioned read IOPS serves its cap
+# controller (tests/lib/rig.sh) to gp3's 3,000 baseline and 16,000 provisioned read IOPS serves its cap
 # round after round, so an early-stopped probe can be held to a 10 s fio run of the same workload:
 # within 5%. The cap is the kernel's, exact to well under 1% over seconds, so the tolerance holds
 # on a busy machine; a wrong window, a dropped or double-counted completion, or an early stop on
@@ -10,7 +10,7 @@ use_rig
 
 for cap in 3000 16000; do
   rig="verdict-$cap"
-  rig_up "$rig" --backing tmpfs --riops "$cap" --size 640m || fail "bench/rig.sh up $rig"
+  rig_up "$rig" --backing tmpfs --riops "$cap" --size 640m || fail "tests/lib/rig.sh up $rig"
   dir=$(rig_dir "$rig")
   out="$SCRATCH/early-$cap.json"
   rig_run "$rig" "$IOGATE" probe "$dir" --size 256m --keep-file --ramp 1s --runtime 10s --early-stop --tolerance 3% \

@@ -6,8 +6,8 @@
 #   seaweed_up STATE [--data-dir DIR] [--cgroup DIR] [--volume-size-mb N]
 #       starts a cluster whose every file (logs, pids, ports, credentials, filer store, and the
 #       volumes unless --data-dir) lives under STATE, which must not exist yet. --data-dir puts
-#       the volume data elsewhere (a rate-limited rig's filesystem, bench/rig.sh dir NAME);
-#       --cgroup DIR makes the server join that cgroup first (bench/rig.sh cgroup NAME), so its
+#       the volume data elsewhere (a rate-limited rig's filesystem, tests/lib/rig.sh dir NAME);
+#       --cgroup DIR makes the server join that cgroup first (tests/lib/rig.sh cgroup NAME), so its
 #       reads of a rig are throttled (cgroup v1 does not throttle buffered writes). Returns once
 #       the master, a writable volume, the filer and the S3 gateway answer.
 #   seaweed_get STATE KEY          a value of the cluster: master_port volume_port filer_port

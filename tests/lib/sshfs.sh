@@ -11,7 +11,7 @@
 #
 # The server is an sshd of its own (own host key, own authorized key, loopback only, a free port)
 # whose sftp-server children read DIR. --run PREFIX... starts it under a command prefix, e.g.
-# `rig_run RIG` (bench/rig.sh): the server's reads then pay the rig's I/O cap, as a file server's
+# `rig_run RIG` (tests/lib/rig.sh): the server's reads then pay the rig's I/O cap, as a file server's
 # disk would. The client is sshfs's defaults (its 20 s attribute cache, the kernel's 1 s FUSE
 # entry timeout) plus the SSHFS_OPTIONs. Needs root (sshd's privilege separation, FUSE mounts).
 # State lives in $SSHFS_STATE/NAME (default /run/iogate-sshfs).

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "bench/probe_result.h"
+#include "probe/probe_result.h"
 
 namespace iogate::testing {
 
