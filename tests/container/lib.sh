@@ -18,9 +18,7 @@ CHART="$ROOT/charts/iogate"
 IMAGE=${IOGATE_TEST_IMAGE:-iogate:test}
 
 [[ $(id -u) -eq 0 ]] || fail "the container tests need root (docker, loop devices, cgroups): run them, or ctest, as root"
-for tool in docker jq; do
-  command -v "$tool" >/dev/null || fail "$tool is missing: bash scripts/install-deps.sh (docker: apt-get install docker.io)"
-done
+need_tool docker jq
 docker info >/dev/null 2>&1 ||
   fail "no Docker Engine answers on /var/run/docker.sock: start it (systemctl start docker, or dockerd &)"
 # Debian's python3 has python3-yaml; another python3 first on PATH may not.

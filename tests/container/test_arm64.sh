@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 need_image
 : "${ARM64_BUILD_DIR:?ARM64_BUILD_DIR must name the build folder of build.arm64 (ctest sets it)}"
 [[ -x "$ARM64_BUILD_DIR/iogate" ]] || fail "no $ARM64_BUILD_DIR/iogate: ctest runs build.arm64 first (the fixture)"
-for tool in file tar; do command -v "$tool" >/dev/null || fail "$tool is missing: bash scripts/install-deps.sh"; done
+need_tool file tar
 ARM_IMAGE="$IMAGE-arm64"
 on_exit "docker rmi -f $ARM_IMAGE"
 
@@ -60,7 +60,7 @@ pass "docker run --platform linux/arm64 (qemu-user via binfmt_misc), read-only, 
 # --- one tag for both: the manual's commands, against a real registry on loopback ---
 # Debian's docker-registry (the Distribution registry); the engine and `docker manifest` reach a
 # registry on 127.0.0.0/8 over plain HTTP.
-command -v docker-registry >/dev/null || fail "docker-registry is missing: bash scripts/install-deps.sh"
+need_tool docker-registry
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir "$SCRATCH/registry"
 cat >"$SCRATCH/registry.yml" <<YAML

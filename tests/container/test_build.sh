@@ -14,7 +14,7 @@
 #     build, FROM scratch, no `# syntax=` line that would pull a frontend), and .dockerignore keeps
 #     the host's build output and history out of the context.
 source "$(dirname "$0")/lib.sh"
-for tool in file readelf tar; do command -v "$tool" >/dev/null || fail "$tool is missing: bash scripts/install-deps.sh"; done
+need_tool file readelf tar
 LIMIT=10000000 # bytes: the issue's "under 10 MB", as `docker images` counts (decimal)
 
 # --- build, then build again: the second is all cache ---

@@ -22,13 +22,6 @@ need_image
 container_cluster
 
 NS=iogate-system
-# jq_ok FILE MESSAGE [JQ FLAGS...] EXPR: assert_jq with jq's --arg, --argjson, --slurpfile.
-jq_ok() {
-  local file=$1 msg=$2 out
-  shift 2
-  out=$(jq -e "$@" "$file" 2>&1) || fail "$msg (jq: ${*: -1} gave ${out:-false})"
-  pass "$msg"
-}
 loop_volume data 1g
 DATA=$LOOP_DIR
 # The DaemonSet mounts each data path with mountPropagation HostToContainer (rslave), which the
@@ -56,12 +49,12 @@ chart_render "$SCRATCH/chart.json" -f "$SCRATCH/values.yaml"
 helm_install iogate "$NS" -f "$SCRATCH/values.yaml"
 DS=$(jq -r 'first(.[] | select(.kind == "DaemonSet")) | .metadata.name' "$SCRATCH/chart.json")
 pod_spec "$SCRATCH/chart.json" DaemonSet "$DS" >"$SCRATCH/spec.json"
-jq_ok "$SCRATCH/spec.json" "DaemonSet $DS: --root /host; hostPath /proc and /sys read-only at /host/proc, /host/sys; $DATA read-write at its host path" \
-  --arg d "$DATA" '(.volumes | map({(.name): .hostPath.path}) | add) as $hp | .containers[0] as $c
+assert_jq --arg d "$DATA" "$SCRATCH/spec.json" '(.volumes | map({(.name): .hostPath.path}) | add) as $hp | .containers[0] as $c
   | ($c.args | index("--root")) as $i | $c.name == "node-agent" and $i != null and $c.args[$i + 1] == "/host"
   and ([$c.volumeMounts[] | select($hp[.name] and .mountPath != $d) | [.mountPath, $hp[.name], .readOnly]]
        == [["/host/proc", "/proc", true], ["/host/sys", "/sys", true]])
-  and any($c.volumeMounts[]; .mountPath == $d and $hp[.name] == $d and .readOnly == false)'
+  and any($c.volumeMounts[]; .mountPath == $d and $hp[.name] == $d and .readOnly == false)' \
+  "DaemonSet $DS: --root /host; hostPath /proc and /sys read-only at /host/proc, /host/sys; $DATA read-write at its host path"
 SA=$(jq -r .serviceAccountName "$SCRATCH/spec.json")
 LIMIT=$(jq -r '.containers[0].resources.limits.memory' "$SCRATCH/spec.json")
 [[ $LIMIT =~ ^([0-9]+)(Mi|Gi)$ ]] || fail "the chart's nodeAgent memory limit is '$LIMIT': this test reads Mi or Gi"
@@ -99,12 +92,12 @@ pass "container: iogate $(jq -r '.containers[0].args | join(" ")' "$SCRATCH/spec
 assert_no_test_files "$DATA"
 # What the engine ran: the pod's securityContext, limits and mounts as the kubelet would ask for them.
 docker inspect "$TEST_ID-node" >"$SCRATCH/ctr-inspect.json"
-jq_ok "$SCRATCH/ctr-inspect.json" "container: user 0:0, read-only root, cap-drop ALL, no-new-privileges, default seccomp, memory $LIMIT; /proc and /sys read-only at /host, $DATA read-write (rslave)" \
-  --arg d "$DATA" --argjson mem "$LIMIT_BYTES" '.[0] | (.Mounts | map({(.Destination): [.Source, .RW, .Propagation]}) | add) as $m
+assert_jq --arg d "$DATA" --argjson mem "$LIMIT_BYTES" "$SCRATCH/ctr-inspect.json" '.[0] | (.Mounts | map({(.Destination): [.Source, .RW, .Propagation]}) | add) as $m
   | .Config.User == "0:0" and .HostConfig.ReadonlyRootfs and .HostConfig.CapDrop == ["ALL"]
   and any(.HostConfig.SecurityOpt[]; startswith("no-new-privileges")) and (any(.HostConfig.SecurityOpt[]; test("seccomp")) | not)
   and .HostConfig.Memory == $mem and .HostConfig.MemorySwap == $mem
-  and $m["/host/proc"][:2] == ["/proc", false] and $m["/host/sys"][:2] == ["/sys", false] and $m[$d] == [$d, true, "rslave"]'
+  and $m["/host/proc"][:2] == ["/proc", false] and $m["/host/sys"][:2] == ["/sys", false] and $m[$d] == [$d, true, "rslave"]' \
+  "container: user 0:0, read-only root, cap-drop ALL, no-new-privileges, default seccomp, memory $LIMIT; /proc and /sys read-only at /host, $DATA read-write (rslave)"
 
 # --- the same command as a host process ---
 # The DaemonSet's args with the host's paths: the policy file, no --root (the host's own /proc and
@@ -130,12 +123,12 @@ assert_no_test_files "$DATA"
 
 # --- the two reports: a measurement of a test file written for it, written to the API ---
 for who in ctr host; do
-  jq_ok "$SCRATCH/$who.json" "$who: outcome pass, tier ok, 4 GPUs from status.capacity, written (api ok); $DATA measured by O_DIRECT I/O on a test file it wrote" \
-    --arg d "$DATA" --arg n "$who-node" '.outcome == "pass" and .tier == "ok" and .node == $n and .gpus == 4
+  assert_jq --arg d "$DATA" --arg n "$who-node" "$SCRATCH/$who.json" '.outcome == "pass" and .tier == "ok" and .node == $n and .gpus == 4
     and .gpus_from == "status.capacity" and .api.state == "ok" and (.paths | length) == 1
     and (.paths[0] | .path == $d and .name == "data" and .state == "measured" and .measurement.wrote_test_file
          and (.measurement.read_existing_files | not) and .measurement.direct and (.measurement.page_cache | not)
-         and .measurement.iops > 0)'
+         and .measurement.iops > 0)' \
+    "$who: outcome pass, tier ok, 4 GPUs from status.capacity, written (api ok); $DATA measured by O_DIRECT I/O on a test file it wrote"
 done
 # Detection in the container (the host's mount table and sysfs through /host) names what the host
 # process found: the same loop device, mount, class and reason (which names the backing file's disk).
@@ -144,9 +137,9 @@ jq -n --slurpfile c "$SCRATCH/ctr.json" --slurpfile h "$SCRATCH/host.json" \
    and $c[0].paths[0].measurement.device_class == $h[0].paths[0].measurement.device_class
    and $c[0].paths[0].measurement.leaf_classes == $h[0].paths[0].measurement.leaf_classes' >/dev/null ||
   fail "storage: container $(jq -c '.paths[0].storage' "$SCRATCH/ctr.json"), host $(jq -c '.paths[0].storage' "$SCRATCH/host.json")"
-jq_ok "$SCRATCH/ctr.json" "storage equal in both reports: $(jq -r '.paths[0].storage | "\(.device_class) on \(.source), \(.fs_type) at \(.mount_point)"' "$SCRATCH/ctr.json")" \
-  --arg dev "$LOOP_DEV" --arg d "$DATA" --arg img "$LOOP_IMG" '.paths[0].storage | .source == $dev and .mount_point == $d
-  and .fs_type == "ext4" and (.reason | startswith("\($dev | ltrimstr("/dev/")) (loop) → \($img) (file) → "))'
+assert_jq --arg dev "$LOOP_DEV" --arg d "$DATA" --arg img "$LOOP_IMG" "$SCRATCH/ctr.json" '.paths[0].storage | .source == $dev and .mount_point == $d
+  and .fs_type == "ext4" and (.reason | startswith("\($dev | ltrimstr("/dev/")) (loop) → \($img) (file) → "))' \
+  "storage equal in both reports: $(jq -r '.paths[0].storage | "\(.device_class) on \(.source), \(.fs_type) at \(.mount_point)"' "$SCRATCH/ctr.json")"
 
 # `iogate detect` in the same pod spec (args replaced), against the host's `iogate detect`.
 jq --arg d "$DATA" '.containers[0].args = ["detect", "--root", "/host", $d, "--output-format", "json"]' \
@@ -155,10 +148,10 @@ docker_pod detect "$SCRATCH/spec-detect.json" node-agent "$(jq -nc --arg p "$SCR
   '{"spec.nodeName": "ctr-node"}' >"$SCRATCH/ctr-detect.json" 2>"$SCRATCH/ctr-detect.log" ||
   fail "detect in the container: $(cat "$SCRATCH/ctr-detect.log")"
 "$IOGATE" detect "$DATA" --output-format json >"$SCRATCH/host-detect.json"
-jq_ok "$SCRATCH/ctr-detect.json" "detect in the container: $(basename "$LOOP_DEV") (loop) over $LOOP_IMG, class $(jq -r .class "$SCRATCH/host-detect.json"): the host's detect, field for field" \
-  --slurpfile h "$SCRATCH/host-detect.json" --arg dev "$(basename "$LOOP_DEV")" --arg img "$LOOP_IMG" \
-  '. == $h[0] and .stack[0].kind == "loop" and .stack[0].name == $dev and .stack[0].backing_file == $img
-  and .stack[0].children[0].kind == "file" and .stack[0].children[0].name == $img'
+assert_jq --slurpfile h "$SCRATCH/host-detect.json" --arg dev "$(basename "$LOOP_DEV")" --arg img "$LOOP_IMG" \
+  "$SCRATCH/ctr-detect.json" '. == $h[0] and .stack[0].kind == "loop" and .stack[0].name == $dev and .stack[0].backing_file == $img
+  and .stack[0].children[0].kind == "file" and .stack[0].children[0].name == $img' \
+  "detect in the container: $(basename "$LOOP_DEV") (loop) over $LOOP_IMG, class $(jq -r .class "$SCRATCH/host-detect.json"): the host's detect, field for field"
 
 # --- the labels each agent wrote on its Node, read back ---
 k get node ctr-node -o json >"$SCRATCH/ctr-node.json"
@@ -174,9 +167,9 @@ jq -en --argjson c "$CTR_LABELS" --argjson h "$HOST_LABELS" --slurpfile r "$SCRA
   and $c["iogate.io/randread-iops"] == $iops and $c["iogate.io/randread-iops.data"] == $iops' >/dev/null ||
   fail "labels: container's Node $CTR_LABELS, host's Node $HOST_LABELS"
 pass "labels equal but for the IOPS: $(jq -r 'with_entries(select(.key | startswith("iogate.io/randread-iops") | not)) | to_entries | map("\(.key)=\(.value)") | join(" ")' <<<"$CTR_LABELS")"
-jq_ok "$SCRATCH/ctr-node.json" "ctr-node: annotation iogate.io/report (pass, 4 GPUs, the data path) and no taint of iogate's" \
-  --arg d "$DATA" '(.metadata.annotations["iogate.io/report"] | fromjson | .outcome == "pass" and .gpus == 4
-  and (.paths | length) == 1) and ([(.spec.taints // [])[] | select(.key | startswith("iogate.io/"))] == [])'
+assert_jq --arg d "$DATA" "$SCRATCH/ctr-node.json" '(.metadata.annotations["iogate.io/report"] | fromjson | .outcome == "pass" and .gpus == 4
+  and (.paths | length) == 1) and ([(.spec.taints // [])[] | select(.key | startswith("iogate.io/"))] == [])' \
+  "ctr-node: annotation iogate.io/report (pass, 4 GPUs, the data path) and no taint of iogate's"
 CTR_IOPS=$(jq -r '.["iogate.io/randread-iops"]' <<<"$CTR_LABELS")
 HOST_IOPS=$(jq -r '.["iogate.io/randread-iops"]' <<<"$HOST_LABELS")
 RATIO=$(jq -n "$HOST_IOPS / $CTR_IOPS * 100 | round / 100")

@@ -16,7 +16,7 @@
 source "$(dirname "$0")/../integration/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 : "${ARM64_BUILD_DIR:?ARM64_BUILD_DIR must name the arm64 build folder (ctest: <build>/arm64)}"
-for tool in aarch64-linux-gnu-g++ qemu-aarch64-static file readelf jq; do need_tool "$tool"; done
+need_tool aarch64-linux-gnu-g++ qemu-aarch64-static file readelf jq
 # No -L: the unit binaries (dynamic; iogate is static) load through /lib/ld-linux-aarch64.so.1,
 # the multiarch libc6:arm64 that came with the arm64 -dev packages. -L /usr/aarch64-linux-gnu would
 # pair the cross toolchain's loader (glibc 2.36-8cross1) with that libc (deb12u14), and the first

@@ -1,46 +1,19 @@
-# Shared by the deployment tests (test_chart.sh, test_manifests.sh): reporting, the tools, and
-# YAML to JSON. Source it after setting HERE (this directory); it sets ROOT, SCRATCH (removed on
-# exit), UPSTREAM_BIN, HELM, KUBECTL (the pinned builds), CHECK_MANIFESTS, IOGATE, APP_VERSION and PY, or fails naming
+# Shared by the deployment tests (test_chart.sh, test_manifests.sh): reporting (tests/lib/check.sh),
+# the tools, and YAML to JSON. Source it after setting HERE (this directory); it sets ROOT, SCRATCH
+# (tests/lib/scratch.sh, removed on exit), UPSTREAM_BIN, HELM, KUBECTL (the pinned builds), CHECK_MANIFESTS, IOGATE, APP_VERSION and PY, or fails naming
 # the missing piece and its fix.
 set -uo pipefail
 
 ROOT=$(cd "$HERE/../.." && pwd)
-SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/iogate-deploy.XXXXXX")
-# A test adds its own cleanups (a cluster) to EXIT_HOOKS; they run before the scratch is removed.
-EXIT_HOOKS=()
-deploy_exit() {
-  local rc=$? h
-  for h in "${EXIT_HOOKS[@]}"; do eval "$h" >/dev/null 2>&1 || true; done
-  rm -rf "$SCRATCH"
-  exit $rc
-}
-trap deploy_exit EXIT
-
-# Checks go on after a failure, so one run reports every problem; finish() sets the exit code.
-FAILS=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-die() { echo "FAIL: $*" >&2; exit 1; }
-finish() {  # finish WHAT
-  if ((FAILS > 0)); then
-    echo "$FAILS check(s) failed" >&2
-    exit 1
-  fi
-  echo "all $1 checks passed"
-}
-
-# need_tools TOOL...: a missing tool fails the test, naming the fix.
-need_tools() {
-  local tool
-  for tool in "$@"; do
-    command -v "$tool" >/dev/null || die "$tool is not installed: run bash scripts/install-deps.sh"
-  done
-}
+source "$ROOT/tests/lib/scratch.sh" iogate-deploy  # SCRATCH, on_exit (a test's cluster)
+# Checks go on after a failure, so one run reports every problem: a failed check is fail_later,
+# finish WHAT sets the exit code; fail is for what leaves nothing to check (a missing tool).
+source "$ROOT/tests/lib/check.sh"
 
 # Debian's python3 has python3-yaml (a yamllint dependency); another python3 first on PATH may not.
 PY=/usr/bin/python3
 [[ -x $PY ]] || PY=python3
-"$PY" -c 'import yaml' 2>/dev/null || die "python3 has no yaml module: apt-get install python3-yaml"
+"$PY" -c 'import yaml' 2>/dev/null || fail "python3 has no yaml module: apt-get install python3-yaml"
 
 # YAML (multi-document) -> a JSON array of the non-empty documents.
 to_json() {
@@ -55,11 +28,11 @@ json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], sys.stdout)' 
 read -ra deploy_upstream <<<"${DEPLOY_UPSTREAM:-helm}"
 if [[ -z "${UPSTREAM_BIN:-}" ]]; then
   UPSTREAM_BIN=$(bash "$ROOT/tests/upstream/build.sh" --print-bin "${deploy_upstream[@]}") ||
-    die "tests/upstream/build.sh could not build ${deploy_upstream[*]} (output above)"
+    fail "tests/upstream/build.sh could not build ${deploy_upstream[*]} (output above)"
 fi
 for tool in "${deploy_upstream[@]}"; do
   [[ -x "$UPSTREAM_BIN/$tool" ]] ||
-    die "$UPSTREAM_BIN/$tool is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
+    fail "$UPSTREAM_BIN/$tool is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
 done
 HELM=$UPSTREAM_BIN/helm
 KUBECTL=$UPSTREAM_BIN/kubectl
@@ -77,11 +50,11 @@ if [[ -z "${CHECK_MANIFESTS:-}" ]]; then
   TOOLS_DIR=${DEPLOY_TOOLS_DIR:-$ROOT/build/deploy-tools}
   mkdir -p "$TOOLS_DIR"
   bash "$HERE/build_tools.sh" "$TOOLS_DIR" >"$SCRATCH/build.log" 2>&1 ||
-    die "build_tools.sh failed: $(tail -20 "$SCRATCH/build.log")"
+    fail "build_tools.sh failed: $(tail -20 "$SCRATCH/build.log")"
   CHECK_MANIFESTS=$TOOLS_DIR/check-manifests
 fi
-[[ -x "$CHECK_MANIFESTS" ]] || die "CHECK_MANIFESTS=$CHECK_MANIFESTS is not executable"
+[[ -x "$CHECK_MANIFESTS" ]] || fail "CHECK_MANIFESTS=$CHECK_MANIFESTS is not executable"
 IOGATE=${IOGATE:-$ROOT/build/iogate}
-[[ -x "$IOGATE" ]] || die "IOGATE=$IOGATE is not built: run bash scripts/build.sh"
+[[ -x "$IOGATE" ]] || fail "IOGATE=$IOGATE is not built: run bash scripts/build.sh"
 APP_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$ROOT/charts/iogate/Chart.yaml")
-[[ -n "$APP_VERSION" ]] || die "charts/iogate/Chart.yaml has no appVersion"
+[[ -n "$APP_VERSION" ]] || fail "charts/iogate/Chart.yaml has no appVersion"

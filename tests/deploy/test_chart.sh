@@ -38,16 +38,16 @@
 # (ctest sets it to <build>/deploy-tools). IOGATE: the binary. A missing tool fails the test.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
-need_tools jq yamllint openssl promtool
+need_tool jq yamllint openssl promtool
 source "$ROOT/tests/upstream/versions.env"
 # No cluster here: a kubeconfig that points nowhere, so nothing can reach a real one by accident.
 export KUBECONFIG="$SCRATCH/no-cluster.kubeconfig"
 : >"$KUBECONFIG"
 CHART="$ROOT/charts/iogate"
 CHART_VERSION=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$CHART/Chart.yaml")
-[[ -n "$CHART_VERSION" ]] || die "Chart.yaml lacks version"
+[[ -n "$CHART_VERSION" ]] || fail "Chart.yaml lacks version"
 [[ "$("$IOGATE" --version)" == "iogate $APP_VERSION" ]] ||
-  fail "Chart.yaml appVersion $APP_VERSION is not the binary's version ($("$IOGATE" --version))"
+  fail_later "Chart.yaml appVersion $APP_VERSION is not the binary's version ($("$IOGATE" --version))"
 
 # template RELEASE CHART-DIR NAMESPACE [helm flags...]: helm template, its manifests on stdout.
 template() {
@@ -62,20 +62,20 @@ render() {
   local name=$1 release=$2 ns=$3
   shift 3
   if ! template "$release" "$CHART" "$ns" "$@" >"$SCRATCH/$name.yaml" 2>"$SCRATCH/$name.err"; then
-    fail "$name: the chart does not render: $(cat "$SCRATCH/$name.err")"
+    fail_later "$name: the chart does not render: $(cat "$SCRATCH/$name.err")"
     return 1
   fi
-  to_json "$SCRATCH/$name.yaml" >"$SCRATCH/$name.json" || { fail "$name: not YAML"; return 1; }
+  to_json "$SCRATCH/$name.yaml" >"$SCRATCH/$name.json" || { fail_later "$name: not YAML"; return 1; }
   if yamllint -f parsable -c "$HERE/yamllint.yaml" "$SCRATCH/$name.yaml" >"$SCRATCH/$name.lint" 2>&1; then
     pass "$name: yamllint is clean"
   else
-    fail "$name: yamllint: $(head -20 "$SCRATCH/$name.lint")"
+    fail_later "$name: yamllint: $(head -20 "$SCRATCH/$name.lint")"
   fi
   if "$CHECK_MANIFESTS" --expect-rbac "$HERE/expected-rbac.yaml" --app-version "${EXPECT_TAG:-$APP_VERSION}" \
       --require-labels "$SCRATCH/$name.yaml" >"$SCRATCH/$name.check" 2>&1; then
     pass "$name: check-manifests accepts it (RBAC as expected, images, labels, security contexts, resources)"
   else
-    fail "$name: check-manifests: $(cat "$SCRATCH/$name.check")"
+    fail_later "$name: check-manifests: $(cat "$SCRATCH/$name.check")"
   fi
 }
 
@@ -92,7 +92,7 @@ expect_objects() {
   if diff -u "$SCRATCH/$name.want" "$SCRATCH/$name.got" >"$SCRATCH/$name.diff"; then
     pass "$name: exactly the expected $(wc -l <"$SCRATCH/$name.want") objects"
   else
-    fail "$name: objects differ from the expected (- expected, + rendered):
+    fail_later "$name: objects differ from the expected (- expected, + rendered):
 $(tail -n +3 "$SCRATCH/$name.diff")"
   fi
 }
@@ -111,7 +111,7 @@ check() {
   if [[ "$(jq -r "${args[@]}" "$filter" <<<"$json" 2>&1)" == "true" ]]; then
     pass "$name: $what"
   else
-    fail "$name: $what (jq '$filter' is not true on: $(jq -c . <<<"$json" 2>/dev/null | cut -c1-600))"
+    fail_later "$name: $what (jq '$filter' is not true on: $(jq -c . <<<"$json" 2>/dev/null | cut -c1-600))"
   fi
 }
 
@@ -181,9 +181,9 @@ policy_objects() { # fullname namespace...
 
 # 0. The chart's own YAML and JSON.
 yamllint -f parsable -c "$HERE/yamllint.yaml" "$CHART/values.yaml" "$CHART/Chart.yaml" >"$SCRATCH/values.lint" 2>&1 &&
-  pass "values.yaml and Chart.yaml are clean YAML" || fail "values.yaml/Chart.yaml: yamllint: $(head -20 "$SCRATCH/values.lint")"
+  pass "values.yaml and Chart.yaml are clean YAML" || fail_later "values.yaml/Chart.yaml: yamllint: $(head -20 "$SCRATCH/values.lint")"
 jq -e '."$schema" == "http://json-schema.org/draft-07/schema#" and .additionalProperties == false' "$CHART/values.schema.json" >/dev/null &&
-  pass "values.schema.json is draft-07 JSON, closed at the top" || fail "values.schema.json is not draft-07 JSON with additionalProperties false"
+  pass "values.schema.json is draft-07 JSON, closed at the top" || fail_later "values.schema.json is not draft-07 JSON with additionalProperties false"
 
 # helm lint --strict at the pinned Kubernetes version: the chart's metadata, every template
 # rendered with these values, the values schema, and (its deprecation rule, --kube-version) no API
@@ -196,7 +196,7 @@ lint() {
       >"$SCRATCH/lint-$name.out" 2>&1; then
     pass "helm lint --strict --kube-version $KUBERNETES_VERSION ($name): $(grep -E 'linted' "$SCRATCH/lint-$name.out")"
   else
-    fail "helm lint --strict ($name): $(cat "$SCRATCH/lint-$name.out")"
+    fail_later "helm lint --strict ($name): $(cat "$SCRATCH/lint-$name.out")"
   fi
 }
 lint "default values"
@@ -314,16 +314,16 @@ EXPECT_TAG=0.2.0-rc1 render custom gpu-gate storage -f "$SCRATCH/custom-values.y
 render auto-cm iogate iogate-system --api-versions cert-manager.io/v1
 objects auto-cm | grep -qx 'Certificate iogate-system/iogate-webhook-tls' && ! objects auto-cm | grep -q '^Secret ' &&
   pass "auto-cm: certManager.enabled=auto uses cert-manager when cert-manager.io/v1 is served" ||
-  fail "auto-cm: certManager.enabled=auto did not switch to cert-manager: $(objects auto-cm | tr '\n' ' ')"
+  fail_later "auto-cm: certManager.enabled=auto did not switch to cert-manager: $(objects auto-cm | tr '\n' ' ')"
 render no-cm iogate iogate-system --api-versions cert-manager.io/v1 --set webhook.certManager.enabled=false
 objects no-cm | grep -qx 'Secret iogate-system/iogate-webhook-tls' && ! objects no-cm | grep -q '^Certificate ' &&
   pass "no-cm: certManager.enabled=false makes its own pair even where cert-manager is served" ||
-  fail "no-cm: certManager.enabled=false: $(objects no-cm | tr '\n' ' ')"
+  fail_later "no-cm: certManager.enabled=false: $(objects no-cm | tr '\n' ' ')"
 
 # 5. A release whose name lacks "iogate": objects are <release>-iogate-*.
 render plain-name rel default --set preflight.enabled=false
 objects plain-name | grep -qx 'DaemonSet default/rel-iogate-node' && objects plain-name | grep -qx 'ConfigMap default/rel-iogate-policy' &&
-  pass "plain-name: release rel names its objects rel-iogate-*" || fail "plain-name: $(objects plain-name | tr '\n' ' ')"
+  pass "plain-name: release rel names its objects rel-iogate-*" || fail_later "plain-name: $(objects plain-name | tr '\n' ' ')"
 
 # 6. Chart.yaml (as `helm show chart` reads it): the Kubernetes it needs, which helm enforces
 #    against the cluster's version (--kube-version stands for it here); where it comes from; the
@@ -342,20 +342,20 @@ if "$HELM" show chart "$CHART" >"$SCRATCH/chart-meta.yaml" 2>"$SCRATCH/chart-met
   check Chart.yaml "artifacthub.io/images names the image the default values run ($image)" "$(yaml_field artifacthub.io/images)" \
     --arg image "$image" '. == [{"name": "iogate", "image": $image}]'
 else
-  fail "helm show chart: $(cat "$SCRATCH/chart-meta.err")"
+  fail_later "helm show chart: $(cat "$SCRATCH/chart-meta.err")"
 fi
 # kubeVersion: helm refuses an older cluster before rendering anything, naming the requirement;
 # 1.30 passes, and so do providers' builds of it (v1.30.2-eks-..., SemVer pre-releases: the "-0").
 if template iogate "$CHART" iogate-system --kube-version 1.29.0 >/dev/null 2>"$SCRATCH/kube129.err"; then
-  fail "helm template --kube-version 1.29.0 renders: kubeVersion is not enforced"
+  fail_later "helm template --kube-version 1.29.0 renders: kubeVersion is not enforced"
 elif grep -qF 'requires kubeVersion: >=1.30.0-0' "$SCRATCH/kube129.err" && grep -qF '1.29.0' "$SCRATCH/kube129.err"; then
   pass "helm template --kube-version 1.29.0 fails: $(head -1 "$SCRATCH/kube129.err")"
 else
-  fail "helm template --kube-version 1.29.0 fails without naming the requirement: $(cat "$SCRATCH/kube129.err")"
+  fail_later "helm template --kube-version 1.29.0 fails without naming the requirement: $(cat "$SCRATCH/kube129.err")"
 fi
 for v in 1.30.0 v1.30.2-eks-1a2b3c4 v1.31.1-gke.1146000; do
   template iogate "$CHART" iogate-system --kube-version "$v" >/dev/null 2>"$SCRATCH/kube-ok.err" &&
-    pass "helm template --kube-version $v renders" || fail "helm template --kube-version $v: $(cat "$SCRATCH/kube-ok.err")"
+    pass "helm template --kube-version $v renders" || fail_later "helm template --kube-version $v: $(cat "$SCRATCH/kube-ok.err")"
 done
 
 # 7. Pull secrets: global.imagePullSecrets (an umbrella chart's, a name or {name}) and then the
@@ -390,7 +390,7 @@ for r in default custom; do
         or $l["helm.sh/chart"] != $c
         or ($l["app.kubernetes.io/component"] | IN("node-agent", "webhook", "preflight", "policy", "dashboard", "cleanup", "test") | not))
     | "\(.kind)/\(.metadata.name)"' "$SCRATCH/$r.json")
-  [[ -z "$bad" ]] && pass "$r: every object and pod template has the standard labels" || fail "$r: labels wrong on: $bad"
+  [[ -z "$bad" ]] && pass "$r: every object and pod template has the standard labels" || fail_later "$r: labels wrong on: $bad"
 done
 check custom "commonLabels reach objects and pod templates" "$(cat "$SCRATCH/custom.json")" \
   '[.[] | .metadata.labels.team, (.spec.template.metadata.labels.team // "ml-platform")] | all(. == "ml-platform")'
@@ -437,14 +437,14 @@ check custom "custom image and pull policy, pull secret, nodeSelector, no priori
 # 6. The PrometheusRule: off by default; on, where monitoring.coreos.com/v1 is served, its groups are
 #    rules/iogate.rules.yaml as they are, which promtool checks and tests (tests/deploy/alerts_test.yaml).
 RULES="$CHART/rules/iogate.rules.yaml"
-objects default | grep -q '^PrometheusRule ' && fail "default: a PrometheusRule without prometheusRule.enabled"
+objects default | grep -q '^PrometheusRule ' && fail_later "default: a PrometheusRule without prometheusRule.enabled"
 render prom-rule iogate iogate-system --api-versions monitoring.coreos.com/v1 \
   --set prometheusRule.enabled=true --set prometheusRule.labels.release=kube-prometheus-stack
 {
   objects default
   echo "PrometheusRule iogate-system/iogate"
 } | expect_objects prom-rule
-to_json "$RULES" >"$SCRATCH/rules.json" || fail "$RULES is not YAML"
+to_json "$RULES" >"$SCRATCH/rules.json" || fail_later "$RULES is not YAML"
 check prom-rule "PrometheusRule: the groups of rules/iogate.rules.yaml as they are, its labels, component alerts" \
   "$(jq -nc --argjson r "$(obj prom-rule PrometheusRule iogate iogate-system)" --slurpfile f "$SCRATCH/rules.json" '{r:$r,f:$f[0][0]}')" '
   .r.spec == {groups: .f.groups} and (.f.groups | length) >= 2
@@ -452,32 +452,32 @@ check prom-rule "PrometheusRule: the groups of rules/iogate.rules.yaml as they a
 if promtool check rules "$RULES" >"$SCRATCH/rules.check" 2>&1; then
   pass "promtool check rules: $RULES ($(grep -o '[0-9]* rules found' "$SCRATCH/rules.check"))"
 else
-  fail "promtool check rules $RULES: $(cat "$SCRATCH/rules.check")"
+  fail_later "promtool check rules $RULES: $(cat "$SCRATCH/rules.check")"
 fi
 obj prom-rule PrometheusRule iogate iogate-system | jq '.spec' >"$SCRATCH/rendered-rules.json"
 promtool check rules "$SCRATCH/rendered-rules.json" >"$SCRATCH/rendered-rules.check" 2>&1 &&
   pass "promtool check rules: the rendered PrometheusRule's spec" ||
-  fail "promtool check rules (rendered spec): $(cat "$SCRATCH/rendered-rules.check")"
+  fail_later "promtool check rules (rendered spec): $(cat "$SCRATCH/rendered-rules.check")"
 if promtool test rules "$HERE/alerts_test.yaml" >"$SCRATCH/rules.test" 2>&1; then
   pass "promtool test rules: tests/deploy/alerts_test.yaml passes"
 else
-  fail "promtool test rules tests/deploy/alerts_test.yaml: $(cat "$SCRATCH/rules.test")"
+  fail_later "promtool test rules tests/deploy/alerts_test.yaml: $(cat "$SCRATCH/rules.test")"
 fi
 # Every alert: severity, a summary, a description and a runbook_url whose anchor is a section of
 # docs/runbooks.md; and at least one firing and one silent case in the rule tests.
-to_json "$HERE/alerts_test.yaml" >"$SCRATCH/alerts-test.json" || fail "alerts_test.yaml is not YAML"
+to_json "$HERE/alerts_test.yaml" >"$SCRATCH/alerts-test.json" || fail_later "alerts_test.yaml is not YAML"
 jq -r '.[0].groups[].rules[] | select(.alert) | .alert' "$SCRATCH/rules.json" >"$SCRATCH/alerts"
-[[ $(wc -l <"$SCRATCH/alerts") -ge 9 ]] || fail "only $(wc -l <"$SCRATCH/alerts") alerts in $RULES"
+[[ $(wc -l <"$SCRATCH/alerts") -ge 9 ]] || fail_later "only $(wc -l <"$SCRATCH/alerts") alerts in $RULES"
 while read -r alert; do
   jq -e --arg a "$alert" '.[0].groups[].rules[] | select(.alert == $a)
     | (.labels.severity | IN("warning", "critical")) and (.annotations.summary | length > 0)
       and (.annotations.description | length > 0)
       and .annotations.runbook_url == "https://github.com/iogate/iogate/blob/main/docs/runbooks.md#\($a | ascii_downcase)"' \
-    "$SCRATCH/rules.json" >/dev/null || fail "$alert: severity, summary, description or runbook_url missing or malformed"
-  grep -qx "## $alert" "$ROOT/docs/runbooks.md" || fail "$alert: no section \"## $alert\" in docs/runbooks.md"
+    "$SCRATCH/rules.json" >/dev/null || fail_later "$alert: severity, summary, description or runbook_url missing or malformed"
+  grep -qx "## $alert" "$ROOT/docs/runbooks.md" || fail_later "$alert: no section \"## $alert\" in docs/runbooks.md"
   jq -e --arg a "$alert" '[.[0].tests[].alert_rule_test[] | select(.alertname == $a)]
     | any((.exp_alerts // []) | length > 0) and any((.exp_alerts // []) | length == 0)' "$SCRATCH/alerts-test.json" >/dev/null ||
-    fail "$alert: alerts_test.yaml lacks a firing or a silent case"
+    fail_later "$alert: alerts_test.yaml lacks a firing or a silent case"
 done <"$SCRATCH/alerts"
 pass "$(wc -l <"$SCRATCH/alerts") alerts: each with severity, summary, description, a runbook section, a firing and a silent test"
 
@@ -594,7 +594,7 @@ ca_vwc=$(jq -r '.webhooks[0].clientConfig.caBundle // ""' <<<"$vwc")
 ca_sec=$(jq -r '.data["ca.crt"] // ""' <<<"$secret")
 [[ -n "$ca_mwc" && "$ca_mwc" == "$ca_vwc" && "$ca_mwc" == "$ca_sec" ]] &&
   pass "default: both configurations carry the Secret's CA as caBundle" ||
-  fail "default: caBundles differ or are empty (mutating ${#ca_mwc}, validating ${#ca_vwc}, secret ${#ca_sec} chars)"
+  fail_later "default: caBundles differ or are empty (mutating ${#ca_mwc}, validating ${#ca_vwc}, secret ${#ca_sec} chars)"
 check default "the TLS Secret is kubernetes.io/tls with ca.crt, tls.crt, tls.key" "$secret" \
   '.type == "kubernetes.io/tls" and (.data | keys) == ["ca.crt","tls.crt","tls.key"]'
 base64 -d <<<"$ca_mwc" >"$SCRATCH/ca.pem" 2>/dev/null
@@ -603,27 +603,27 @@ jq -r '.data["tls.key"]' <<<"$secret" | base64 -d >"$SCRATCH/tls.key" 2>/dev/nul
 if openssl verify -purpose sslserver -CAfile "$SCRATCH/ca.pem" "$SCRATCH/tls.crt" >"$SCRATCH/verify.out" 2>&1; then
   pass "default: the serving certificate verifies against the caBundle (purpose sslserver)"
 else
-  fail "default: openssl verify: $(cat "$SCRATCH/verify.out")"
+  fail_later "default: openssl verify: $(cat "$SCRATCH/verify.out")"
 fi
 [[ "$(openssl x509 -in "$SCRATCH/tls.crt" -noout -pubkey 2>/dev/null | sha256sum)" == "$(openssl pkey -in "$SCRATCH/tls.key" -pubout 2>/dev/null | sha256sum)" ]] &&
-  pass "default: tls.key is the certificate's key" || fail "default: tls.key does not match tls.crt"
+  pass "default: tls.key is the certificate's key" || fail_later "default: tls.key does not match tls.crt"
 sans=$(openssl x509 -in "$SCRATCH/tls.crt" -noout -text 2>/dev/null | grep -A1 'Subject Alternative Name' | tail -1 | tr -d ' ' | tr ',' '\n' | sed 's/^DNS://' | sort)
 want_sans=$(printf '%s\n' iogate-webhook iogate-webhook.iogate-system iogate-webhook.iogate-system.svc iogate-webhook.iogate-system.svc.cluster.local | sort)
 [[ "$sans" == "$want_sans" ]] && pass "default: the certificate's SANs are svc, svc.ns, svc.ns.svc, svc.ns.svc.cluster.local" ||
-  fail "default: SANs are [$(echo $sans)], want [$(echo $want_sans)]"
+  fail_later "default: SANs are [$(echo $sans)], want [$(echo $want_sans)]"
 # The API server connects to <svc>.<ns>.svc: check the name as a client would.
 openssl verify -CAfile "$SCRATCH/ca.pem" -verify_hostname iogate-webhook.iogate-system.svc "$SCRATCH/tls.crt" >/dev/null 2>&1 &&
   pass "default: the certificate is valid for the host name the API server dials" ||
-  fail "default: the certificate does not verify for iogate-webhook.iogate-system.svc"
+  fail_later "default: the certificate does not verify for iogate-webhook.iogate-system.svc"
 # Without a cluster helm's lookup finds no Secret, so another rendering makes another pair: the
 # reuse of the existing pair on upgrade needs a cluster (tests/e2e/test_chart_install.sh).
 if template iogate "$CHART" iogate-system --show-only templates/webhook-configurations.yaml >"$SCRATCH/again.yaml" 2>"$SCRATCH/again.err"; then
   ca_again=$(to_json "$SCRATCH/again.yaml" | jq -r 'first(.[] | select(.kind == "Secret")) | .data["ca.crt"]')
   [[ -n "$ca_again" && "$ca_again" != null && "$ca_again" != "$ca_sec" ]] &&
     pass "default: without a cluster (lookup empty) each helm template makes a new CA" ||
-    fail "default: a second rendering's CA is ${ca_again:0:20}..., the first's ${ca_sec:0:20}... (want two different ones)"
+    fail_later "default: a second rendering's CA is ${ca_again:0:20}..., the first's ${ca_sec:0:20}... (want two different ones)"
 else
-  fail "default: a second rendering failed: $(cat "$SCRATCH/again.err")"
+  fail_later "default: a second rendering failed: $(cat "$SCRATCH/again.err")"
 fi
 
 # cert-manager (custom): Issuer, Certificate, inject-ca-from, no caBundle, no Secret from the chart.
@@ -661,7 +661,7 @@ template iogate "$CHART" ml --set 'preflight.namespaces={ml,ml2}' --set 'preflig
   check extra-sa "extraServiceAccounts are bound in every preflight namespace, after the chart's own" "$(cat "$SCRATCH/extra-sa.json")" '
     [.[] | select(.kind == "RoleBinding") | [.metadata.namespace, (.subjects | map(.namespace + "/" + .name))]]
     == [["ml", ["ml/iogate-preflight","ml/default","ml/trainer"]], ["ml2", ["ml2/iogate-preflight","ml2/default","ml2/trainer"]]]' ||
-  fail "extra-sa: $(cat "$SCRATCH/extra-sa.yaml" | head -5)"
+  fail_later "extra-sa: $(cat "$SCRATCH/extra-sa.yaml" | head -5)"
 
 # ---------------------------------------------------------------------------------------------
 # Least reach: the ValidatingAdmissionPolicies (their CEL is compiled, type-checked and enforced by
@@ -689,19 +689,19 @@ template iogate "$CHART" ml --set 'preflight.namespaces={ml,ml2}' --set 'preflig
     | ($subjects | length) == 6
     and [.[] | select(.kind == "ValidatingAdmissionPolicy") | .spec.matchConditions]
         == [[{name: "preflight-account", expression: ("request.userInfo.username in " + ($subjects | tojson))}]]' ||
-  fail "extra-vap: $(head -5 "$SCRATCH/extra-vap.yaml")"
+  fail_later "extra-vap: $(head -5 "$SCRATCH/extra-vap.yaml")"
 # The switches: each policy goes with its own; the RBAC stays.
 render no-least-reach iogate iogate-system --set nodeAgent.leastReachPolicy=false --set preflight.leastReachPolicy=false
 # (The hooks' policies, iogate-cleanup and iogate-test, have switches of their own.)
 objects no-least-reach | grep 'AdmissionPolicy' | grep -qv -e '/iogate-cleanup$' -e '/iogate-test$' &&
-  fail "no-least-reach: $(objects no-least-reach | grep AdmissionPolicy)"
+  fail_later "no-least-reach: $(objects no-least-reach | grep AdmissionPolicy)"
 render no-cleanup-policy iogate iogate-system --set cleanup.leastReachPolicy=false
 ! objects no-cleanup-policy | grep -q 'AdmissionPolicy.* -/iogate-cleanup$' && objects no-cleanup-policy | grep -qx 'Job iogate-system/iogate-cleanup' &&
   pass "cleanup.leastReachPolicy=false: the cleanup Job without its policy" ||
-  fail "cleanup.leastReachPolicy=false: $(objects no-cleanup-policy | grep -- -cleanup | tr '\n' ' ')"
+  fail_later "cleanup.leastReachPolicy=false: $(objects no-cleanup-policy | grep -- -cleanup | tr '\n' ' ')"
 objects no-least-reach | grep -qx 'Role iogate-system/iogate-preflight' && objects no-least-reach | grep -qx 'ClusterRole -/iogate-node' &&
   pass "no-least-reach: nodeAgent/preflight.leastReachPolicy=false render no policy or binding, the RBAC unchanged" ||
-  fail "no-least-reach: $(objects no-least-reach | tr '\n' ' ')"
+  fail_later "no-least-reach: $(objects no-least-reach | tr '\n' ' ')"
 
 # ---------------------------------------------------------------------------------------------
 # Hooks: the post-delete cleanup (iogate node prune) and the helm test pods. Hooks are not part of
@@ -731,7 +731,7 @@ check custom "cleanup Job of the custom values: the three preflight namespaces, 
   and .containers[0].image == "registry.example.com/ml/iogate:0.2.0-rc1" and .imagePullSecrets == [{"name":"regcred"}]'
 render no-cleanup iogate iogate-system --set cleanup.enabled=false
 ! objects no-cleanup | grep -q -- '-cleanup' && pass "cleanup.enabled=false: no cleanup objects" ||
-  fail "cleanup.enabled=false still renders: $(objects no-cleanup | grep -- -cleanup | tr '\n' ' ')"
+  fail_later "cleanup.enabled=false still renders: $(objects no-cleanup | grep -- -cleanup | tr '\n' ' ')"
 render no-pvc-cleanup iogate iogate-system --set cleanup.pvcs=false
 check no-pvc-cleanup "cleanup.pvcs=false: nodes only, no PVC Role, no --pvc-namespace" "$(cat "$SCRATCH/no-pvc-cleanup.json")" '
   (map(select(.metadata.name == "iogate-cleanup-pvcs")) | length) == 0
@@ -753,7 +753,7 @@ check default "the test account creates pods only in tests.namespace, and only a
   and (.p.spec.validations | map(.expression)) == ["has(request.dryRun) && request.dryRun == true"]'
 render no-tests iogate iogate-system --set tests.enabled=false
 ! objects no-tests | grep -q -- '-test' && pass "tests.enabled=false: no test hooks" ||
-  fail "tests.enabled=false still renders: $(objects no-tests | grep -- -test | tr '\n' ' ')"
+  fail_later "tests.enabled=false still renders: $(objects no-tests | grep -- -test | tr '\n' ' ')"
 
 # ---------------------------------------------------------------------------------------------
 # The policy: every copy the same, and the binary accepts it.
@@ -761,25 +761,25 @@ for r in default custom preflight-only; do
   n=$(jq '[.[] | select(.kind == "ConfigMap" and (.metadata.name | endswith("-policy")))] | length' "$SCRATCH/$r.json")
   d=$(jq '[.[] | select(.kind == "ConfigMap" and (.metadata.name | endswith("-policy"))) | .data["policy.yaml"]] | unique | length' "$SCRATCH/$r.json")
   [[ $n -ge 1 && $d -eq 1 ]] && pass "$r: $n policy ConfigMap(s), all holding the same policy.yaml" ||
-    fail "$r: $n policy ConfigMaps with $d different contents"
+    fail_later "$r: $n policy ConfigMaps with $d different contents"
   jq -r 'first(.[] | select(.kind == "ConfigMap" and (.metadata.name | endswith("-policy")))) | .data["policy.yaml"]' \
     "$SCRATCH/$r.json" >"$SCRATCH/$r-policy.yaml"
   if "$IOGATE" policy check "$SCRATCH/$r-policy.yaml" >"$SCRATCH/$r-policy.out" 2>&1; then
     pass "$r: iogate policy check accepts the rendered policy ($(head -1 "$SCRATCH/$r-policy.out" | sed 's/  */ /g'))"
   else
-    fail "$r: iogate policy check: $(cat "$SCRATCH/$r-policy.out")"
+    fail_later "$r: iogate policy check: $(cat "$SCRATCH/$r-policy.out")"
   fi
 done
 grep -q 'from profile image-classification' "$SCRATCH/default-policy.out" && grep -q '^mode *enforce' "$SCRATCH/default-policy.out" &&
-  pass "default: the policy is the image-classification profile, enforced" || fail "default policy: $(head -3 "$SCRATCH/default-policy.out")"
+  pass "default: the policy is the image-classification profile, enforced" || fail_later "default policy: $(head -3 "$SCRATCH/default-policy.out")"
 grep -q '^mode *warn' "$SCRATCH/custom-policy.out" && grep -q 'taint PreferNoSchedule' "$SCRATCH/custom-policy.out" &&
-  pass "custom: policy overrides (mode warn, taint PreferNoSchedule) reach the policy" || fail "custom policy: $(head -6 "$SCRATCH/custom-policy.out")"
+  pass "custom: policy overrides (mode warn, taint PreferNoSchedule) reach the policy" || fail_later "custom policy: $(head -6 "$SCRATCH/custom-policy.out")"
 # Each built-in profile, chosen in values, renders a policy the binary accepts.
 for p in $("$IOGATE" policy profiles | awk '{print $1}'); do
   template iogate "$CHART" ns --set "policy.profile=$p" --show-only templates/policy-configmap.yaml >"$SCRATCH/p.yaml" 2>&1 &&
     to_json "$SCRATCH/p.yaml" | jq -r '.[0].data["policy.yaml"]' >"$SCRATCH/p-policy.yaml" &&
     "$IOGATE" policy check "$SCRATCH/p-policy.yaml" >/dev/null 2>"$SCRATCH/p.err" &&
-    pass "profile $p: the rendered policy passes iogate policy check" || fail "profile $p: $(cat "$SCRATCH/p.err" "$SCRATCH/p.yaml" | head -5)"
+    pass "profile $p: the rendered policy passes iogate policy check" || fail_later "profile $p: $(cat "$SCRATCH/p.err" "$SCRATCH/p.yaml" | head -5)"
 done
 # A dataset-mode policy (workload.mode dataset, samples/s floors) goes through the schema and the binary.
 cat >"$SCRATCH/dataset-values.yaml" <<'EOF2'
@@ -794,7 +794,7 @@ template iogate "$CHART" ns -f "$SCRATCH/dataset-values.yaml" --show-only templa
   to_json "$SCRATCH/d.yaml" | jq -r '.[0].data["policy.yaml"]' >"$SCRATCH/d-policy.yaml" &&
   "$IOGATE" policy check "$SCRATCH/d-policy.yaml" >"$SCRATCH/d.out" 2>&1 && grep -q 'samples' "$SCRATCH/d.out" &&
   pass "a dataset-mode policy (samples/s floors) renders and passes iogate policy check" ||
-  fail "dataset policy: $(cat "$SCRATCH/d.out" "$SCRATCH/d.yaml" 2>/dev/null | head -8)"
+  fail_later "dataset policy: $(cat "$SCRATCH/d.out" "$SCRATCH/d.yaml" 2>/dev/null | head -8)"
 
 # ---------------------------------------------------------------------------------------------
 # Bad values: helm refuses them, with the schema's message naming the key, or the chart's own
@@ -804,11 +804,11 @@ expect_failure() {
   local what=$1 pattern=$2
   shift 2
   if template iogate "$CHART" iogate-system "$@" >"$SCRATCH/bad.out" 2>"$SCRATCH/bad.err"; then
-    fail "bad values accepted: $what"
+    fail_later "bad values accepted: $what"
   elif grep -qE -- "$pattern" "$SCRATCH/bad.err"; then
     pass "refused: $what ($(grep -E -- "$pattern" "$SCRATCH/bad.err" | head -1 | sed 's/^ *//'))"
   else
-    fail "refused, but the message lacks /$pattern/: $what: $(cat "$SCRATCH/bad.err")"
+    fail_later "refused, but the message lacks /$pattern/: $what: $(cat "$SCRATCH/bad.err")"
   fi
 }
 # The schema's refusals: helm's message, under its heading "values don't meet the specifications
@@ -818,12 +818,12 @@ expect_schema_failure() {
   local what=$1 message=$2
   shift 2
   if template iogate "$CHART" iogate-system "$@" >"$SCRATCH/bad.out" 2>"$SCRATCH/bad.err"; then
-    fail "bad values accepted: $what"
+    fail_later "bad values accepted: $what"
   elif grep -qF "values don't meet the specifications of the schema(s)" "$SCRATCH/bad.err" &&
       grep -qF -- "$message" "$SCRATCH/bad.err"; then
     pass "schema refuses: $what ($(grep -F -- "$message" "$SCRATCH/bad.err" | head -1 | sed 's/^ *//'))"
   else
-    fail "refused, but not by the schema with \"$message\": $what: $(cat "$SCRATCH/bad.err")"
+    fail_later "refused, but not by the schema with \"$message\": $what: $(cat "$SCRATCH/bad.err")"
   fi
 }
 expect_schema_failure "a typo'd top-level key (nodeAgnet)" "at '': additional properties 'nodeAgnet' not allowed" --set nodeAgnet.enabled=false
@@ -895,23 +895,23 @@ notes() {
 if notes "$SCRATCH/notes.txt"; then
   pass "NOTES.txt renders"
   grep -qF 'kubectl get nodes -L iogate.io/randread-iops,iogate.io/disk-class,iogate.io/tier' "$SCRATCH/notes.txt" &&
-    pass "NOTES.txt shows how to see the node labels" || fail "NOTES.txt lacks the kubectl get nodes -L line"
+    pass "NOTES.txt shows how to see the node labels" || fail_later "NOTES.txt lacks the kubectl get nodes -L line"
   grep -qF 'iogate-node-metrics' "$SCRATCH/notes.txt" && grep -q 'events' "$SCRATCH/notes.txt" &&
-    pass "NOTES.txt points at events and metrics" || fail "NOTES.txt lacks events or metrics"
+    pass "NOTES.txt points at events and metrics" || fail_later "NOTES.txt lacks events or metrics"
   # The snippet: from "spec:" to the first blank line after it.
   awk '/^spec:$/{on=1} on && /^$/{exit} on' "$SCRATCH/notes.txt" >"$SCRATCH/notes-snippet.yaml"
   "$PY" -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
     "$SCRATCH/notes-snippet.yaml" >"$SCRATCH/notes-snippet.json" 2>"$SCRATCH/notes-snippet.err" ||
-    fail "NOTES.txt's preflight snippet is not YAML: $(cat "$SCRATCH/notes-snippet.err")"
+    fail_later "NOTES.txt's preflight snippet is not YAML: $(cat "$SCRATCH/notes-snippet.err")"
 else
-  fail "NOTES.txt does not render: $(cat "$SCRATCH/notes.txt.err")"
+  fail_later "NOTES.txt does not render: $(cat "$SCRATCH/notes.txt.err")"
 fi
 if notes "$SCRATCH/notes-off.txt" --set preflight.enabled=false; then
   ! grep -q 'iogate-preflight' "$SCRATCH/notes-off.txt" && grep -q 'is installed as release iogate' "$SCRATCH/notes-off.txt" &&
     pass "NOTES.txt prints no preflight snippet when preflight is off" ||
-    fail "NOTES.txt with preflight off: $(head -5 "$SCRATCH/notes-off.txt")"
+    fail_later "NOTES.txt with preflight off: $(head -5 "$SCRATCH/notes-off.txt")"
 else
-  fail "NOTES.txt with preflight off does not render: $(cat "$SCRATCH/notes-off.txt.err")"
+  fail_later "NOTES.txt with preflight off does not render: $(cat "$SCRATCH/notes-off.txt.err")"
 fi
 
 # What agent/webhook/preflight_injection.cc adds for a pod whose container mounts volume VOLUME
@@ -938,16 +938,16 @@ compare_preflight() {
   local what=$1 c=$2 v=$3 want=$4 res=$5 field ok=1
   for field in name image args env volumeMounts securityContext; do
     if [[ "$(jq -cS ".$field" <<<"$c")" != "$(jq -cS ".container.$field" <<<"$want")" ]]; then
-      fail "$what: $field differs from the webhook's: $(jq -c ".$field" <<<"$c") vs $(jq -c ".container.$field" <<<"$want")"
+      fail_later "$what: $field differs from the webhook's: $(jq -c ".$field" <<<"$c") vs $(jq -c ".container.$field" <<<"$want")"
       ok=0
     fi
   done
   [[ "$(jq -cS 'del(.resources) | keys' <<<"$c")" == "$(jq -cS '.container | keys' <<<"$want")" ]] ||
-    { fail "$what: fields beyond the webhook's (and resources): $(jq -c 'keys' <<<"$c")"; ok=0; }
+    { fail_later "$what: fields beyond the webhook's (and resources): $(jq -c 'keys' <<<"$c")"; ok=0; }
   [[ "$(jq -cS .resources <<<"$c")" == "$(jq -cS . <<<"$res")" ]] ||
-    { fail "$what: resources $(jq -c .resources <<<"$c"), want preflight.resources $res"; ok=0; }
+    { fail_later "$what: resources $(jq -c .resources <<<"$c"), want preflight.resources $res"; ok=0; }
   [[ "$(jq -cS . <<<"$v")" == "$(jq -cS .volume <<<"$want")" ]] ||
-    { fail "$what: policy volume $(jq -c . <<<"$v") differs from the webhook's $(jq -c .volume <<<"$want")"; ok=0; }
+    { fail_later "$what: policy volume $(jq -c . <<<"$v") differs from the webhook's $(jq -c .volume <<<"$want")"; ok=0; }
   ((ok)) && pass "$what: the initContainer and policy volume are the webhook's (name, image, args, env, mounts, securityContext) plus resources"
 }
 default_res=$(jq -c '.preflight.resources' <("$PY" -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' "$CHART/values.yaml"))
@@ -983,7 +983,7 @@ EOF
 if template gpu-gate "$SCRATCH/chart" ml-train -f "$SCRATCH/custom-values.yaml" --show-only templates/zz-preflight-example.yaml \
     >"$SCRATCH/example.yaml" 2>"$SCRATCH/example.err"; then
   yamllint -f parsable -c "$HERE/yamllint.yaml" "$SCRATCH/example.yaml" >"$SCRATCH/example.lint" 2>&1 &&
-    pass "the named templates' output is clean YAML" || fail "named templates: yamllint: $(cat "$SCRATCH/example.lint")"
+    pass "the named templates' output is clean YAML" || fail_later "named templates: yamllint: $(cat "$SCRATCH/example.lint")"
   to_json "$SCRATCH/example.yaml" >"$SCRATCH/example.json"
   custom_res='{"requests":{"cpu":"1","memory":"256Mi"},"limits":{"cpu":"1","memory":"256Mi"}}'
   img=registry.example.com/ml/iogate:0.2.0-rc1
@@ -1006,14 +1006,14 @@ if template gpu-gate "$SCRATCH/chart" ml-train -f "$SCRATCH/custom-values.yaml" 
     | {requests: list($a; "--preflight-requests"), limits: list($a; "--preflight-limits")}
       == .e.spec.initContainers[0].resources'
 else
-  fail "the named templates do not render: $(cat "$SCRATCH/example.err")"
+  fail_later "the named templates do not render: $(cat "$SCRATCH/example.err")"
 fi
 cat >"$SCRATCH/chart/templates/zz-preflight-example.yaml" <<'EOF'
 {{- include "iogate.preflight.initContainer" (dict "root" $ "path" "/data") }}
 EOF
 template iogate "$SCRATCH/chart" default --show-only templates/zz-preflight-example.yaml >/dev/null 2>"$SCRATCH/example.err" &&
-  fail "the named template accepted a call without a volume" ||
+  fail_later "the named template accepted a call without a volume" ||
   { grep -q 'volume' "$SCRATCH/example.err" && pass "the named template refuses a call without a volume, naming it" ||
-    fail "the named template's error lacks 'volume': $(cat "$SCRATCH/example.err")"; }
+    fail_later "the named template's error lacks 'volume': $(cat "$SCRATCH/example.err")"; }
 
 finish chart

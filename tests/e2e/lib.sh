@@ -10,9 +10,7 @@ declare -F on_exit >/dev/null || source "$TESTS_DIR/integration/lib.sh"  # once,
 source "$E2E_DIR/cluster_lib.sh"
 CHART="$ROOT/charts/iogate"
 
-for tool in jq curl openssl python3 setpriv; do
-  command -v "$tool" >/dev/null || fail "$tool is missing: bash scripts/install-deps.sh"
-done
+need_tool jq curl openssl python3 setpriv
 # The pinned builds: UPSTREAM_BIN (ctest sets it), else tests/upstream/build.sh's cache, which
 # scripts/test.sh fills before ctest runs. A missing build fails loudly with the fix.
 if [[ -z "${UPSTREAM_BIN:-}" ]]; then

@@ -35,12 +35,6 @@ OTHER=batch                 # not opted in
 HOOK=$RELEASE-webhook       # the chart's object names: <fullname>-webhook
 GPU=nvidia.com/gpu
 
-# jq_ok MESSAGE FILE [JQ ARGS...] EXPR: as assert_jq, with jq's --arg/--argjson.
-jq_ok() {
-  local msg=$1 file=$2 out; shift 2
-  out=$(jq -e "$@" "$file" 2>&1) || fail "$msg (jq: ${*: -1} gave ${out:-false})"
-  pass "$msg"
-}
 # thousands N: N with a comma every three digits, as iogate's messages print it.
 thousands() { sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta' <<<"$1"; }
 # pod NAME NAMESPACE GPUS [SPEC_JSON] [METADATA_JSON]: a training pod (GPUS 0: no GPU), as JSON.
@@ -95,9 +89,9 @@ if k -n "$NS" get certificates.cert-manager.io >/dev/null 2>&1; then
   fail "cert-manager objects in a cluster without cert-manager (certManager.enabled auto)"
 fi
 for f in mwc vwc; do
-  jq_ok "$f: one webhook, clientConfig the Service $NS/$HOOK:443" "$SCRATCH/$f.json" --arg ns "$NS" --arg svc "$HOOK" \
-    '.webhooks | length == 1 and (.[0].clientConfig | has("url") | not) and
-    (.[0].clientConfig.service == {name: $svc, namespace: $ns, path: .[0].clientConfig.service.path, port: 443})'
+  assert_jq --arg ns "$NS" --arg svc "$HOOK" "$SCRATCH/$f.json" '.webhooks | length == 1 and (.[0].clientConfig | has("url") | not) and
+    (.[0].clientConfig.service == {name: $svc, namespace: $ns, path: .[0].clientConfig.service.path, port: 443})' \
+    "$f: one webhook, clientConfig the Service $NS/$HOOK:443"
 done
 jq -r '.data["tls.crt"]' "$SCRATCH/secret.json" | base64 -d >"$SCRATCH/tls.crt"
 jq -r '.data["ca.crt"]' "$SCRATCH/secret.json" | base64 -d >"$SCRATCH/ca.crt"
@@ -118,11 +112,11 @@ assert_jq "$SCRATCH/vwc.json" '.webhooks[0] | .failurePolicy == "Fail" and .side
   resources: ["pods"], scope: "Namespaced"}]' "validate.iogate.io: failurePolicy Fail, sideEffects None, pods CREATE, UPDATE"
 deadline=$(jq -r '.spec.template.spec.containers[0].args as $a | $a[($a | index("--request-deadline")) + 1]' "$SCRATCH/deploy.json")
 for f in mwc vwc; do
-  jq_ok "$f: timeoutSeconds above --request-deadline $deadline" "$SCRATCH/$f.json" --arg d "$deadline" \
-    '.webhooks[0].timeoutSeconds as $t | ($d | test("^[0-9]+s$")) and ($d | rtrimstr("s") | tonumber) < $t'
-  jq_ok "$f: namespaceSelector opts iogate.io/enabled=true in, kube-system and $NS out" "$SCRATCH/$f.json" --arg ns "$NS" \
-    '.webhooks[0].namespaceSelector == {matchLabels: {"iogate.io/enabled": "true"},
-     matchExpressions: [{key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system", $ns]}]}'
+  assert_jq --arg d "$deadline" "$SCRATCH/$f.json" '.webhooks[0].timeoutSeconds as $t | ($d | test("^[0-9]+s$")) and ($d | rtrimstr("s") | tonumber) < $t' \
+    "$f: timeoutSeconds above --request-deadline $deadline"
+  assert_jq --arg ns "$NS" "$SCRATCH/$f.json" '.webhooks[0].namespaceSelector == {matchLabels: {"iogate.io/enabled": "true"},
+     matchExpressions: [{key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system", $ns]}]}' \
+    "$f: namespaceSelector opts iogate.io/enabled=true in, kube-system and $NS out"
 done
 
 # --- iogate webhook: the Deployment's container, as a host process -----------------------------
@@ -211,8 +205,8 @@ if [[ $FORBIDDEN != "[]" ]]; then
   expr_check "$f" NotIn iogate.io/disk-class "$FORBIDDEN" || fail "gpu-1: no disk-class NotIn $FORBIDDEN: $(jq -c .spec.affinity "$f")"
   pass "gpu-1: required nodeAffinity iogate.io/disk-class NotIn $FORBIDDEN (the policy's forbidden classes)"
 fi
-jq_ok "gpu-1: annotation iogate.io/node-requirements names rule $RULE" "$f" --arg r "$RULE" \
-  '.metadata.annotations["iogate.io/node-requirements"] | test("rule " + $r)'
+assert_jq --arg r "$RULE" "$f" '.metadata.annotations["iogate.io/node-requirements"] | test("rule " + $r)' \
+  "gpu-1: annotation iogate.io/node-requirements names rule $RULE"
 assert_jq "$f" '.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms | length == 1' \
   "gpu-1: one nodeSelectorTerm (the pod had none)"
 [[ -n $(hook_lines "mutate CREATE pods $TRAIN/gpu-1 uid=[^ ]+: allowed, [0-9]+ patch operations") ]] ||
@@ -254,8 +248,8 @@ pass "gpu-zero (nvidia.com/gpu: 0): sent, reviewed, no patch"
 pod labelled "$TRAIN" 0 '{}' '{"labels":{"app":"train","team":"vision"}}' | apply "$SCRATCH/apply.out"
 ((rc == 0)) || fail "kubectl apply labelled: $(cat "$SCRATCH/apply.out")"
 f=$(get_pod "$TRAIN" labelled)
-jq_ok "labelled (team=vision, no GPU): sent, and given the affinity of rule vision" "$f" \
-  '.metadata.annotations["iogate.io/node-requirements"] | test("the pod labels of rule vision")'
+assert_jq "$f" '.metadata.annotations["iogate.io/node-requirements"] | test("the pod labels of rule vision")' \
+  "labelled (team=vision, no GPU): sent, and given the affinity of rule vision"
 
 # iogate.io/inject-preflight: the initContainer of the chart's named template (helm's NOTES print
 # it filled in for volume "dataset" at /data), first, and the policy volume.
@@ -278,8 +272,8 @@ f=$(get_pod "$TRAIN" train-inject)
 # write its verdict. Checked, then dropped with the apiserver's defaults for the comparison. The
 # resources are the chart's preflight.resources in both (the webhook gets them as flags).
 SA_DIR=/var/run/secrets/kubernetes.io/serviceaccount
-jq_ok "train-inject: the injected container has the ServiceAccount token mounted (in-tree plugins re-ran)" "$f" --arg d "$SA_DIR" \
-  '.spec.initContainers[0].volumeMounts | any(.mountPath == $d and .readOnly == true and (.name | startswith("kube-api-access-")))'
+assert_jq --arg d "$SA_DIR" "$f" '.spec.initContainers[0].volumeMounts | any(.mountPath == $d and .readOnly == true and (.name | startswith("kube-api-access-")))' \
+  "train-inject: the injected container has the ServiceAccount token mounted (in-tree plugins re-ran)"
 jq --arg d "$SA_DIR" '.spec | {init: (.initContainers[0] | del(.terminationMessagePath, .terminationMessagePolicy, .imagePullPolicy) |
     .env |= map(if .valueFrom.fieldRef then .valueFrom.fieldRef |= del(.apiVersion) else . end) |
     .volumeMounts |= map(select(.mountPath != $d))),

@@ -20,13 +20,6 @@ RELEASE=iogate
 DATA="$SCRATCH/data"
 mkdir -p "$DATA"
 RACE_PY="$E2E_DIR/node_race.py"
-# jq_ok FILE MESSAGE [JQ FLAGS...] EXPR: assert_jq with jq's --arg, --argjson, --slurpfile.
-jq_ok() {
-  local file=$1 msg=$2 out
-  shift 2
-  out=$(jq -e "$@" "$file" 2>&1) || fail "$msg (jq: ${*: -1} gave ${out:-false})"
-  pass "$msg"
-}
 
 # --- the chart's node agent identity ---
 helm_install "$RELEASE" "$NS" --set webhook.enabled=false --set preflight.enabled=false
@@ -34,8 +27,8 @@ SA=$(k -n "$NS" get serviceaccount -l "app.kubernetes.io/component=node-agent,ap
   -o jsonpath='{.items[*].metadata.name}')
 [[ -n $SA && $SA != *" "* ]] || fail "want one node-agent ServiceAccount from the chart, got '$SA'"
 k get clusterrolebinding "$SA" -o json >"$SCRATCH/crb.json"
-jq_ok "$SCRATCH/crb.json" "the chart's ClusterRoleBinding $SA binds ServiceAccount $NS/$SA" \
-  --arg sa "$SA" --arg ns "$NS" '.subjects == [{"kind":"ServiceAccount","name":$sa,"namespace":$ns}] and .roleRef.kind == "ClusterRole"'
+assert_jq --arg sa "$SA" --arg ns "$NS" "$SCRATCH/crb.json" '.subjects == [{"kind":"ServiceAccount","name":$sa,"namespace":$ns}] and .roleRef.kind == "ClusterRole"' \
+  "the chart's ClusterRoleBinding $SA binds ServiceAccount $NS/$SA"
 AS="system:serviceaccount:$NS:$SA"
 
 # --- two Nodes with other owners' labels, annotations, taints and conditions ---
@@ -133,10 +126,10 @@ ours() {
     and ($l | has("iogate.io/mixed-media") | not) and ($l | has("iogate.io/disk-class.old") | not)' "$file" >/dev/null ||
     fail "$node: iogate's labels $(jq -c '.metadata.labels | with_entries(select(.key | startswith("iogate.io/")))' "$file"), want randread-iops=$iops disk-class=$class tier=$tier"
   pass "$node: labels randread-iops=$iops (the report's IOPS) disk-class=$class tier=$tier, per path data; stale disk-class.old removed"
-  jq_ok "$file" "$node: annotations iogate.io/report (outcome, 4 GPUs) and last-probe (RFC 3339)" \
-    --arg o "$(jq -r .outcome "$report")" --arg re "$RFC3339" '.metadata.annotations as $a
+  assert_jq --arg o "$(jq -r .outcome "$report")" --arg re "$RFC3339" "$file" '.metadata.annotations as $a
     | ($a["iogate.io/report"] | fromjson | .outcome == $o and .gpus == 4 and (.paths | length) == 1)
-    and ($a["iogate.io/last-probe"] | test($re))'
+    and ($a["iogate.io/last-probe"] | test($re))' \
+    "$node: annotations iogate.io/report (outcome, 4 GPUs) and last-probe (RFC 3339)"
 }
 condition() { jq -c '.status.conditions[] | select(.type == "StorageBelowPolicy")' "$1"; }
 
@@ -154,10 +147,10 @@ assert_jq "$SCRATCH/b1.json" '.outcome == "fail" and .below_policy == true and .
 A=$(node_json gpu-a)
 ours gpu-a "$A" "$SCRATCH/a1.json" ok
 assert_jq "$A" '[.spec.taints[] | .key] == ["example.com/maintenance"]' "gpu-a: no taint of iogate's, the maintenance taint kept"
-jq_ok "$A" "gpu-a: condition StorageBelowPolicy False, StorageMeetsPolicy, RFC 3339 times" --arg re "$RFC3339" \
-  '.status.conditions[] | select(.type == "StorageBelowPolicy")
+assert_jq --arg re "$RFC3339" "$A" '.status.conditions[] | select(.type == "StorageBelowPolicy")
   | .status == "False" and .reason == "StorageMeetsPolicy" and (.message | length > 0)
-    and (.lastHeartbeatTime | test($re)) and (.lastTransitionTime | test($re))'
+    and (.lastHeartbeatTime | test($re)) and (.lastTransitionTime | test($re))' \
+  "gpu-a: condition StorageBelowPolicy False, StorageMeetsPolicy, RFC 3339 times"
 foreign_kept gpu-a "$A"
 pass "gpu-a: every foreign label, the annotation, the taint and the Ready and MemoryPressure conditions unchanged"
 
@@ -166,10 +159,10 @@ ours gpu-b "$B" "$SCRATCH/b1.json" slow
 assert_jq "$B" '[.spec.taints[] | "\(.key)=\(.value):\(.effect)"] | sort ==
   ["example.com/maintenance=planned:PreferNoSchedule","iogate.io/storage-below-policy=true:NoSchedule"]' \
   "gpu-b: taint iogate.io/storage-below-policy=true:NoSchedule added, the maintenance taint kept"
-jq_ok "$B" "gpu-b: condition StorageBelowPolicy True, naming the rule and the IOPS, RFC 3339 times" --arg re "$RFC3339" \
-  '.status.conditions[] | select(.type == "StorageBelowPolicy")
+assert_jq --arg re "$RFC3339" "$B" '.status.conditions[] | select(.type == "StorageBelowPolicy")
   | .status == "True" and .reason == "StorageBelowPolicy" and (.message | test("gpu-feed")) and (.message | test("IOPS"))
-    and (.lastHeartbeatTime | test($re)) and (.lastTransitionTime | test($re))'
+    and (.lastHeartbeatTime | test($re)) and (.lastTransitionTime | test($re))' \
+  "gpu-b: condition StorageBelowPolicy True, naming the rule and the IOPS, RFC 3339 times"
 assert_jq "$B" '(.status.conditions | map(select(.type == "Ready"))[0] | keys) ==
   (.status.conditions | map(select(.type == "StorageBelowPolicy"))[0] | keys)' \
   "gpu-b: the condition has exactly the fields of the kubelet's Ready condition"
@@ -183,11 +176,11 @@ echo "---"
 # Events: one per node, in default, about the Node (its uid), from iogate.io/node.
 for node in gpu-a gpu-b; do
   [[ $node == gpu-a ]] && want='["Normal","StoragePolicyMet"]' || want='["Warning","StorageBelowPolicy"]'
-  jq_ok "$(events $node)" "$node: one Event $want about the Node (its uid), from iogate.io/node, with the condition's message" \
-    --argjson want "$want" --arg uid "$(jq -r .metadata.uid "$SCRATCH/$node.json")" \
-    --arg msg "$(condition "$SCRATCH/$node.json" | jq -r .message)" '
+  assert_jq --argjson want "$want" --arg uid "$(jq -r .metadata.uid "$SCRATCH/$node.json")" \
+    --arg msg "$(condition "$SCRATCH/$node.json" | jq -r .message)" "$(events $node)" '
     length == 1 and [.[0].type, .[0].reason] == $want and .[0].involvedObject.uid == $uid
-    and .[0].involvedObject.kind == "Node" and .[0].reportingComponent == "iogate.io/node" and .[0].message == $msg'
+    and .[0].involvedObject.kind == "Node" and .[0].reportingComponent == "iogate.io/node" and .[0].message == $msg' \
+    "$node: one Event $want about the Node (its uid), from iogate.io/node, with the condition's message"
 done
 k -n default get events.v1.events.k8s.io -o json >"$SCRATCH/events-v1.json"
 assert_jq "$SCRATCH/events-v1.json" '[.items[] | select(.regarding.kind == "Node")] | length == 2
@@ -231,13 +224,13 @@ AGENT_LOGS+=("$SCRATCH/r1.json.log" "$SCRATCH/r2.json.log")
 no_denials "$SCRATCH/r1.json.log" "$SCRATCH/r2.json.log"
 B=$(node_json gpu-b)
 W="$SCRATCH/writer.json"
-jq_ok "$B" "race: iogate's taint once, the writer's latest taint value and the maintenance taint all there" \
-  --slurpfile w "$W" '[.spec.taints[] | "\(.key)=\(.value):\(.effect)"] | sort ==
+assert_jq --slurpfile w "$W" "$B" '[.spec.taints[] | "\(.key)=\(.value):\(.effect)"] | sort ==
   ["example.com/maintenance=planned:PreferNoSchedule", "example.com/writer=\($w[0].last.taint):PreferNoSchedule",
-   "iogate.io/storage-below-policy=true:NoSchedule"]'
-jq_ok "$B" "race: the writer's latest label and condition there" \
-  --slurpfile w "$W" '.metadata.labels["writer.example.com/seq"] == $w[0].last.label
-  and (.status.conditions[] | select(.type == "ExampleWriter") | .message == $w[0].last.condition_message)'
+   "iogate.io/storage-below-policy=true:NoSchedule"]' \
+  "race: iogate's taint once, the writer's latest taint value and the maintenance taint all there"
+assert_jq --slurpfile w "$W" "$B" '.metadata.labels["writer.example.com/seq"] == $w[0].last.label
+  and (.status.conditions[] | select(.type == "ExampleWriter") | .message == $w[0].last.condition_message)' \
+  "race: the writer's latest label and condition there"
 iops_now=$(jq -r '.metadata.labels["iogate.io/randread-iops"]' "$B")
 jq -se --arg v "$iops_now" 'map(.paths[0].measurement.iops | round | tostring) | index($v) != null' \
   "$SCRATCH/r1.json" "$SCRATCH/r2.json" >/dev/null || fail "race: randread-iops $iops_now is neither agent's IOPS"

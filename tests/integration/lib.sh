@@ -1,28 +1,13 @@
 # Shared helpers for the integration tests. Each test sources this, uses $IOGATE (the built
-# binary, set by ctest) and a scratch directory that is removed on every exit path.
+# binary, set by ctest) and a scratch directory that is removed on every exit path
+# (tests/lib/scratch.sh); pass, fail, skip, need_root, need_tool and assert_jq are
+# tests/lib/check.sh's.
 set -euo pipefail
 
 : "${IOGATE:?IOGATE must point at the iogate binary (ctest sets it)}"
-SCRATCH_BASE=${SCRATCH_BASE:-/var/tmp}
-SCRATCH=$(mktemp -d "$SCRATCH_BASE/iogate-it.XXXXXX")
-CLEANUPS=()
-cleanup() {
-  local rc=$?
-  for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" >/dev/null 2>&1 || true; done
-  rm -rf "$SCRATCH"
-  exit $rc
-}
-trap cleanup EXIT
-on_exit() { CLEANUPS+=("$1"); }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/scratch.sh" iogate-it  # SCRATCH, on_exit
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
-need_root() { [[ $(id -u) -eq 0 ]] || skip "$1 needs root"; }
-# need_tool CMD: a package scripts/install-deps.sh installs; without it the test fails, naming the fix.
-need_tool() { command -v "$1" >/dev/null || fail "$1 is not installed: bash scripts/install-deps.sh"; }
-
-# assert_jq FILE EXPR MESSAGE: EXPR must evaluate to true on the JSON in FILE.
 # prometheus_up JOB=TARGET...: a real Prometheus (Debian's) scraping each target every second as
 # its job, on a free loopback port, killed on exit; defines query QUERY (the HTTP API's JSON).
 # A loaded machine can drop one connection to Prometheus: curl retries it. A query that still
@@ -47,12 +32,6 @@ prometheus_up() {
   on_exit "kill $PROM_PID"
 }
 query() { curl -s --retry 3 --retry-all-errors --retry-delay 0 --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
-
-assert_jq() {
-  local out
-  out=$(jq -e "$2" "$1" 2>&1) || fail "$3 (jq: $2 gave ${out:-false})"
-  pass "$3"
-}
 
 # No test file may be left anywhere under a directory.
 assert_no_test_files() {

@@ -7,7 +7,7 @@
 #     removes the other's file while it lives (each holds an flock on its own).
 source "$(dirname "$0")/lib.sh"
 need_root "a PID namespace (unshare --pid)"
-command -v unshare >/dev/null || fail "unshare is missing: bash scripts/install-deps.sh (util-linux)"
+need_tool unshare
 DIR="$SCRATCH/volume"
 mkdir "$DIR"
 # as_pid1 ARGS...: iogate probe DIR ARGS as PID 1 of a new PID namespace.

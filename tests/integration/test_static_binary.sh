@@ -19,7 +19,7 @@ pass "runs --version in an empty chroot: $out"
 # connects, verifies the certificate for the host name, sends its GET and gets s_server's HTML
 # status page, which it refuses as not an API answer. Without the hosts entry the same run cannot
 # resolve the name.
-command -v openssl >/dev/null && command -v unshare >/dev/null || fail "openssl and unshare (util-linux) are needed: apt-get install openssl util-linux"
+need_tool openssl unshare
 host=apiserver.iogate.test
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=$host" \
   -addext "subjectAltName=DNS:$host" -keyout "$SCRATCH/api.key" -out "$SCRATCH/api.crt" 2>"$SCRATCH/openssl.err" ||
