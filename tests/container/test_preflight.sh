@@ -127,7 +127,6 @@ check_run() {
   PEAKS+=("$pod $(awk -v b="$peak" 'BEGIN { printf "%.1f", b / 1048576 }') MiB ($peak bytes)")
 }
 PEAKS=()
-core_events() { k -n "$NS" get events -o json | jq --arg p "$1" '[.items[] | select(.involvedObject.kind == "Pod" and .involvedObject.name == $p)]'; }
 
 # ---------------------------------------------------------------------------------------------
 # Pass: the chart's read-only dataset mount; the shard on it is read, nothing written.

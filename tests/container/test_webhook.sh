@@ -138,12 +138,6 @@ assert_jq "$SCRATCH/whc.json" '[.items[].webhooks[] | {name, u: .clientConfig.ur
    {name: "validate.iogate.io", u: "https://127.0.0.1:'"$PORT"'/validate", failurePolicy: "Fail"}]' \
   "the chart's two configurations, clientConfig url https://127.0.0.1:$PORT/{mutate,validate}"
 
-pod() {  # pod NAME GPUS [NODE]: a training pod as JSON in SCRATCH/NAME.json
-  jq -n --arg n "$1" --argjson g "$2" --arg node "${3:-}" '{apiVersion: "v1", kind: "Pod", metadata: {name: $n, namespace: "ml"},
-    spec: ({containers: [{name: "train", image: "registry.example/pytorch:2.5",
-      resources: (if $g > 0 then {limits: {"nvidia.com/gpu": ($g | tostring)}} else {} end)}]} +
-      (if $node != "" then {nodeName: $node} else {} end))}' >"$SCRATCH/$1.json"
-}
 # reached NAME: a dry-run create goes through both webhooks (validate fails closed) and the
 # webhook logged it: the apiserver has the configurations and trusts the served certificate.
 reached() { kubectl create --dry-run=server -f "$SCRATCH/$1.json" && in_log -F "validate CREATE pods $TRAIN/$1 "; }
@@ -151,7 +145,7 @@ reached() { kubectl create --dry-run=server -f "$SCRATCH/$1.json" && in_log -F "
 # round TAG: the admission checks, through kubectl, against the webhook in the container.
 round() {
   local t=$1 out="$SCRATCH/$1.out" f floor
-  pod "slow-$t" 1 slow-1
+  pod "slow-$t" "$TRAIN" 1 '{"nodeName": "slow-1"}' >"$SCRATCH/slow-$t.json"
   ! k apply -f "$SCRATCH/slow-$t.json" >"$out" 2>&1 || fail "[$t] a GPU pod pinned to slow-1 was admitted"
   for want in 'admission webhook "validate.iogate.io" denied the request' 'node slow-1 measured 3,000 randread IOPS'; do
     grep -qF "$want" "$out" || fail "[$t] the denial does not say '$want': $(cat "$out")"
@@ -161,14 +155,14 @@ round() {
   # The floor /validate named is the one /mutate requires: randread-iops Gt floor - 1.
   floor=$(grep -o 'below the [0-9,]* the pod needs' "$out" | tr -dc 0-9)
   [[ -n $floor ]] || fail "[$t] no floor in the denial: $(cat "$out")"
-  pod "fast-$t" 1 fast-1
+  pod "fast-$t" "$TRAIN" 1 '{"nodeName": "fast-1"}' >"$SCRATCH/fast-$t.json"
   k apply -f "$SCRATCH/fast-$t.json" >"$out" 2>&1 || fail "[$t] a GPU pod pinned to fast-1 was refused: $(cat "$out")"
   f="$SCRATCH/fast-$t.got.json" && k -n "$TRAIN" get pod "fast-$t" -o json >"$f"
   assert_jq "$f" '.spec.nodeName == "fast-1" and (.metadata.annotations["iogate.io/node-requirements"] != null) and
     any(.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[];
       . == {key: "iogate.io/randread-iops", operator: "Gt", values: ["'"$((floor - 1))"'"]})' \
     "[$t] GPU pod pinned to fast-1 admitted, mutated: required affinity iogate.io/randread-iops Gt $((floor - 1)), annotation iogate.io/node-requirements"
-  pod "cpu-$t" 0
+  pod "cpu-$t" "$TRAIN" 0 >"$SCRATCH/cpu-$t.json"
   k apply -f "$SCRATCH/cpu-$t.json" >"$out" 2>&1 || fail "[$t] a CPU pod was refused: $(cat "$out")"
   f="$SCRATCH/cpu-$t.got.json" && k -n "$TRAIN" get pod "cpu-$t" -o json >"$f"
   ! in_log -F " pods $TRAIN/cpu-$t " || fail "[$t] cpu-$t was sent to the webhook despite the chart's matchConditions: $(logs | grep -F "cpu-$t")"
@@ -176,7 +170,7 @@ round() {
     "[$t] CPU pod not sent to the webhook (matchConditions), admitted unchanged"
 }
 
-pod ready-1 1
+pod ready-1 "$TRAIN" 1 >"$SCRATCH/ready-1.json"
 wait_until 60 reached ready-1 ||
   fail "the apiserver does not reach the webhook after 60 s: $(kubectl create --dry-run=server -f "$SCRATCH/ready-1.json" 2>&1); $(logs | tail -5)"
 pass "kube-apiserver calls the webhook in the container (TLS verified against CA 1)"
@@ -200,7 +194,7 @@ wait_until 90 bash -c '[[ $(openssl s_client -connect "127.0.0.1:$0" -CAfile "$1
 in_log -F "reloaded --tls-cert /etc/iogate/$P_CRT: now serving subject CN=$HOOK.$NS.svc, serial $SERIAL2" ||
   fail "no reload line for serial $SERIAL2: $(logs | grep 'webhook TLS')"
 pass "openssl s_client sees the new certificate (serial $SERIAL2, $FP2); the webhook logged the reload"
-pod ready-2 1
+pod ready-2 "$TRAIN" 1 >"$SCRATCH/ready-2.json"
 wait_until 60 reached ready-2 ||
   fail "the apiserver does not reach the webhook with caBundle CA 2 after 60 s: $(kubectl create --dry-run=server -f "$SCRATCH/ready-2.json" 2>&1)"
 pass "kube-apiserver calls the webhook again, trusting CA 2 alone"

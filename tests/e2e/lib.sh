@@ -43,6 +43,18 @@ wait_until() {
 # k ARGS...: kubectl as cluster admin.
 k() { kubectl "$@"; }
 
+# The objects as the apiserver has them now, as JSON on stdout (as a file: <(pod_json ...)). The
+# defaults are the test's NS, POD, PVC and NODE (preflight_world.sh sets them).
+pod_json() { k -n "${2:-$NS}" get pod "${1:-$POD}" -o json; }      # [POD [NAMESPACE]]
+pvc_json() { k -n "${2:-$NS}" get pvc "${1:-$PVC}" -o json; }      # [PVC [NAMESPACE]]
+node_json() { k get node "${1:-$NODE}" -o json; }                  # [NODE]
+# pod_annotation POD KEY: the annotation of pod POD in NS, empty if it has none.
+pod_annotation() { pod_json "$1" | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
+# core_events POD, v1_events POD: the Events about pod POD in NS, as a JSON array, through core/v1
+# (what kubectl get events and describe read) and through events.k8s.io/v1.
+core_events() { k -n "$NS" get events -o json | jq --arg p "$1" '[.items[] | select(.involvedObject.kind == "Pod" and .involvedObject.name == $p)]'; }
+v1_events() { k -n "$NS" get events.v1.events.k8s.io -o json | jq --arg p "$1" '[.items[] | select(.regarding.kind == "Pod" and .regarding.name == $p)]'; }
+
 # make_node NAME [LABEL=VALUE...]: a Node object as a kubelet would register it and keep it:
 # Ready, with capacity (cpu, memory, pods, and nvidia.com/gpu as a device plugin advertises it,
 # written through the status subresource) and without the not-ready taint that the

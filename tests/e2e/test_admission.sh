@@ -37,13 +37,6 @@ GPU=nvidia.com/gpu
 
 # thousands N: N with a comma every three digits, as iogate's messages print it.
 thousands() { sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta' <<<"$1"; }
-# pod NAME NAMESPACE GPUS [SPEC_JSON] [METADATA_JSON]: a training pod (GPUS 0: no GPU), as JSON.
-pod() {
-  jq -n --arg n "$1" --arg ns "$2" --argjson g "$3" --argjson spec "${4:-{\}}" --argjson meta "${5:-{\}}" '
-    {apiVersion: "v1", kind: "Pod", metadata: ({name: $n, namespace: $ns, labels: {app: "train"}} + $meta),
-     spec: ({containers: [{name: "train", image: "registry.example/pytorch:2.5",
-       resources: (if $g > 0 then {limits: {"nvidia.com/gpu": ($g | tostring)}} else {} end)}]} + $spec)}'
-}
 # apply OUT [kubectl flags]: kubectl apply the pod JSON on stdin; its output (both streams) in OUT,
 # its exit status in $rc (lastpipe: `pod ... | apply ...` runs apply in this shell).
 shopt -s lastpipe

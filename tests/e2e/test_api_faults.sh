@@ -93,24 +93,12 @@ in_pod() {
 SA_DIR="$SCRATCH/sa"
 sa_volume "$SA_DIR" "$TOKEN"
 
-# policy NAME [ON_ERROR] [DEADLINE]: a quick randread workload any disk passes.
-policy() {
-  cat >"$SCRATCH/$1.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-mode: enforce
-on_error: ${2:-fail-closed}
-deadline: ${3:-60s}
-result_ttl: 1h
-workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 500ms, runtime: 3s, size: 64m}
-rules:
-  - name: gpu-feed
-    min_iops: 10
-    max_p99_latency: 5s
-P
-  echo "$SCRATCH/$1.yaml"
+# quick_policy NAME [ON_ERROR] [DEADLINE]: a quick randread workload any disk passes.
+quick_policy() {
+  policy "$1" 3s "min_iops: 10, max_p99_latency: 5s" "mode: enforce" "on_error: ${2:-fail-closed}" "deadline: ${3:-60s}" \
+    "result_ttl: 1h"
 }
-POLICY=$(policy pass)
+POLICY=$(quick_policy pass)
 
 # preflight NAME [SA_DIR]: the initContainer's command in the pod's shoes (POD_NAME and
 # NODE_NAME from the downward API, the namespace from the service account); the report in
@@ -126,14 +114,10 @@ preflight() {
   set -e
   took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 }
-pod_json() { k -n "$NS" get pod "$POD" -o json; }
 # The pod's iogate.io annotations removed, so that the next run's are its own.
 unannotate() {
   k -n "$NS" annotate pod "$POD" iogate.io/verdict- iogate.io/randread-iops- iogate.io/p99-latency-us- \
     iogate.io/device-class- iogate.io/report- >/dev/null
-}
-pod_events() {
-  k -n "$NS" get events.v1.events.k8s.io -o json | jq --arg p "$POD" '[.items[] | select(.regarding.kind == "Pod" and .regarding.name == $p)]'
 }
 assert_annotated() {  # NAME: the run's verdict is on the pod in the apiserver
   pod_json >"$SCRATCH/$1.pod.json"
@@ -174,7 +158,7 @@ assert_annotated clean
 # Transient faults, each before the request reaches the apiserver: retried, and what was asked
 # for lands once. The PVC's fresh result is reused: no probe.
 unannotate
-events_before=$(pod_events | jq length)
+events_before=$(v1_events "$POD" | jq length)
 m=$(mark)
 fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"429","count":2,"retry_after":1}' >/dev/null
 fault '{"method":"POST","path":".*/events","action":"500","count":1}' >/dev/null
@@ -212,7 +196,7 @@ grep -Eq "GET /api/v1/namespaces/$NS/pods/$POD: ConnectionLost.*retry 1 in [0-9]
   fail "iogate's log does not show the reset connection retried: $(grep "GET /api/v1/namespaces/$NS/pods/" "$SCRATCH/transient.log" | head -3)"
 pass "pod GET: connection reset (TCP RST), iogate saw ConnectionLost and retried (200)"
 assert_annotated transient
-pod_events >"$SCRATCH/transient.events.json"
+v1_events "$POD" >"$SCRATCH/transient.events.json"
 assert_jq "$SCRATCH/transient.events.json" "length == $events_before + 1 and (.[-1] | .reason == \"StoragePolicyMet\" and .reportingController == \"iogate.io/preflight\")" \
   "Event: exactly one new StoragePolicyMet in the apiserver after the 500 and the retry"
 
@@ -222,7 +206,7 @@ assert_jq "$SCRATCH/transient.events.json" "length == $events_before + 1 and (.[
 # and takes the PVC's lock.
 unannotate
 k -n "$NS" annotate pvc "$PVC" iogate.io/probe-result- >/dev/null
-events_before=$(pod_events | jq length)
+events_before=$(v1_events "$POD" | jq length)
 m=$(mark)
 fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/persistentvolumeclaims/'"$PVC"'","action":"drop","count":1,"after_upstream":true}' >/dev/null
 fault '{"method":"POST","path":".*/events","action":"drop","count":1,"after_upstream":true}' >/dev/null
@@ -241,7 +225,7 @@ assert_jq "$SCRATCH/after.pvc.json" '(.metadata.annotations["iogate.io/probe-res
   "PVC (kubectl): the new result by $NS/$POD, the lock released, the backup annotation kept"
 assert_jq "$SCRATCH/after.req.json" '[.[] | select(.method == "POST") | [.status, .upstream_status]] == [[0, 201], [409, 409]]' \
   "Event POST: created then dropped; the retry (same name) got the apiserver's 409 AlreadyExists"
-pod_events >"$SCRATCH/after.events.json"
+v1_events "$POD" >"$SCRATCH/after.events.json"
 assert_jq "$SCRATCH/after.events.json" "length == $events_before + 1" "Event: exactly one new Event, no duplicate from the retry"
 assert_annotated after
 # The retry's AlreadyExists is the first attempt's success, not a failure to post.
@@ -343,7 +327,7 @@ assert_annotated rotation
 for mode in fail-closed fail-open; do
   m=$(mark)
   fault '{"path":".*","action":"hang"}' >/dev/null
-  preflight "hang-$mode" "$SA_DIR" "$(policy "hang-$mode" "$mode" 12s)"
+  preflight "hang-$mode" "$SA_DIR" "$(quick_policy "hang-$mode" "$mode" 12s)"
   clear_faults
   for _ in $(seq 100); do [[ $(held) -eq 0 ]] && break; sleep 0.1; done
   want=3
@@ -378,8 +362,8 @@ resume_apiserver() {
 # would hold its TERM until resumed.
 on_exit resume_apiserver
 unannotate
-events_before=$(pod_events | jq length)
-stall_policy=$(policy stalled fail-closed 60s)
+events_before=$(v1_events "$POD" | jq length)
+stall_policy=$(quick_policy stalled fail-closed 60s)
 kill -STOP "$apiserver_pid"
 # The resume is a process of its own, so that it comes even if this shell is killed; a TERM
 # (resume_apiserver's, on an early exit) ends it and its sleep at once.
@@ -416,7 +400,7 @@ fails=$(awk -v ok="kube: $get_pod 200 " -v failed="kube: $get_pod failed" \
   fail "stalled apiserver: the pod GET's failures are not all handshake timeouts: $fails"
 pass "stalled apiserver: the pod GET's TLS handshake timed out $stalls time(s), each retried; answered once it resumed"
 assert_annotated stalled
-pod_events >"$SCRATCH/stalled.events.json"
+v1_events "$POD" >"$SCRATCH/stalled.events.json"
 assert_jq "$SCRATCH/stalled.events.json" "length == $events_before + 1 and (.[-1] | .reason == \"StoragePolicyMet\")" \
   "stalled apiserver: exactly one new StoragePolicyMet Event"
 

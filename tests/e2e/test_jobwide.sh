@@ -97,8 +97,6 @@ finish() {
   RUNNING=()
 }
 rc_of() { cat "$SCRATCH/$1.rc"; }
-pvc_json() { k -n "$NS" get pvc "$PVC" -o json; }
-pod_annotation() { k -n "$NS" get pod "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
 cold() { sshfs_cold jobwide || fail "sshfs_cold failed"; }
 max_bytes=$(jq -n --argjson r "$RBPS" '$r * 1.15')  # the cap, and the rig's burst slack
 

@@ -184,9 +184,6 @@ refused() {
   fi
   pass "refused: $what: $(sed -n 's/.*denied request: \(.*\)/\1/p' "$SCRATCH/out" | sed 's/",$//' | head -1)"
 }
-pod_json() { k -n "$TRAIN" get pod "$1" -o json >"$SCRATCH/pod.json"; echo "$SCRATCH/pod.json"; }
-pvc_json() { k -n "$TRAIN" get pvc dataset -o json >"$SCRATCH/pvc.json"; echo "$SCRATCH/pvc.json"; }
-node_json() { k get node "$1" -o json >"$SCRATCH/node.json"; echo "$SCRATCH/node.json"; }
 PFA="system:serviceaccount:$TRAIN:$PREFLIGHT_SA"
 NA="system:serviceaccount:$NS:$NODE_SA"
 
@@ -203,11 +200,11 @@ k annotate node gpu-a iogate.io/warmup- >/dev/null 2>&1 || true
 # ---------------------------------------------------------------------------------------------
 # Preflight's account, token bound to train-a.
 allowed "own pod's iogate.io/verdict" "$PF" -n "$TRAIN" annotate pod train-a iogate.io/verdict=pass iogate.io/randread-iops=25000
-assert_jq "$(pod_json train-a)" '.metadata.annotations["iogate.io/verdict"] == "pass" and .metadata.annotations["iogate.io/randread-iops"] == "25000"' \
+assert_jq <(pod_json train-a "$TRAIN") '.metadata.annotations["iogate.io/verdict"] == "pass" and .metadata.annotations["iogate.io/randread-iops"] == "25000"' \
   "allowed: $PFA sets iogate.io/verdict and randread-iops on its own pod train-a"
 allowed "own pod's iogate.io/ annotations as preflight writes them (merge patch)" "$PF" -n "$TRAIN" patch pod train-a --type merge \
   -p '{"metadata":{"annotations":{"iogate.io/verdict":"fail","iogate.io/randread-iops":null}}}'
-assert_jq "$(pod_json train-a)" '.metadata.annotations["iogate.io/verdict"] == "fail" and (.metadata.annotations | has("iogate.io/randread-iops") | not)' \
+assert_jq <(pod_json train-a "$TRAIN") '.metadata.annotations["iogate.io/verdict"] == "fail" and (.metadata.annotations | has("iogate.io/randread-iops") | not)' \
   "allowed: $PFA changes and removes iogate.io/ annotations of train-a by merge patch (as agent/kube does)"
 rv_pvc=$(rv pvc dataset "$TRAIN")
 allowed "PVC probe-lock with the resourceVersion" "$PF" -n "$TRAIN" patch pvc dataset --type merge \
@@ -217,7 +214,7 @@ if as "$PF" -n "$TRAIN" patch pvc dataset --type merge -p '{"metadata":{"resourc
 fi
 grep -q 'Conflict\|the object has been modified' "$SCRATCH/out" || fail "stale lock: want the apiserver's 409, got: $(cat "$SCRATCH/out")"
 allowed "PVC probe-result" "$PF" -n "$TRAIN" annotate pvc dataset --overwrite iogate.io/probe-result='{"pod":"ml/train-a"}' iogate.io/probe-lock-
-assert_jq "$(pvc_json)" '.metadata.annotations["iogate.io/probe-result"] == "{\"pod\":\"ml/train-a\"}" and (.metadata.annotations | has("iogate.io/probe-lock") | not)' \
+assert_jq <(pvc_json dataset "$TRAIN") '.metadata.annotations["iogate.io/probe-result"] == "{\"pod\":\"ml/train-a\"}" and (.metadata.annotations | has("iogate.io/probe-lock") | not)' \
   "allowed: $PFA takes the PVC's iogate.io/probe-lock (resourceVersion kept: a stale one gets the apiserver's 409), writes probe-result, releases the lock"
 
 refused "another pod's annotation" "$PF_POLICY" "$PFA may change only its own pod $TRAIN/train-a (the pod its token is bound to), not pod $TRAIN/train-b" \
@@ -241,7 +238,7 @@ refused "a token not bound to a pod (its own pod's iogate.io/verdict)" "$PF_POLI
   pod train-a "$TRAIN" "$PF_UNBOUND" -n "$TRAIN" annotate pod train-a --overwrite iogate.io/verdict=pass
 refused "a token not bound to a pod (the PVC's probe-result)" "$PF_POLICY" "$PFA may not change PersistentVolumeClaim $TRAIN/dataset: iogate accepts only a token bound to a pod" \
   pvc dataset "$TRAIN" "$PF_UNBOUND" -n "$TRAIN" annotate pvc dataset --overwrite iogate.io/probe-result=forged
-assert_jq "$(pod_json train-b)" '(.metadata.annotations // {}) | has("iogate.io/verdict") | not' "train-b: no verdict of train-a's token"
+assert_jq <(pod_json train-b "$TRAIN") '(.metadata.annotations // {}) | has("iogate.io/verdict") | not' "train-b: no verdict of train-a's token"
 
 # ---------------------------------------------------------------------------------------------
 # The node agent's account, token bound to its pod on gpu-a.
@@ -251,13 +248,13 @@ allowed "own Node's iogate.io/storage-below-policy taint" "$AGENT" taint node gp
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 allowed "own Node's StorageBelowPolicy condition (nodes/status)" "$AGENT" status-patch gpu-a strategic \
   '{"status":{"conditions":[{"type":"StorageBelowPolicy","status":"True","reason":"StorageBelowPolicy","message":"below","lastHeartbeatTime":"'"$NOW"'","lastTransitionTime":"'"$NOW"'"}]}}'
-assert_jq "$(node_json gpu-a)" '.metadata.labels["iogate.io/tier"] == "ok" and .metadata.annotations["iogate.io/last-probe"] == "2026-12-05T00:00:00Z"
+assert_jq <(node_json gpu-a) '.metadata.labels["iogate.io/tier"] == "ok" and .metadata.annotations["iogate.io/last-probe"] == "2026-12-05T00:00:00Z"
   and ([.spec.taints[] | "\(.key)=\(.value // ""):\(.effect)"] | sort) == ["example.com/maintenance=planned:PreferNoSchedule","iogate.io/storage-below-policy=true:NoSchedule"]
   and ([.status.conditions[] | select(.type == "StorageBelowPolicy") | .status] == ["True"])
   and ([.status.conditions[] | select(.type == "Ready") | .status] == ["True"])' \
   "allowed: $NA sets gpu-a's iogate.io labels, annotation, taint and StorageBelowPolicy condition; the foreign taint and Ready kept"
 allowed "removing its own iogate.io taint" "$AGENT" taint node gpu-a iogate.io/storage-below-policy-
-assert_jq "$(node_json gpu-a)" '[.spec.taints[].key] == ["example.com/maintenance"]' "allowed: $NA removes its iogate.io taint from gpu-a"
+assert_jq <(node_json gpu-a) '[.spec.taints[].key] == ["example.com/maintenance"]' "allowed: $NA removes its iogate.io taint from gpu-a"
 
 refused "another Node's label" "$NODE_POLICY" "$NA may change only its own Node gpu-a (the node of the pod its token is bound to), not Node gpu-b" \
   node gpu-b "" "$AGENT" label node gpu-b iogate.io/tier=ok
@@ -278,7 +275,7 @@ ADMIN_DRY_RUN=1 refused "the GPU capacity in nodes/status" "$NODE_POLICY" "$NA m
   node gpu-a "" "$AGENT" status-patch gpu-a merge '{"status":{"capacity":{"nvidia.com/gpu":"64"}}}'
 refused "a token not bound to a pod on a node (its iogate.io label)" "$NODE_POLICY" "$NA may not change Node gpu-a: iogate accepts only a token bound to a pod on a node" \
   node gpu-a "" "$AGENT_UNBOUND" label node gpu-a --overwrite iogate.io/tier=slow
-assert_jq "$(node_json gpu-b)" '(.metadata.labels | has("iogate.io/tier") | not) and [.spec.taints[].key] == ["example.com/maintenance"]
+assert_jq <(node_json gpu-b) '(.metadata.labels | has("iogate.io/tier") | not) and [.spec.taints[].key] == ["example.com/maintenance"]
   and (.spec.unschedulable // false) == false' "gpu-b untouched by gpu-a's agent"
 
 # ---------------------------------------------------------------------------------------------
@@ -352,10 +349,10 @@ assert_jq "$SCRATCH/nodes.json" '[.items[] | (.metadata.labels | keys[]), (.meta
   and all(.items[]; .metadata.labels["team.example.com/owner"] == "vision" and .metadata.annotations["example.com/rack"] == "r42"
     and [.spec.taints[].key] == ["example.com/maintenance"] and any(.status.conditions[]; .type == "Ready" and .status == "True"))' \
   "after the prune: no iogate.io/ key or StorageBelowPolicy on gpu-a, gpu-b; their foreign label, annotation, taint and Ready kept"
-assert_jq "$(pvc_json)" '(.metadata.annotations | keys | map(select(startswith("iogate.io/")))) == []
+assert_jq <(pvc_json dataset "$TRAIN") '(.metadata.annotations | keys | map(select(startswith("iogate.io/")))) == []
   and .metadata.annotations["example.com/backup"] == "daily" and .spec.resources.requests.storage == "1Ti"' \
   "after the prune: PVC $TRAIN/dataset has no iogate.io/ annotation; example.com/backup kept"
-assert_jq "$(pod_json train-a)" '.metadata.annotations["iogate.io/verdict"] == "pass"' \
+assert_jq <(pod_json train-a "$TRAIN") '.metadata.annotations["iogate.io/verdict"] == "pass"' \
   "after the prune: pod train-a keeps its iogate.io/verdict (pods are the record of a workload)"
 "$IOGATE" node prune --kubeconfig "$CLEANUP" --pvc-namespace "$TRAIN" >"$SCRATCH/prune2.out" 2>&1 &&
   grep -qx 'pruned 0 of 2 nodes, 0 of 1 PVCs in ml; 0 failures' "$SCRATCH/prune2.out" ||

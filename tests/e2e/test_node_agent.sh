@@ -49,25 +49,9 @@ done
 assert_jq "$SCRATCH/gpu-a.before.json" '([.status.conditions[].type] | sort) == ["MemoryPressure","Ready"]
   and ([.spec.taints[].key] == ["example.com/maintenance"])' "two Nodes with foreign labels, an annotation, a taint and two conditions"
 
-# policy NAME MIN_IOPS_PER_GPU: a quick randread workload; 4 GPUs on each node, so the floor is 4 ×
-# the per-GPU figure (10: any disk passes; 10^8: none does). Enforce mode, NoSchedule taint.
-policy() {
-  cat >"$SCRATCH/$1.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-mode: enforce
-workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, runtime: 2s, ramp: 500ms, size: 64m}
-rules:
-  - name: gpu-feed
-    min_iops_per_gpu: $2
-node:
-  taint_effect: NoSchedule
-  fast_min_iops: 1000000000
-P
-  echo "$SCRATCH/$1.yaml"
-}
-PASS_POLICY=$(policy pass 10)
-FAIL_POLICY=$(policy fail 100000000)
+# The floor is 4 × the per-GPU figure (4 GPUs on each node): 10 any disk passes, 10^8 none does.
+PASS_POLICY=$(node_policy pass 10)
+FAIL_POLICY=$(node_policy fail 100000000)
 
 # agent OUT NODE POLICY: `iogate node --once` as the DaemonSet's container runs it:
 # in-cluster with the agent's token (as_pod), NODE_NAME from the environment (the downward API's
@@ -93,7 +77,6 @@ no_denials() {
   denied=$(requests "$@" | grep -E ' 40[13]$' || true)
   [[ -z $denied ]] || fail "the API refused the agent: $denied ($(grep -h -m3 -E 'forbidden|Forbidden|Unauthorized' "$@"))"
 }
-node_json() { k get node "$1" -o json >"$SCRATCH/$1.json"; echo "$SCRATCH/$1.json"; }
 # events NODE: the Events about NODE in default, oldest first, as kubectl shows them (core/v1).
 events() {
   k -n default get events --field-selector "involvedObject.kind=Node,involvedObject.name=$1" -o json |
@@ -144,7 +127,8 @@ assert_jq "$SCRATCH/a1.json" '.outcome == "pass" and .node == "gpu-a" and .gpus 
 assert_jq "$SCRATCH/b1.json" '.outcome == "fail" and .below_policy == true and .tier == "slow" and .api.state == "ok"' \
   "gpu-b: report below policy, tier slow, written"
 
-A=$(node_json gpu-a)
+node_json gpu-a >"$SCRATCH/gpu-a.json"
+A="$SCRATCH/gpu-a.json"
 ours gpu-a "$A" "$SCRATCH/a1.json" ok
 assert_jq "$A" '[.spec.taints[] | .key] == ["example.com/maintenance"]' "gpu-a: no taint of iogate's, the maintenance taint kept"
 assert_jq --arg re "$RFC3339" "$A" '.status.conditions[] | select(.type == "StorageBelowPolicy")
@@ -154,7 +138,8 @@ assert_jq --arg re "$RFC3339" "$A" '.status.conditions[] | select(.type == "Stor
 foreign_kept gpu-a "$A"
 pass "gpu-a: every foreign label, the annotation, the taint and the Ready and MemoryPressure conditions unchanged"
 
-B=$(node_json gpu-b)
+node_json gpu-b >"$SCRATCH/gpu-b.json"
+B="$SCRATCH/gpu-b.json"
 ours gpu-b "$B" "$SCRATCH/b1.json" slow
 assert_jq "$B" '[.spec.taints[] | "\(.key)=\(.value):\(.effect)"] | sort ==
   ["example.com/maintenance=planned:PreferNoSchedule","iogate.io/storage-below-policy=true:NoSchedule"]' \
@@ -196,7 +181,7 @@ assert_jq "$SCRATCH/events-v1.json" '[.items[] | select(.regarding.kind == "Node
 # here.) 409s are likely but not certain (the timing is the scheduler's): race 2 forces one. What
 # must hold: nothing lost, one taint of iogate's, the writer's latest values all there.
 k taint node gpu-b iogate.io/storage-below-policy:NoSchedule- >/dev/null
-before_race=$(condition "$(node_json gpu-b)")
+before_race=$(condition <(node_json gpu-b))
 events_before=$(jq length "$(events gpu-b)")
 PKI="$CLUSTER_DIR/pki"
 ADMIN=(--server "$CLUSTER_SERVER" --ca "$CLUSTER_CA" --cert "$PKI/admin.crt" --key "$PKI/admin.key")
@@ -222,7 +207,8 @@ AGENT_LOGS+=("$SCRATCH/r1.json.log" "$SCRATCH/r2.json.log")
 [[ $(jq -r .api.state "$SCRATCH/r1.json") == ok && $(jq -r .api.state "$SCRATCH/r2.json") == ok ]] ||
   fail "race: an agent did not write: $(jq -c .api "$SCRATCH/r1.json" "$SCRATCH/r2.json")"
 no_denials "$SCRATCH/r1.json.log" "$SCRATCH/r2.json.log"
-B=$(node_json gpu-b)
+node_json gpu-b >"$SCRATCH/gpu-b.json"
+B="$SCRATCH/gpu-b.json"
 W="$SCRATCH/writer.json"
 assert_jq --slurpfile w "$W" "$B" '[.spec.taints[] | "\(.key)=\(.value):\(.effect)"] | sort ==
   ["example.com/maintenance=planned:PreferNoSchedule", "example.com/writer=\($w[0].last.taint):PreferNoSchedule",
@@ -274,7 +260,8 @@ grep -q 'changed while setting its taint' "$SCRATCH/r3.json.log" || fail "race 2
 requests "$SCRATCH/r3.json.log" >"$SCRATCH/r3.requests"
 grep -q '^PATCH /api/v1/nodes/gpu-b 409$' "$SCRATCH/r3.requests" || fail "race 2: no 409 in the agent's log"
 pass "race 2: the apiserver answered the agent's taint write 409 Conflict; the agent read the Node again and wrote"
-B=$(node_json gpu-b)
+node_json gpu-b >"$SCRATCH/gpu-b.json"
+B="$SCRATCH/gpu-b.json"
 assert_jq "$B" '[.spec.taints[] | .key] | sort ==
   ["example.com/maintenance","example.com/racer","example.com/writer","iogate.io/storage-below-policy"]' \
   "race 2: iogate's taint added, the racer's and every earlier foreign taint kept"
@@ -286,7 +273,8 @@ before=$(condition "$B")  # written seconds ago: the probe alone takes longer th
 agent "$SCRATCH/b2.json" gpu-b "$PASS_POLICY"
 [[ $rc -eq 0 ]] || fail "recovery: exit $rc, want 0: $(grep -v 'kube: ' "$SCRATCH/b2.json.log" | tail -5)"
 no_denials "$SCRATCH/b2.json.log"
-B=$(node_json gpu-b)
+node_json gpu-b >"$SCRATCH/gpu-b.json"
+B="$SCRATCH/gpu-b.json"
 ours gpu-b "$B" "$SCRATCH/b2.json" ok
 assert_jq "$B" '[.spec.taints[] | .key] | sort == ["example.com/maintenance","example.com/racer","example.com/writer"]' \
   "recovery: iogate's taint removed, the three foreign taints kept"

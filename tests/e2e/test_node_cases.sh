@@ -39,26 +39,10 @@ KC="$SCRATCH/kubeconfig"
 token_kubeconfig "$KC" "$PROXY_URL" "$SA" "$TOKEN"
 pass "Node $NODE (4 GPUs, labels team, iogate.io/owned-by-someone-else, stale iogate.io/disk-class.old; taint nvidia.com/gpu); $SA's token kubeconfig at the proxy"
 
-# policy NAME MIN_IOPS_PER_GPU [MODE]: 4 GPUs on the node, so the floor is 4 x the per-GPU figure.
-policy() {
-  cat >"$SCRATCH/$1.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-mode: ${3:-enforce}
-workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, runtime: 2s, ramp: 500ms, size: 64m}
-rules:
-  - name: gpu-feed
-    min_iops_per_gpu: $2
-    forbidden_classes: [hdd]
-node:
-  taint_effect: NoSchedule
-  fast_min_iops: 1000000000
-P
-  echo "$SCRATCH/$1.yaml"
-}
-PASS_POLICY=$(policy pass 10)
-FAIL_POLICY=$(policy fail 100000000)
-WARN_POLICY=$(policy warn 100000000 warn)
+# 4 GPUs on the node, so the floor is 4 x the per-GPU figure.
+PASS_POLICY=$(node_policy pass 10)
+FAIL_POLICY=$(node_policy fail 100000000)
+WARN_POLICY=$(node_policy warn 100000000 warn)
 
 # node_once NAME POLICY [flags]: one round; report NAME.json, log NAME.log, exit code in $rc.
 node_once() {
@@ -69,7 +53,6 @@ node_once() {
   rc=$?
   set -e
 }
-node_json() { k get node "$NODE" -o json; }
 label() { node_json | jq -r --arg k "$1" '.metadata.labels[$k] // ""'; }
 condition() { node_json | jq -c '.status.conditions[] | select(.type == "StorageBelowPolicy")'; }
 our_taints() { node_json | jq -c '[.spec.taints[]? | select(.key == "iogate.io/storage-below-policy")]'; }

@@ -178,13 +178,8 @@ run_init() {
   docker logs "$c" >"$out" 2>"$out.log"
 }
 
-pod_json() { k -n "$NS" get pod "$1" -o json; }
-annotation() { pod_json "$1" | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
-pvc_json() { k -n "$NS" get persistentvolumeclaim "$PVC" -o json; }
 # The pod's Events through each API: core/v1 (what kubectl get events and describe read) and
 # events.k8s.io/v1.
-core_events() { k -n "$NS" get events -o json | jq --arg p "$1" '[.items[] | select(.involvedObject.kind == "Pod" and .involvedObject.name == $p)]'; }
-v1_events() { k -n "$NS" get events.v1.events.k8s.io -o json | jq --arg p "$1" '[.items[] | select(.regarding.kind == "Pod" and .regarding.name == $p)]'; }
 
 # ---------------------------------------------------------------------------------------------
 # Pass: train-0 probes the volume (read-only, as the chart mounts it) and records everything.
@@ -340,7 +335,7 @@ assert_jq "$SCRATCH/c.json" '.outcome == "fail" and .exit_code == 1 and .results
 assert_jq "$SCRATCH/c.json" '.results[0].report.target.read_only == false and .results[0].report.target.test_file_created == true' \
   "train-2: probed the writable volume with a test file"
 assert_no_test_files "$DATA"
-[[ $(annotation train-2 iogate.io/verdict) == fail ]] || fail "train-2: iogate.io/verdict is '$(annotation train-2 iogate.io/verdict)'"
+[[ $(pod_annotation train-2 iogate.io/verdict) == fail ]] || fail "train-2: iogate.io/verdict is '$(pod_annotation train-2 iogate.io/verdict)'"
 pass "train-2 (kubectl): iogate.io/verdict=fail"
 core_events train-2 >"$SCRATCH/ev-core.json"
 assert_jq "$SCRATCH/ev-core.json" 'length == 1 and (.[0] | .type == "Warning" and .reason == "StorageBelowPolicy" and
@@ -418,4 +413,4 @@ run_init train-3 "$(sa_token "$NS" default)" "$SCRATCH/d.json"
 forbidden_in "$SCRATCH/d.json.log" >/dev/null || fail "train-3: no 403 found in its log: $(tail -5 "$SCRATCH/d.json.log")"
 assert_jq "$SCRATCH/d.json" '.outcome == "error" and (.error | test("403|Forbidden")) and (.error | test("system:serviceaccount:'"$NS"':default"))' \
   "unbound account: real RBAC 403 on its own pod, named in the error, exit 3 (and the 403 check sees it)"
-[[ -z $(annotation train-3 iogate.io/verdict) ]] || fail "train-3: a verdict was written without permission"
+[[ -z $(pod_annotation train-3 iogate.io/verdict) ]] || fail "train-3: a verdict was written without permission"

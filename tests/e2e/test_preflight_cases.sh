@@ -47,26 +47,12 @@ KC="$SCRATCH/kubeconfig"
 token_kubeconfig "$KC" "$PROXY_URL" "$SA" "$TOKEN" "$NS"
 pass "Node $NODE, PVC $PVC, pod $POD (2 GPUs), ServiceAccount $SA with its Role; a token kubeconfig at the proxy"
 
-# policy NAME MIN_IOPS [MODE] [ON_ERROR] [DEADLINE] [TTL]
-policy() {
-  cat >"$SCRATCH/$1.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-mode: ${3:-enforce}
-on_error: ${4:-fail-closed}
-deadline: ${5:-40s}
-result_ttl: ${6:-1h}
-workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 500ms, runtime: 3s, size: 64m}
-rules:
-  - name: gpu-feed
-    min_iops: $2
-    min_iops_per_gpu: 50
-    max_p99_latency: 2s
-    forbidden_classes: [hdd]
-P
-  echo "$SCRATCH/$1.yaml"
+# case_policy NAME MIN_IOPS [MODE] [ON_ERROR] [DEADLINE] [TTL]: rule gpu-feed with MIN_IOPS and 50 per GPU.
+case_policy() {
+  policy "$1" 3s "min_iops: $2, min_iops_per_gpu: 50, max_p99_latency: 2s, forbidden_classes: [hdd]" "mode: ${3:-enforce}" \
+    "on_error: ${4:-fail-closed}" "deadline: ${5:-40s}" "result_ttl: ${6:-1h}"
 }
-PASS_POLICY=$(policy pass 100)
+PASS_POLICY=$(case_policy pass 100)
 
 # preflight NAME POLICY [flags]: as the initContainer runs it; report NAME.json, log NAME.log,
 # exit code in $rc. POD (default train-0) and KUBECONFIG_FILE (default $KC) override.
@@ -83,9 +69,6 @@ preflight() {
   rc=$?
   set -e
 }
-pod_json() { k -n "$NS" get pod "${1:-$POD}" -o json; }
-annotation() { pod_json | jq -r --arg k "$1" '.metadata.annotations[$k] // ""'; }
-pvc_json() { k -n "$NS" get pvc "$PVC" -o json; }
 pvc_annotate() { k -n "$NS" annotate pvc "$PVC" --overwrite "$@" >/dev/null; }
 reset_share() { k -n "$NS" annotate pvc "$PVC" iogate.io/probe-result- iogate.io/probe-lock- >/dev/null; }
 
@@ -100,11 +83,11 @@ jq -e '.metadata.annotations["iogate.io/probe-result"] | fromjson | .pod == "'"$
   fail "first run: no result on the PVC"
 
 # --- warn mode: the verdict recorded, the pod let start ---
-preflight warn "$(policy warn 50000000 warn)"
+preflight warn "$(case_policy warn 50000000 warn)"
 [[ $rc -eq 0 ]] || fail "warn: exit $rc, want 0: $(tail -3 "$SCRATCH/warn.log")"
 assert_jq "$SCRATCH/warn.json" '.outcome == "warn" and .exit_code == 0 and
     (.results[0].verdict.checks[] | select(.check == "min_iops") | .passed == false)' "warn: min_iops failed, outcome warn, exit 0"
-[[ $(annotation iogate.io/verdict) == warn ]] || fail "warn: iogate.io/verdict is '$(annotation iogate.io/verdict)'"
+[[ $(pod_annotation "$POD" iogate.io/verdict) == warn ]] || fail "warn: iogate.io/verdict is '$(pod_annotation "$POD" iogate.io/verdict)'"
 pass "warn (kubectl): iogate.io/verdict=warn on the pod"
 
 # --- --gpus overrides the pod: 50/GPU x 4000 GPUs = 200,000 ---
@@ -159,7 +142,7 @@ for mode in fail-closed fail-open; do
   pvc_annotate "iogate.io/probe-lock=$(live_lock)"
   renew_lock &
   renewer=$!
-  preflight "held-$mode" "$(policy "held-$mode" 100 enforce "$mode" 12s)"
+  preflight "held-$mode" "$(case_policy "held-$mode" 100 enforce "$mode" 12s)"
   kill "$renewer"
   wait "$renewer" 2>/dev/null || true
   want=3
@@ -322,22 +305,22 @@ requests_since "$m" "$SCRATCH/transient.req.json"
   fail "Event POST: want 500, 201; got $(statuses "$SCRATCH/transient.req.json" POST "/events")"
 assert_jq "$SCRATCH/transient.req.json" 'all(.[]; .auth == "Bearer <redacted>")' \
   "429 (Retry-After) on the pod GET, a dropped pod PATCH, a 500 Event POST: each retried and answered; every request with the token"
-[[ $(annotation iogate.io/verdict) == pass ]] || fail "transient: the verdict did not land"
+[[ $(pod_annotation "$POD" iogate.io/verdict) == pass ]] || fail "transient: the verdict did not land"
 pass "transient (kubectl): iogate.io/verdict=pass"
 
 # --- the pod PATCH always 500: fail-closed exits 3, fail-open lets the pod start ---
 fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"500"}' >/dev/null
-preflight closed "$(policy closed 100 enforce fail-closed 20s)"
+preflight closed "$(case_policy closed 100 enforce fail-closed 20s)"
 [[ $rc -eq 3 ]] || fail "fail-closed: exit $rc, want 3: $(tail -3 "$SCRATCH/closed.log")"
 assert_jq "$SCRATCH/closed.json" '.outcome == "error" and (.error | test("500|InternalError"))' "fail-closed: pod PATCH 500s, exit 3, the error names it"
-preflight open "$(policy open 100 enforce fail-open 20s)"
+preflight open "$(case_policy open 100 enforce fail-open 20s)"
 [[ $rc -eq 0 ]] || fail "fail-open: exit $rc, want 0: $(tail -3 "$SCRATCH/open.log")"
 assert_jq "$SCRATCH/open.json" '.outcome == "pass" and (.error | test("could not record"))' "fail-open: the verdict stands, exit 0, the failure reported"
 clear_faults
 
 # --- the deadline bounds the API: a 9 s stall of the pod GET against a 6 s deadline ---
 fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"delay","delay":"9s"}' >/dev/null
-preflight deadline "$(policy deadline 100 enforce fail-closed 6s)"
+preflight deadline "$(case_policy deadline 100 enforce fail-closed 6s)"
 clear_faults
 [[ $rc -eq 3 ]] || fail "deadline: exit $rc, want 3: $(tail -3 "$SCRATCH/deadline.log")"
 assert_jq "$SCRATCH/deadline.json" '.outcome == "error" and (.error | test("deadline"))' "deadline 6s with a 9 s API stall: exit 3, the error names the deadline"
@@ -356,7 +339,7 @@ k -n "$NS" annotate pod "$POD" iogate.io/verdict- >/dev/null
 KUBECONFIG_FILE="$SCRATCH/kubeconfig-x509" preflight x509 "$PASS_POLICY"
 [[ $rc -eq 0 ]] || fail "x509: exit $rc: $(tail -3 "$SCRATCH/x509.log")"
 assert_jq "$SCRATCH/x509.json" '.outcome == "pass" and .api == "ok"' "x509, bound: exit 0, recorded"
-[[ $(annotation iogate.io/verdict) == pass ]] || fail "x509: no verdict on the pod"
+[[ $(pod_annotation "$POD" iogate.io/verdict) == pass ]] || fail "x509: no verdict on the pod"
 pass "client-certificate kubeconfig (kubectl): iogate.io/verdict=pass written as $X509_USER"
 
 # --- kubeconfigs as EKS, GKE and AKS users have them: KUBECONFIG of two files (the cluster and
@@ -480,7 +463,7 @@ kx_preflight kx-exec --context exec
 [[ $rc -eq 0 ]] || fail "exec plugin: exit $rc: $(tail -3 "$SCRATCH/kx-exec.log")"
 assert_jq "$SCRATCH/kx-exec.json" '.outcome == "pass" and .api == "ok" and .results[0].source == "probe"' \
   "exec plugin, --context exec, bound: probed, exit 0, recorded"
-[[ $(annotation iogate.io/verdict) == pass ]] || fail "exec plugin: no verdict on the pod"
+[[ $(pod_annotation "$POD" iogate.io/verdict) == pass ]] || fail "exec plugin: no verdict on the pod"
 grep -qF "context exec (cluster e2e, user exec-user, exec $KX/users/bin/get-token)" "$SCRATCH/kx-exec.log" ||
   fail "exec plugin: the log does not say which context, user and plugin: $(grep 'api:' "$SCRATCH/kx-exec.log")"
 runs=$(wc -l <"$KX/exec-runs.log")

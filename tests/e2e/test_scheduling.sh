@@ -37,21 +37,11 @@ HOOK_ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/
 [[ -n $HOOK_ADDR ]] || fail "no address in the webhook's log: $(cat "$SCRATCH/webhook.log")"
 pass "iogate webhook (policy scheduling_policy.yaml) on https://$HOOK_ADDR"
 
-# pod NAME GPUS [SPEC_JSON]: a training pod as JSON (GPUS 0: none).
-pod() {
-  jq -n --arg n "$1" --arg ns "$NS" --argjson g "$2" --argjson spec "${3:-{\}}" '
-    {apiVersion: "v1", kind: "Pod", metadata: {name: $n, namespace: $ns, labels: {app: "train"}},
-     spec: ({containers: [{name: "train", image: "registry.example/pytorch:2.5",
-       resources: (if $g > 0 then {limits: {"nvidia.com/gpu": ($g | tostring)}} else {} end)}]} + $spec)}'
-}
 # with_requirements: the pod JSON on stdin as the webhook's /mutate patch leaves it.
 with_requirements() {
   local pod
   pod=$(cat)
-  jq -n --argjson pod "$pod" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
-    request: {uid: "0d4b2a4e-1c1e-4a59-9d0e-5c1b0a6f7e01", kind: {group: "", version: "v1", kind: "Pod"},
-      resource: {group: "", version: "v1", resource: "pods"}, namespace: $pod.metadata.namespace, name: $pod.metadata.name,
-      operation: "CREATE", userInfo: {username: "e2e"}, object: $pod, oldObject: null, dryRun: false}}' |
+  review CREATE "$pod" |
     curl -sS --cacert "$SCRATCH/tls/tls.crt" -H 'Content-Type: application/json' --data-binary @- \
       "https://$HOOK_ADDR/mutate" >"$SCRATCH/review.json" || fail "POST /mutate failed"
   jq -e '.response.allowed == true and .response.patchType == "JSONPatch"' "$SCRATCH/review.json" >/dev/null ||
@@ -100,7 +90,7 @@ for n in ok-1 low-1 hdd-1 slow-1; do
 done
 pass "nodes ok-1 (15000 IOPS, nvme), low-1 (6000, cloud-block), hdd-1 (30000, hdd), slow-1 (3000, tainted); nvidia.com/gpu 4 each"
 
-pod big 4 | with_requirements >"$SCRATCH/big.json"
+pod big "$NS" 4 | with_requirements >"$SCRATCH/big.json"
 jq -e '.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms |
   map(.matchExpressions |= sort_by(.key)) == [{matchExpressions: [
   {key: "iogate.io/disk-class", operator: "NotIn", values: ["hdd"]},
@@ -118,7 +108,7 @@ pass "fast-1 (250000 IOPS, nvme) added: big bound to fast-1"
 
 # --- 1-GPU pods: only the node that meets the floor (fast-1's GPUs are taken) ------------------
 for p in small-a small-b; do
-  pod "$p" 1 | with_requirements | create "$p"
+  pod "$p" "$NS" 1 | with_requirements | create "$p"
 done
 expect_bound small-a ok-1
 expect_bound small-b ok-1
@@ -126,11 +116,11 @@ pass "small-a, small-b (1 GPU, Gt 9999, NotIn hdd): both on ok-1, none on low-1 
 # Control: low-1 and hdd-1 take a GPU pod pinned to them by nodeSelector without iogate's affinity,
 # so the affinity alone kept the pods above off them; with it, the same pod stays Pending.
 for n in low-1 hdd-1; do
-  pod "plain-$n" 1 "{\"nodeSelector\":{\"kubernetes.io/hostname\":\"$n\"}}" | create "plain-$n"
+  pod "plain-$n" "$NS" 1 "{\"nodeSelector\":{\"kubernetes.io/hostname\":\"$n\"}}" | create "plain-$n"
   expect_bound "plain-$n" "$n"
 done
 pass "control: GPU pods without the affinity, nodeSelector low-1 / hdd-1, are bound there"
-pod affinity-low 1 '{"nodeSelector":{"kubernetes.io/hostname":"low-1"}}' | with_requirements | create affinity-low
+pod affinity-low "$NS" 1 '{"nodeSelector":{"kubernetes.io/hostname":"low-1"}}' | with_requirements | create affinity-low
 expect_pending affinity-low "0/5 nodes are available" "4 node(s) didn't match Pod's node affinity/selector"
 
 # --- the taint --------------------------------------------------------------------------------
@@ -138,15 +128,15 @@ expect_pending affinity-low "0/5 nodes are available" "4 node(s) didn't match Po
 # only iogate's, and the pod may go nowhere else.
 [[ $(k get node slow-1 -o json | jq -c '[.spec.taints[] | {key, effect}]') == '[{"key":"iogate.io/storage-below-policy","effect":"NoSchedule"}]' ]] ||
   fail "slow-1 has other taints than iogate's: $(k get node slow-1 -o jsonpath='{.spec.taints}')"
-pod untolerating 1 '{"nodeSelector":{"kubernetes.io/hostname":"slow-1"}}' | create untolerating
+pod untolerating "$NS" 1 '{"nodeSelector":{"kubernetes.io/hostname":"slow-1"}}' | create untolerating
 expect_pending untolerating "0/5 nodes are available" "1 node(s) had untolerated taint" "4 node(s) didn't match Pod's node affinity/selector"
-pod tolerating 1 '{"nodeSelector":{"kubernetes.io/hostname":"slow-1"},
+pod tolerating "$NS" 1 '{"nodeSelector":{"kubernetes.io/hostname":"slow-1"},
   "tolerations":[{"key":"iogate.io/storage-below-policy","operator":"Exists","effect":"NoSchedule"}]}' | create tolerating
 expect_bound tolerating slow-1
 pass "tolerating (iogate.io/storage-below-policy Exists): bound to slow-1"
 
 # --- more GPUs than any node has ------------------------------------------------------------------
-pod huge 8 | create huge
+pod huge "$NS" 8 | create huge
 expect_pending huge "0/5 nodes are available: 1 node(s) had untolerated taint(s), 4 Insufficient nvidia.com/gpu"
 
 # --- demand rules: nodes judged in accelerators sustained, not in 4k IOPS ------------------------
@@ -174,7 +164,7 @@ make_node feeds-2 iogate.io/accelerators.feed-gpus=2 iogate.io/randread-iops=410
 make_node feeds-4 iogate.io/accelerators.feed-gpus=4 iogate.io/randread-iops=9000 iogate.io/disk-class=ssd iogate.io/tier=ok
 pass "nodes feeds-2 (sustains 2, 41000 IOPS) and feeds-4 (sustains 4, 9000 IOPS)"
 
-pod demand-4 4 | with_requirements >"$SCRATCH/demand-4.json"
+pod demand-4 "$NS" 4 | with_requirements >"$SCRATCH/demand-4.json"
 assert_jq "$SCRATCH/demand-4.json" '.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms ==
   [{matchExpressions: [{key: "iogate.io/accelerators.feed-gpus", operator: "Gt", values: ["3"]}]}]' \
   "demand-4 (4 GPUs): the webhook requires iogate.io/accelerators.feed-gpus Gt 3, no IOPS floor"
@@ -183,12 +173,12 @@ jq -e '.response.warnings | any(contains("sustains 4 accelerators of rule feed-g
 create demand-4 <"$SCRATCH/demand-4.json"
 expect_bound demand-4 feeds-4
 pass "demand-4 bound to feeds-4, not to feeds-2 (41000 IOPS, sustains 2) nor any unmeasured node"
-pod demand-2 2 | with_requirements | create demand-2
+pod demand-2 "$NS" 2 | with_requirements | create demand-2
 expect_bound demand-2 feeds-2
 pass "demand-2 (Gt 1) bound to feeds-2: it sustains 2 (feeds-4's GPUs are taken)"
-pod demand-3 3 | with_requirements | create demand-3
+pod demand-3 "$NS" 3 | with_requirements | create demand-3
 expect_pending demand-3 "didn't match Pod's node affinity/selector"
 k label node feeds-2 iogate.io/accelerators.feed-gpus=6 --overwrite >/dev/null
-pod demand-2b 2 | with_requirements | create demand-2b
+pod demand-2b "$NS" 2 | with_requirements | create demand-2b
 expect_bound demand-2b feeds-2
 pass "feeds-2 relabelled to sustain 6 (a faster disk): demand-2b bound there"

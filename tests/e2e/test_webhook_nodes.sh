@@ -100,25 +100,9 @@ node_cache "$SCRATCH/nc1.json"
 assert_jq "$SCRATCH/nc1.json" '.watch == true and .informer.forbidden == true and .store.synced == false' \
   "a ClusterRole without list: one warning naming the fix; /debug/node-cache says forbidden, not synced"
 
-# review OP POD_JSON: an AdmissionReview as the API server sends it.
-review() {
-  jq -n --arg op "$1" --argjson pod "$2" '{
-    apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
-    request: {uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
-      kind: {group: "", version: "v1", kind: "Pod"}, resource: {group: "", version: "v1", resource: "pods"},
-      requestKind: {group: "", version: "v1", kind: "Pod"}, requestResource: {group: "", version: "v1", resource: "pods"},
-      namespace: "ml", operation: $op,
-      userInfo: {username: "system:serviceaccount:kube-system:job-controller", groups: ["system:serviceaccounts"]},
-      object: $pod, oldObject: null, dryRun: false, options: {apiVersion: "meta.k8s.io/v1", kind: "CreateOptions"}}}'
-}
 validate() {  # validate OUT: POST the review on stdin to /validate
   curl -sS --fail --cacert "$CA" -H 'Content-Type: application/json' --data-binary @- "https://$ADDR/validate" >"$1" ||
     fail "POST /validate failed: $(tail -5 "$LOG1" "${LOG2:-/dev/null}")"
-}
-gpu_pod() {  # gpu_pod GPUS [SPEC_EXTRA_JSON]
-  jq -n --arg g "$1" --argjson extra "${2:-{\}}" '{apiVersion: "v1", kind: "Pod",
-    metadata: {generateName: "train-", namespace: "ml", labels: {"job-name": "train"}},
-    spec: ({containers: [{name: "train", image: "pytorch", resources: {limits: {"nvidia.com/gpu": $g}}}]} + $extra)}'
 }
 # node_gets NAME: how many requests for Node NAME the proxy has logged.
 node_gets() { jq -s --arg p "/api/v1/nodes/$1" '[.[] | select(.path == $p)] | length' "$PROXY_LOG" 2>/dev/null || echo 0; }

@@ -1,12 +1,13 @@
 # Shared helpers for the integration tests. Each test sources this, uses $IOGATE (the built
 # binary, set by ctest) and a scratch directory that is removed on every exit path
 # (tests/lib/scratch.sh); pass, fail, skip, need_root, need_tool and assert_jq are
-# tests/lib/check.sh's.
+# tests/lib/check.sh's, the pods, reviews and policies tests/lib/objects.sh's.
 set -euo pipefail
 
 : "${IOGATE:?IOGATE must point at the iogate binary (ctest sets it)}"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/scratch.sh" iogate-it  # SCRATCH, on_exit
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/objects.sh"  # pod, gpu_pod, review, policy
 
 # prometheus_up JOB=TARGET...: a real Prometheus (Debian's) scraping each target every second as
 # its job, on a free loopback port, killed on exit; defines query QUERY (the HTTP API's JSON).

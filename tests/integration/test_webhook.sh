@@ -42,23 +42,7 @@ hook_curl() { curl -sS --cacert "$CA" "$@"; }
 [[ $(hook_curl "https://$ADDR/healthz") == ok ]] || fail "/healthz"
 pass "webhook serving on https://$ADDR, /healthz ok"
 
-# review OP POD_JSON [DRYRUN]: an AdmissionReview as the API server sends it.
-review() {
-  jq -n --arg op "$1" --argjson pod "$2" --argjson dry "${3:-false}" '{
-    apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
-    request: {uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
-      kind: {group: "", version: "v1", kind: "Pod"}, resource: {group: "", version: "v1", resource: "pods"},
-      requestKind: {group: "", version: "v1", kind: "Pod"}, requestResource: {group: "", version: "v1", resource: "pods"},
-      namespace: "ml", operation: $op,
-      userInfo: {username: "system:serviceaccount:kube-system:job-controller", groups: ["system:serviceaccounts"]},
-      object: $pod, oldObject: null, dryRun: $dry, options: {apiVersion: "meta.k8s.io/v1", kind: "CreateOptions"}}}'
-}
 post() { hook_curl -H 'Content-Type: application/json' --data-binary @- "https://$ADDR/$1"; }
-gpu_pod() {  # gpu_pod GPUS [SPEC_EXTRA_JSON]
-  jq -n --arg g "$1" --argjson extra "${2:-{\}}" '{apiVersion: "v1", kind: "Pod",
-    metadata: {generateName: "train-", namespace: "ml", labels: {"job-name": "train"}},
-    spec: ({containers: [{name: "train", image: "pytorch", resources: {limits: {"nvidia.com/gpu": $g}}}]} + $extra)}'
-}
 
 # --- /mutate: a GPU pod without affinity gets one term with the IOPS floor ---
 review CREATE "$(gpu_pod 4)" | post mutate >"$SCRATCH/m.json"
