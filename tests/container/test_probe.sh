@@ -154,8 +154,7 @@ assert_jq "$SCRATCH/rootro.json" '.target.read_only == true and .target.test_fil
 
 # --- docker stop: SIGTERM to iogate as PID 1 removes the test file ---
 in_pod stopped -d --mount "type=bind,src=$LOOP_DIR,dst=/data" -- probe /data --size 64m --runtime 60s --output-format json >/dev/null
-for _ in $(seq 100); do [[ -n $(find "$LOOP_DIR" -name '.iogate-probe-*' -print -quit) ]] && break; sleep 0.1; done
-[[ -n $(find "$LOOP_DIR" -name '.iogate-probe-*' -print -quit) ]] || fail "the long probe made no test file"
+wait_test_file "$LOOP_DIR" || fail "the long probe made no test file"
 docker stop -t 10 "$TEST_ID-stopped" >/dev/null
 assert_no_test_files "$LOOP_DIR"
 pass "docker stop (SIGTERM to PID 1): the probe stopped and removed its test file"

@@ -119,6 +119,18 @@ unannotate() {
   k -n "$NS" annotate pod "$POD" iogate.io/verdict- iogate.io/randread-iops- iogate.io/p99-latency-us- \
     iogate.io/device-class- iogate.io/report- >/dev/null
 }
+# faulted NAME FAULT...: the pod's annotations removed, each FAULT added to the proxy, preflight NAME
+# run (exit code in $rc), the faults cleared; the requests it made in $SCRATCH/NAME.req.json.
+faulted() {
+  local name=$1 f m
+  shift
+  unannotate
+  m=$(mark)
+  for f in "$@"; do fault "$f" >/dev/null; done
+  preflight "$name"
+  clear_faults
+  requests_since "$m" "$SCRATCH/$name.req.json"
+}
 assert_annotated() {  # NAME: the run's verdict is on the pod in the apiserver
   pod_json >"$SCRATCH/$1.pod.json"
   local iops
@@ -157,21 +169,17 @@ assert_annotated clean
 # ---------------------------------------------------------------------------------------------
 # Transient faults, each before the request reaches the apiserver: retried, and what was asked
 # for lands once. The PVC's fresh result is reused: no probe.
-unannotate
-events_before=$(v1_events "$POD" | jq length)
-m=$(mark)
-fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"429","count":2,"retry_after":1}' >/dev/null
-fault '{"method":"POST","path":".*/events","action":"500","count":1}' >/dev/null
 # The PVC is first read by its watch (the collection's path, watch=1): a watch is one attempt, and
 # a failed one gives way to a GET of the PVC, retried as any request.
-fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/persistentvolumeclaims","action":"drop","count":1}' >/dev/null
-fault '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"reset","count":1}' >/dev/null
-preflight transient
-clear_faults
+events_before=$(v1_events "$POD" | jq length)
+faulted transient \
+  '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"429","count":2,"retry_after":1}' \
+  '{"method":"POST","path":".*/events","action":"500","count":1}' \
+  '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/persistentvolumeclaims","action":"drop","count":1}' \
+  '{"method":"GET","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"reset","count":1}'
 [[ $rc -eq 0 ]] || fail "transient faults: exit $rc: $(tail -5 "$SCRATCH/transient.log")"
 assert_jq "$SCRATCH/transient.json" '.outcome == "pass" and .exit_code == 0 and .error == "" and .api == "ok" and .results[0].source == "shared"' \
   "transient faults: exit 0, pass, the PVC's result reused"
-requests_since "$m" "$SCRATCH/transient.req.json"
 [[ $(statuses "$SCRATCH/transient.req.json" PATCH "/pods/$POD") == "[429,429,200]" ]] ||
   fail "pod PATCH: want 429, 429, 200; got $(statuses "$SCRATCH/transient.req.json" PATCH "/pods/$POD")"
 assert_jq "$SCRATCH/transient.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/pods/'"$POD"'")))] |
@@ -204,17 +212,13 @@ assert_jq "$SCRATCH/transient.events.json" "length == $events_before + 1 and (.[
 # Connections dropped after the apiserver applied the write: the client cannot know, retries, and
 # meets the apiserver's own answer to a repeated write. The PVC's result removed so the pod probes
 # and takes the PVC's lock.
-unannotate
 k -n "$NS" annotate pvc "$PVC" iogate.io/probe-result- >/dev/null
 events_before=$(v1_events "$POD" | jq length)
-m=$(mark)
-fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/persistentvolumeclaims/'"$PVC"'","action":"drop","count":1,"after_upstream":true}' >/dev/null
-fault '{"method":"POST","path":".*/events","action":"drop","count":1,"after_upstream":true}' >/dev/null
-preflight after
-clear_faults
+faulted after \
+  '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/persistentvolumeclaims/'"$PVC"'","action":"drop","count":1,"after_upstream":true}' \
+  '{"method":"POST","path":".*/events","action":"drop","count":1,"after_upstream":true}'
 [[ $rc -eq 0 ]] || fail "drops after the write: exit $rc: $(tail -5 "$SCRATCH/after.log")"
 assert_jq "$SCRATCH/after.json" '.outcome == "pass" and .results[0].source == "probe"' "drops after the write: exit 0, pass, probed"
-requests_since "$m" "$SCRATCH/after.req.json"
 assert_jq "$SCRATCH/after.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/persistentvolumeclaims/'"$PVC"'"))) |
     [.status, .upstream_status]] == [[0, 200], [409, 409], [200, 200], [200, 200]]' \
   "PVC lock PATCH: applied then dropped; the retry (old resourceVersion) got the apiserver's 409; re-read, taken again; result written"
@@ -237,13 +241,8 @@ pass "Event: the retry's 409 AlreadyExists counted as posted"
 # ---------------------------------------------------------------------------------------------
 # One 401 (the token expired or rotated, as the apiserver would answer): the token file re-read,
 # the request retried once.
-unannotate
-m=$(mark)
-fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"401","count":1}' >/dev/null
-preflight unauth
-clear_faults
+faulted unauth '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"401","count":1}'
 [[ $rc -eq 0 ]] || fail "one 401: exit $rc: $(tail -5 "$SCRATCH/unauth.log")"
-requests_since "$m" "$SCRATCH/unauth.req.json"
 [[ $(statuses "$SCRATCH/unauth.req.json" PATCH "/pods/$POD") == "[401,200]" ]] ||
   fail "pod PATCH: want 401, 200; got $(statuses "$SCRATCH/unauth.req.json" PATCH "/pods/$POD")"
 [[ $(grep -c "401 Unauthorized; re-reading the token file; retrying once" "$SCRATCH/unauth.log") -eq 1 ]] ||
@@ -256,15 +255,10 @@ assert_annotated unauth
 # apply). That merge patch carries no resourceVersion, so it cannot be stale and is safe to send
 # again: retried with the client's backoff, logged, the annotations land. It once failed the
 # preflight. (Writes that carry a resourceVersion re-read on 409 instead: the PVC lock above.)
-unannotate
-m=$(mark)
-fault '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"409","count":1}' >/dev/null
-preflight conflict
-clear_faults
+faulted conflict '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"409","count":1}'
 [[ $rc -eq 0 ]] || fail "one 409: exit $rc: $(tail -5 "$SCRATCH/conflict.log")"
 assert_jq "$SCRATCH/conflict.json" '.outcome == "pass" and .exit_code == 0 and .api == "ok" and .error == ""' \
   "one 409 on the pod PATCH: exit 0, pass, recorded"
-requests_since "$m" "$SCRATCH/conflict.req.json"
 assert_jq "$SCRATCH/conflict.req.json" '[.[] | select(.method == "PATCH" and (.path | endswith("/pods/'"$POD"'")))] |
     length == 2 and (.[0] | .status == 409 and .fault == "409" and (has("upstream_status") | not)) and
     (.[1] | .status == 200 and .upstream_status == 200 and (has("fault") | not))' \

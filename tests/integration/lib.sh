@@ -42,6 +42,17 @@ assert_no_test_files() {
   pass "no test file left under $1"
 }
 
+# wait_test_file DIR [PERIOD]: until a test file is under DIR (a probe has started writing it),
+# polled 100 times PERIOD s apart (default 0.1); status 1 if none came.
+wait_test_file() {
+  local _
+  for _ in $(seq 100); do
+    [[ -n $(find "$1" -name '.iogate-probe-*' -print -quit 2>/dev/null) ]] && return 0
+    sleep "${2:-0.1}"
+  done
+  return 1
+}
+
 # A quick probe: small file, short runtime. Extra flags follow the path.
 quick_probe() {
   local path=$1; shift

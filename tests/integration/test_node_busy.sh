@@ -19,14 +19,7 @@ mount "$LOOP" "$MNT"
 on_exit "umount -l $MNT"
 dev=$(basename "$LOOP")
 
-cat >"$SCRATCH/policy.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, runtime: 3s, ramp: 500ms, size: 64m}
-rules:
-  - name: gpu-feed
-    min_iops: 100
-P
+policy policy 3s "min_iops: 100" >/dev/null
 
 # A job already reading the device, as a training job would.
 fio --name=job --filename="$MNT/job.dat" --size=256m --rw=randread --bs=4k --iodepth=32 --ioengine=libaio \

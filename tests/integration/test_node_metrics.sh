@@ -13,14 +13,7 @@ need_tool curl
 
 DATA="$SCRATCH/data"
 mkdir -p "$DATA"
-cat >"$SCRATCH/policy.yaml" <<P
-apiVersion: iogate.io/v1
-kind: StoragePolicy
-workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, runtime: 3s, ramp: 500ms, size: 64m}
-rules:
-  - name: gpu-feed
-    min_iops: 100
-P
+POLICY=$(policy policy 3s "min_iops: 100")
 
 # A second agent under a demand policy (workload.mode auto: synthetic samples, then the 4 KiB
 # headline): its accelerators-sustained and samples/s series, scraped by the same Prometheus.
@@ -44,7 +37,7 @@ start_agent() {
   for _ in $(seq 100); do grep -q "serving /metrics" "$SCRATCH/$1.log" && break; sleep 0.1; done
   printf -v "ADDR_$1" %s "$(sed -n 's/.*serving .* on \([0-9.:]*\).*/\1/p' "$SCRATCH/$1.log" | head -1)"
 }
-start_agent metrics "$SCRATCH/policy.yaml" "$DATA"
+start_agent metrics "$POLICY" "$DATA"
 start_agent demand "$SCRATCH/demand.yaml" "$SAMPLES"
 agent=$agent_metrics ADDR=$ADDR_metrics
 [[ -n $ADDR ]] || fail "no listen address in the log: $(cat "$SCRATCH/metrics.log")"

@@ -71,10 +71,7 @@ rules:
   - {name: floor, min_iops: 10}')
 "$IOGATE" preflight "$DATA" --policy "$slow" --no-api --output-format json >"$SCRATCH/t.json" 2>"$SCRATCH/t.log" &
 pid=$!
-for _ in $(seq 100); do
-  ls "$DATA"/.iogate-probe-* >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_test_file "$DATA" || fail "SIGTERM: no test file while probing"
 sleep 2
 kill -TERM "$pid"
 code=0

@@ -4,12 +4,8 @@ for sig in TERM INT; do
   "$IOGATE" probe "$SCRATCH" --size 64m --runtime 60s --output-format json >"$SCRATCH/out.json" 2>"$SCRATCH/err" &
   pid=$!
   # Wait until the measurement runs (the file is complete once the marker is written).
-  for _ in $(seq 100); do
-    ls "$SCRATCH"/.iogate-probe-* >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  wait_test_file "$SCRATCH" || fail "the test file never appeared"
   sleep 1.5
-  ls "$SCRATCH"/.iogate-probe-* >/dev/null 2>&1 || fail "the test file never appeared"
   kill -"$sig" "$pid"
   code=0
   wait "$pid" || code=$?
@@ -22,10 +18,7 @@ done
 # During the fill of a large file.
 "$IOGATE" probe "$SCRATCH" --size 4g --runtime 60s >/dev/null 2>"$SCRATCH/err" &
 pid=$!
-for _ in $(seq 100); do
-  ls "$SCRATCH"/.iogate-probe-* >/dev/null 2>&1 && break
-  sleep 0.05
-done
+wait_test_file "$SCRATCH" 0.05 || fail "during fill: the test file never appeared"
 kill -TERM "$pid"
 code=0
 wait "$pid" || code=$?
