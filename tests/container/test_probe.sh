@@ -143,8 +143,8 @@ driver=$(docker info -f '{{.Driver}}')
 assert_jq "$SCRATCH/overlay.json" '.mount.point == "/" and .mount.read_only == true and (.mount.fstype | test("overlay"))' \
   "detect / in the container: the engine's $driver root ($(jq -r '.mount.fstype + ", class " + .class' "$SCRATCH/overlay.json")), read-only"
 # A read-only PATH is read, not written: its largest existing files, on its own file system only
-# (the root's /proc and /sys are other mounts; a sysfs file lists 4096 bytes and reads 2, which
-# once failed this probe with "short pread").
+# (the root's /proc and /sys are other mounts; a sysfs file lists 4096 bytes and reads 2, a
+# "short pread").
 in_pod rootro -- probe / "${WORKLOAD[@]}" >"$SCRATCH/rootro.json" 2>"$SCRATCH/rootro.err" ||
   fail "probe / on the read-only root: $(cat "$SCRATCH/rootro.err")"
 assert_jq "$SCRATCH/rootro.json" '.target.read_only == true and .target.test_file_created == false and

@@ -253,8 +253,8 @@ assert_annotated unauth
 # ---------------------------------------------------------------------------------------------
 # One 409 Conflict on the pod's annotation PATCH (what the apiserver answers a write it could not
 # apply). That merge patch carries no resourceVersion, so it cannot be stale and is safe to send
-# again: retried with the client's backoff, logged, the annotations land. It once failed the
-# preflight. (Writes that carry a resourceVersion re-read on 409 instead: the PVC lock above.)
+# again: retried with the client's backoff, logged, the annotations land. (Writes that carry a
+# resourceVersion re-read on 409 instead: the PVC lock above.)
 faulted conflict '{"method":"PATCH","path":"/api/v1/namespaces/'"$NS"'/pods/'"$POD"'","action":"409","count":1}'
 [[ $rc -eq 0 ]] || fail "one 409: exit $rc: $(tail -5 "$SCRATCH/conflict.log")"
 assert_jq "$SCRATCH/conflict.json" '.outcome == "pass" and .exit_code == 0 and .api == "ok" and .error == ""' \
@@ -340,8 +340,8 @@ done
 # later, preflight talking to it directly (no proxy), under a 60 s fail-closed deadline. Its
 # kernel still completes TCP connections, so each TLS handshake waits unanswered: the client's
 # tries time out after 10 s each and are retried, and the one waiting when the apiserver
-# resumes is answered. (It once failed the pod at 10 s: a handshake that timed out was taken
-# for a refused one.) etcd runs throughout.
+# resumes is answered (a handshake that timed out is not a refused connection, which would fail
+# the pod at 10 s). etcd runs throughout.
 apiserver_pid=""
 for pid in "${CLUSTER_PIDS[@]}"; do
   [[ $(ps -o comm= -p "$pid" 2>/dev/null) == kube-apiserver ]] && apiserver_pid=$pid

@@ -165,7 +165,7 @@ preflight:
   namespaces: [$TRAIN]
   # The injected initContainer's request stays the pod's for its life (the larger of it and the
   # containers', which request nothing here): four such pods at the default 1 CPU would not fit
-  # this 2-CPU node beside the agent and the webhook. A smaller request, the same limit.
+  # a test machine's few CPUs beside the agent and the webhook. A smaller request, the same limit.
   resources:
     requests: {cpu: 200m, memory: 128Mi}
     limits: {cpu: "1", memory: 256Mi}

@@ -177,8 +177,7 @@ assert_jq "$SCRATCH/events-v1.json" '[.items[] | select(.regarding.kind == "Node
 # taint list while the writer rewrites its own taint, label and condition, 20 ms between rounds of
 # three writes: a write every 10-15 ms, far busier than any Node sees (a kubelet writes its
 # status every 10 s at most), yet a client that reads and writes within a few ms wins within its retries.
-# (An agent whose PATCH took 50 ms, Nagle's algorithm against delayed ACKs, lost every round
-# here.) 409s are likely but not certain (the timing is the scheduler's): race 2 forces one. What
+# (A PATCH held some 50 ms by Nagle's algorithm against delayed ACKs loses every round.) 409s are likely but not certain (the timing is the scheduler's): race 2 forces one. What
 # must hold: nothing lost, one taint of iogate's, the writer's latest values all there.
 k taint node gpu-b iogate.io/storage-below-policy:NoSchedule- >/dev/null
 before_race=$(condition <(node_json gpu-b))

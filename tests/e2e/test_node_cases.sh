@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# iogate node against the real kube-apiserver (tests/e2e/lib.sh), for the cases that
-# test_node_agent.sh and test_api_faults.sh do not assert (those of the retired stand-in test
-# tests/integration/test_node_api.sh). The agent uses a kubeconfig with the token of the
-# ServiceAccount the chart makes for the node agent (helm install), pointed at tests/faultproxy in
-# front of the apiserver: the proxy's log is the request sequence, and the outage is injected there.
+# iogate node against the real kube-apiserver (tests/e2e/lib.sh): the agent's modes and its life
+# over time (verdicts repeated, warn mode, restarts, an outage, --once's deadline), where
+# test_node_agent.sh checks what one round writes and test_api_faults.sh the client under faults.
+# The agent uses a kubeconfig with the token of the ServiceAccount the chart makes for the node
+# agent (helm install), pointed at tests/faultproxy in front of the apiserver: the proxy's log is
+# the request sequence, and the outage is injected there.
 #   - first probe: the floor 10/GPU x 4 GPUs = 40; an iogate.io/-prefixed label iogate did not
 #     write is kept; the same verdict again: no second Event, lastTransitionTime kept;
 #   - warn mode: condition True, no taint, exit 0; --taint-effect NoExecute;
@@ -177,8 +178,7 @@ sigterm outage
 # the agent probes, keeps retrying the writes until the deadline (10 s, the API's time in all,
 # probes not counted) runs out, says so in its log and report, and exits 3. The bound checked is
 # the documented limit (node.h: the deadline after the probes, at worst one 10 s request timeout
-# more), not speed: 15 s of slack beyond the deadline for a loaded machine. With the one fixed
-# minute before, runs took 66.7 s (401) and 92.5 s (500).
+# more), not speed: 15 s of slack beyond the deadline for a loaded machine.
 for action in 500 401; do
   m=$(mark)
   fault '{"path":".*","action":"'"$action"'"}' >/dev/null

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# iogate preflight against the real kube-apiserver (tests/e2e/lib.sh), for the cases that
-# test_preflight.sh and test_api_faults.sh do not assert (those of the retired stand-in test
-# tests/integration/test_preflight_api.sh that a real apiserver can run). preflight runs with a kubeconfig holding the token of
-# a ServiceAccount whose Role grants what docs/manual.md lists, pointed at tests/faultproxy in front of
-# the apiserver, so the proxy's log is the request sequence and faults are injected there:
+# iogate preflight against the real kube-apiserver (tests/e2e/lib.sh): the floor and the modes, the
+# PVC's shared result and its probe lock among many pods, faults and deadlines, and kubeconfigs as
+# users have them, where test_preflight.sh checks the initContainer in the image and
+# test_api_faults.sh the in-cluster client under faults. preflight runs with a kubeconfig holding
+# the token of the chart's preflight ServiceAccount (its Role grants what docs/manual.md lists),
+# pointed at tests/faultproxy in front of the apiserver, so the proxy's log is the request
+# sequence and faults are injected there:
 #   - pod mode: 2 GPUs from the pod's limits, the floor max(min_iops 100, 50/GPU x 2) = 100;
 #   - warn mode: verdict warn recorded, exit 0; --gpus 4000 scales the floor to 200,000;
 #   - the PVC's result after its TTL (2 h old, ttl 1h): probed again, the result renewed;
@@ -220,9 +222,8 @@ for ((i = 0; i < N; i++)); do
   token_kubeconfig "$SCRATCH/kubeconfig-train-k$i" "$PROXY_URL" "$SA" "$(sa_token "$NS" "$SA" "train-k$i")" "$NS"
 done
 # Deadline 60 s, probe 16 s (file 3 s, ramp 10 s, runtime 3 s): the takeover comes a lease
-# (15 s) after the kill, and the new probe ends well before the waiters' deadlines. (Before the
-# lease, the lock expired 30 s after the probe time, 46 s in, and the waiters gave up at 41 s and
-# all probed at once.)
+# (15 s) after the kill, and the new probe ends well before the waiters' deadlines (a lock that
+# outlived them would have every waiter give up and probe at once).
 cat >"$SCRATCH/takeover.yaml" <<P
 apiVersion: iogate.io/v1
 kind: StoragePolicy

@@ -20,7 +20,6 @@
 # after its list is judged by its labels, an unknown node is allowed with a warning, all without a
 # single GET of a node (the proxy's log, /debug/node-cache's counters and /metrics agree). The token never
 # reaches the webhooks' logs.
-# Moved here from tests/integration/test_webhook.sh, which ran these against the stand-in apiserver.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faultproxy_lib.sh"
 source "$TESTS_DIR/lib/pki.sh"

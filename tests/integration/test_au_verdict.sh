@@ -12,7 +12,7 @@
 # can move them across it: gp3-like feeds ~115 samples/s (bandwidth-bound: AU ~0.46 for 1, ~0.23
 # for 2, where 4 KiB IOPS alone would pass them), SATA-like ~440 (AU 1.0 for 1, ~0.44 for 4).
 # The pass case's measured AU is held below 1 only by the client's own cost per step (a batch of
-# 128 here: a 0.5 s step, where a busy 2-core machine costs it ~3%); a case that still lands within
+# 128 here: a 0.5 s step, beside which that cost is a few percent); a case that still lands within
 # 0.05 of the floor is measured once more, then fails naming it.
 source "$(dirname "$0")/lib.sh"
 use_rig

@@ -3,9 +3,9 @@
 # controller), a volume capped in read IOPS only and one capped in read bandwidth only, each
 # holding the same ImageNet-like dataset (1,500 files of 100-120 KiB), must come out "iops" and
 # "bandwidth". The caps are gp3's 16,000 IOPS and 125 MiB/s scaled down (to 500 IOPS and 12 MB/s)
-# so that a 2-core client is far from being the limit; the advice must then name the same limit.
+# so that a small client is far from being the limit; the advice must then name the same limit.
 # The classifier itself is unit-tested (tests/unit/probe/feed_limit_test.cc); this is its
-# measurement on real caps. About 20 s.
+# measurement on real caps.
 source "$(dirname "$0")/lib.sh"
 use_rig
 need_tool python3

@@ -3,8 +3,8 @@
 # and the real DataLoader's measured AU (tests/lib/dataloader_au.py) on the same rig and dataset.
 # Sourced after tests/lib/rig.sh; needs $IOGATE, jq, and Debian's python3-torch (/usr/bin/python3).
 #
-# Scale: every rate is 0.1 of the real one, so a 2-core client (the loader's workers and the main
-# process) is not the limit; AU is a ratio of rates, so it does not change with the scale.
+# Scale: every rate is 0.1 of the real one, so a small client (the loader's workers and the main
+# process on a couple of cores) is not the limit; AU is a ratio of rates, so it does not change with the scale.
 
 AU_SCALE_NOTE="every rate x0.1"
 # name:read IOPS:read bytes/s, scaled. The real ones: gp3 16,000 IOPS provisioned with its default
@@ -20,15 +20,14 @@ AU_MIN=${AU_MIN:-0.90}
 AU_SAMPLE_SIZE=110k
 # The loader: DataLoader num_workers and per-accelerator batch; iogate's probe gets the same workers.
 # Batch 64 makes a step 0.256 s of compute: the loop's own cost per step (a batch through the
-# workers' queue, the sleep's wake-up) is ~7-11 ms on this 2-core machine under a parallel build,
-# 7% of AU at batch 32 (0.128 s), under 4% at 64 (measured on tmpfs, no cap, 1 accelerator: AU
-# 0.90 at 32, 0.955 at 64, 0.973 at 128). MLPerf's resnet50 steps are longer still (batch 400,
+# workers' queue, the sleep's wake-up) is some milliseconds on a small, busy client: a share of AU
+# at batch 32 (0.128 s) that the verdicts would feel, half that at 64. MLPerf's resnet50 steps are longer still (batch 400,
 # 0.224 s on an H100, 2.24 s at this scale).
 AU_WORKERS=${AU_WORKERS:-2}
 AU_BATCH=${AU_BATCH:-64}
 # Both readers run at nice -10 where permitted (root): the client of a training node has its
 # cores; here the emulated accelerator's wake-ups would otherwise queue behind whatever else runs
-# on the 2 shared CPUs (a build: 6 ms a step waited at nice 0, 3 ms at -10).
+# on the shared CPUs (a build beside it).
 AU_NICE=(nice -n -10)
 [[ $(id -u) -eq 0 ]] || AU_NICE=()
 # An ImageNet-like tree: sizes uniform in 20-200 KiB (mean 110 KiB), 100 files a directory. Files
