@@ -1,8 +1,8 @@
 # Shared by the container tests (tests/container/test_*.sh, ctest container.*): the image that `docker build` made
 # from the Dockerfile (container.build, a ctest fixture the others require), run by the real
 # Docker Engine the way the kubelet would run the chart's pods. Source it first; it sources
-# tests/integration/lib.sh (pass, fail, skip, assert_jq, on_exit, SCRATCH, IOGATE: the host's
-# binary, for host-vs-container comparisons).
+# tests/integration/lib.sh (tests/lib's check.sh, scratch.sh and objects.sh; IOGATE: the host's
+# binary, for host-vs-container comparisons) and tests/lib/yaml.sh.
 #
 # The pod's settings are not copied by hand: chart_render renders the chart with the real helm,
 # and pod_docker_args turns a rendered pod spec's container (securityContext, resources, env,
@@ -21,10 +21,7 @@ IMAGE=${IOGATE_TEST_IMAGE:-iogate:test}
 need_tool docker jq
 docker info >/dev/null 2>&1 ||
   fail "no Docker Engine answers on /var/run/docker.sock: start it (systemctl start docker, or dockerd &)"
-# Debian's python3 has python3-yaml; another python3 first on PATH may not.
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=python3
-"$PY" -c 'import yaml' 2>/dev/null || fail "python3 has no yaml module: apt-get install python3-yaml"
+source "$TESTS_DIR/lib/yaml.sh"  # PY, to_json
 if [[ -z "${UPSTREAM_BIN:-}" ]]; then
   UPSTREAM_BIN=${IOGATE_TOOLS_CACHE:-/var/cache/iogate-tools}/bin
 fi
@@ -65,9 +62,7 @@ chart_render() {
   [[ -x "$UPSTREAM_BIN/helm" ]] || fail "$UPSTREAM_BIN/helm is not built: bash tests/upstream/build.sh"
   "$UPSTREAM_BIN/helm" template iogate "$CHART" -n iogate-system "$@" >"$out.yaml" 2>"$out.err" ||
     fail "helm template: $(cat "$out.err")"
-  "$PY" -c 'import json, sys, yaml
-json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], sys.stdout)' "$out.yaml" >"$out" ||
-    fail "helm template gave no YAML: $out.yaml"
+  to_json "$out.yaml" >"$out" || fail "helm template gave no YAML: $out.yaml"
 }
 
 # pod_spec RENDERED.json KIND NAME: the pod spec of a rendered workload (DaemonSet, Deployment)

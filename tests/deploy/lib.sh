@@ -10,17 +10,7 @@ source "$ROOT/tests/lib/scratch.sh" iogate-deploy  # SCRATCH, on_exit (a test's 
 # finish WHAT sets the exit code; fail is for what leaves nothing to check (a missing tool).
 source "$ROOT/tests/lib/check.sh"
 
-# Debian's python3 has python3-yaml (a yamllint dependency); another python3 first on PATH may not.
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=python3
-"$PY" -c 'import yaml' 2>/dev/null || fail "python3 has no yaml module: apt-get install python3-yaml"
-
-# YAML (multi-document) -> a JSON array of the non-empty documents.
-to_json() {
-  "$PY" -c '
-import json, sys, yaml
-json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], sys.stdout)' "$1"
-}
+source "$ROOT/tests/lib/yaml.sh"  # PY, to_json
 
 # The pinned upstream tools (tests/upstream/versions.env) the test names in DEPLOY_UPSTREAM
 # (default: helm): UPSTREAM_BIN (ctest sets it), else tests/upstream/build.sh's cache, built on

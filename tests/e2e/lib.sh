@@ -1,7 +1,7 @@
 # Shared by the e2e tests (tests/e2e/test_*.sh): each test gets its own throwaway control plane
 # (cluster_lib.sh) in its scratch folder, torn down on every exit path, and these helpers.
-# Source it first; it sources tests/integration/lib.sh (pass, fail, skip, assert_jq, on_exit,
-# SCRATCH, IOGATE) and exports KUBECONFIG (system:masters) and PATH with the pinned kubectl, helm
+# Source it first; it sources tests/integration/lib.sh (tests/lib's check.sh, scratch.sh and
+# objects.sh; IOGATE) and exports KUBECONFIG (system:masters) and PATH with the pinned kubectl, helm
 # and etcd first.
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TESTS_DIR=${TESTS_DIR:-$(cd "$E2E_DIR/.." && pwd)}
@@ -140,6 +140,30 @@ if [[ $(id -u) -eq 0 && ! -d /var/run/secrets/kubernetes.io/serviceaccount ]]; t
     [[ -d $d ]] || { mkdir "$d"; on_exit "rmdir $d"; }
   done
 fi
+
+# start_webhook_pod LOG NAMESPACE TOKEN ARGS...: `iogate ARGS...` (a webhook) in the background,
+# in-cluster as as_pod runs it, logging to LOG, stopped on exit; waits until it serves and checks
+# that it took the in-cluster configuration. Sets WEBHOOK_PID.
+start_webhook_pod() {
+  local log=$1 ns=$2 token=$3
+  shift 3
+  as_pod "$ns" "$token" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" "$IOGATE" "$@" >/dev/null 2>"$log" &
+  wait_until 20 grep -q 'serving /mutate' "$log" || fail "iogate webhook not serving after 20 s: $(cat "$log")"
+  [[ -n ${WEBHOOK_PID:-} ]] || on_exit stop_webhook
+  WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
+  grep -q 'api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1' "$log" ||
+    fail "the webhook does not use the in-cluster config: $(cat "$log")"
+}
+# stop_webhook: SIGTERM to that webhook if it still runs (and its pid is not reused meanwhile).
+stop_webhook() {
+  [[ -n ${WEBHOOK_PID:-} && -r /proc/$WEBHOOK_PID/cmdline ]] &&
+    tr '\0' ' ' </proc/"$WEBHOOK_PID"/cmdline | grep -q "^$IOGATE webhook " && kill -TERM "$WEBHOOK_PID"
+}
+# shutdown_webhook LOG: SIGTERM, and the webhook gone within 20 s.
+shutdown_webhook() {
+  stop_webhook || fail "iogate webhook (pid $WEBHOOK_PID) is not running: $(tail -5 "$1")"
+  wait_until 20 bash -c '! kill -0 "$0"' "$WEBHOOK_PID" || fail "iogate webhook (pid $WEBHOOK_PID) still runs 20 s after SIGTERM"
+}
 
 # helm_install RELEASE NAMESPACE [helm flags...]: the chart, installed for real (no --wait: no
 # kubelet runs its pods); fails the test with helm's output.

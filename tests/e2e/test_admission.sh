@@ -135,19 +135,7 @@ mapfile -t ARGS < <(jq -r --arg etc "$ETC" --arg listen "$ADDR:443" '.spec.templ
 [[ " ${ARGS[*]} " == *" --listen $ADDR:443 "* && " ${ARGS[*]} " == *" --policy $ETC/policy.yaml "* ]] ||
   fail "unexpected Deployment arguments: ${ARGS[*]}"
 TOKEN=$(sa_token "$NS" "$HOOK")
-# stop_webhook: SIGTERM to the webhook if it still runs (and its pid is not reused meanwhile).
-stop_webhook() {
-  [[ -r /proc/$WEBHOOK_PID/cmdline ]] && tr '\0' ' ' </proc/"$WEBHOOK_PID"/cmdline | grep -q "^$IOGATE webhook " &&
-    kill -TERM "$WEBHOOK_PID"
-}
-as_pod "$NS" "$TOKEN" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" "$IOGATE" "${ARGS[@]}" \
-  >/dev/null 2>"$SCRATCH/webhook.log" &
-wait_until 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log" ||
-  fail "iogate webhook not serving on $ADDR:443 after 20 s: $(cat "$SCRATCH/webhook.log")"
-WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
-on_exit stop_webhook
-grep -q 'api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1' "$SCRATCH/webhook.log" ||
-  fail "the webhook does not use the in-cluster config: $(cat "$SCRATCH/webhook.log")"
+start_webhook_pod "$SCRATCH/webhook.log" "$NS" "$TOKEN" "${ARGS[@]}"
 pass "iogate webhook ${ARGS[*]:1} (pid $WEBHOOK_PID), in-cluster as $NS/$HOOK"
 
 # The chart's Service, then pointed at the host process (see the header).
@@ -340,8 +328,7 @@ pass "no failed node look-up with the chart's ServiceAccount and RBAC"
 
 # --- webhook stopped: the failurePolicies ------------------------------------------------------
 opened=$(fail_open mutate.iogate.io)
-stop_webhook || fail "iogate webhook (pid $WEBHOOK_PID) is not running: $(tail -5 "$SCRATCH/webhook.log")"
-wait_until 20 bash -c '! kill -0 "$0"' "$WEBHOOK_PID" || fail "iogate webhook (pid $WEBHOOK_PID) still runs 20 s after SIGTERM"
+shutdown_webhook "$SCRATCH/webhook.log"
 pass "iogate webhook stopped"
 pod gpu-down "$TRAIN" 1 | apply "$SCRATCH/down.out"
 ((rc != 0)) || fail "validate failurePolicy Fail: a GPU pod was admitted with the webhook down"

@@ -54,33 +54,18 @@ pki_ca "$SCRATCH/hook-pki" iogate-webhook-test-ca
 pki_sign "$SCRATCH/hook-pki" hook /CN=localhost "$(pki_server_ext IP:127.0.0.1,DNS:localhost)"
 CA="$SCRATCH/hook-pki/ca.crt"
 POLICY="$TESTS_DIR/fixtures/webhook-policy.yaml"
-WEBHOOK_PID=
-stop_webhook() {
-  [[ -n $WEBHOOK_PID && -r /proc/$WEBHOOK_PID/cmdline ]] &&
-    tr '\0' ' ' </proc/"$WEBHOOK_PID"/cmdline | grep -q "^$IOGATE webhook " && kill -TERM "$WEBHOOK_PID"
-}
-on_exit stop_webhook
 # start_webhook LOG [FLAG...]: iogate webhook in-cluster through the proxy, logging to LOG; sets
 # WEBHOOK_PID and ADDR.
 start_webhook() {
   local log=$1; shift
-  CLUSTER_SERVER=$PROXY_URL as_pod "$NS" "$TOKEN" bash -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/webhook.pid" \
-    "$IOGATE" webhook --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --tls-cert "$SCRATCH/hook-pki/hook.crt" \
-    --tls-key "$SCRATCH/hook-pki/hook.key" --policy "$POLICY" "$@" >/dev/null 2>"$log" &
-  wait_until 20 grep -q 'serving /mutate' "$log" || fail "iogate webhook not serving after 20 s: $(cat "$log")"
-  WEBHOOK_PID=$(cat "$SCRATCH/webhook.pid")
-  grep -q "api: in-cluster (KUBERNETES_SERVICE_HOST=127.0.0.1" "$log" ||
-    fail "the webhook does not use the in-cluster config: $(cat "$log")"
+  CLUSTER_SERVER=$PROXY_URL start_webhook_pod "$log" "$NS" "$TOKEN" webhook --listen 127.0.0.1:0 \
+    --metrics-listen 127.0.0.1:0 --tls-cert "$SCRATCH/hook-pki/hook.crt" --tls-key "$SCRATCH/hook-pki/hook.key" \
+    --policy "$POLICY" "$@"
   ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$log" | head -1)
   [[ -n $ADDR ]] || fail "no address in the webhook's log: $(cat "$log")"
   METRICS=$(sed -n 's/.*serving \/metrics on \([0-9.:]*\).*/\1/p' "$log" | head -1)
   [[ -n $METRICS ]] || fail "no metrics address in the webhook's log: $(cat "$log")"
   [[ $(curl -sS --cacert "$CA" "https://$ADDR/healthz") == ok ]] || fail "/healthz"
-}
-# shutdown LOG: SIGTERM, and the webhook gone within 20 s.
-shutdown() {
-  stop_webhook || fail "iogate webhook (pid $WEBHOOK_PID) is not running: $(tail -5 "$1")"
-  wait_until 20 bash -c '! kill -0 "$0"' "$WEBHOOK_PID" || fail "iogate webhook still runs 20 s after SIGTERM"
 }
 # node_cache OUT: GET /debug/node-cache.
 node_cache() { curl -sS --fail --cacert "$CA" "https://$ADDR/debug/node-cache" >"$1" || fail "GET /debug/node-cache"; }
@@ -149,7 +134,7 @@ jq -s -e 'all(.[]; .auth == "Bearer <redacted>" and .status == .upstream_status)
   fail "the proxy changed an answer or saw no bearer token: $(cat "$PROXY_LOG")"
 pass "every request carried the bearer token and got the apiserver's answer unchanged"
 
-shutdown "$LOG1"
+shutdown_webhook "$LOG1"
 pass "iogate webhook stopped by SIGTERM"
 
 # --- the chart's ClusterRole: list and watch -------------------------------------------------------
@@ -226,7 +211,7 @@ assert_jq "$SCRATCH/requests2.json" '[.[] | select(.path | startswith("/api/v1/n
   "the proxy's log: no GET of a node by the watching webhook (late-1 included)"
 assert_jq "$SCRATCH/requests2.json" '[.[] | select(.path == "/api/v1/nodes" and (.query | test("watch") | not))] |
   length == 1 and .[0].status == 200 and .[0].query == "limit=100"' "the proxy's log: one LIST of the nodes (200)"
-shutdown "$LOG2"
+shutdown_webhook "$LOG2"
 pass "the watching webhook stopped by SIGTERM"
 # The proxy writes a watch down when it ends: the webhook's, at its shutdown.
 watches_logged() {

@@ -25,7 +25,7 @@ TARGET=${1:-mountinfo}
 
 # A missing tool or library is a missing prerequisite, not a capability this machine lacks.
 missing() { echo "FAIL: $*; bash scripts/install-deps.sh installs it" >&2; exit 1; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$SRC_DIR/tests/lib/check.sh"  # fail
 
 # Per target: its sources (the fuzz driver first), the longest input, libraries to link.
 # The sources after the driver go into an archive, so the linker takes only the objects the driver
