@@ -80,30 +80,8 @@ absent() {
   [[ -z "$out" ]] || fail "$what: $kind ${ns:+$ns/}$name is still in the cluster"
 }
 
-# The object sets (release iogate in iogate-system, fullname iogate), as test_chart.sh has them.
-node_objects() {
-  printf '%s\n' "ServiceAccount $NS/iogate-node" "ClusterRole -/iogate-node" "ClusterRoleBinding -/iogate-node" \
-    "DaemonSet $NS/iogate-node" "Service $NS/iogate-node-metrics" \
-    "ValidatingAdmissionPolicy -/iogate-node" "ValidatingAdmissionPolicyBinding -/iogate-node"
-}
-webhook_objects() {
-  printf '%s\n' "ServiceAccount $NS/iogate-webhook" "ClusterRole -/iogate-webhook" "ClusterRoleBinding -/iogate-webhook" \
-    "Deployment $NS/iogate-webhook" "PodDisruptionBudget $NS/iogate-webhook" "Service $NS/iogate-webhook" \
-    "Service $NS/iogate-webhook-metrics" \
-    "MutatingWebhookConfiguration -/iogate-webhook" "ValidatingWebhookConfiguration -/iogate-webhook"
-}
-preflight_objects() {  # namespace...
-  local ns
-  for ns in "$@"; do
-    printf '%s\n' "ServiceAccount $ns/iogate-preflight" "Role $ns/iogate-preflight" "RoleBinding $ns/iogate-preflight"
-  done
-  # The least-reach policy (cluster-scoped, one for every preflight namespace).
-  printf '%s\n' "ValidatingAdmissionPolicy -/iogate-preflight" "ValidatingAdmissionPolicyBinding -/iogate-preflight"
-}
-policy_objects() {  # namespace...
-  local ns
-  for ns in "$@"; do echo "ConfigMap $ns/iogate-policy"; done
-}
+# The object sets (tests/lib/chart_objects.sh) of release iogate in iogate-system (fullname iogate).
+source "$TESTS_DIR/lib/chart_objects.sh"
 self_signed() { echo "Secret $NS/iogate-webhook-tls"; }
 cert_manager() { printf '%s\n' "Issuer $NS/iogate-selfsigned" "Certificate $NS/iogate-webhook-tls"; }
 dashboard() { echo "ConfigMap ${1:-$NS}/iogate-grafana-dashboard"; }
@@ -247,7 +225,8 @@ expect_rbac default nobody default ""
 helm_install "$REL" "$NS"
 save_manifest
 [[ "$(helm status "$REL" -n "$NS" -o json | jq -r .info.status)" == deployed ]] || fail "helm status: not deployed"
-{ node_objects; webhook_objects; self_signed; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } |
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; self_signed;
+  preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard; } |
   expect_objects "install (defaults)"
 k get -f "$SCRATCH/manifest-$REV.yaml" -o json | jq -e --arg r "$REL" --arg ns "$NS" '
   [(.items // [.])[] | select(.metadata.labels["app.kubernetes.io/managed-by"] != "Helm"
@@ -287,7 +266,8 @@ expect_self_signed "upgrade (same values)"
 
 # 3. The webhook off, then on again (a new pair: its Secret went with it).
 upgrade "webhook.enabled=false" --set webhook.enabled=false
-{ node_objects; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } | expect_objects "webhook off"
+{ node_objects iogate "$NS"; preflight_objects iogate "$NS"; policy_objects iogate "$NS";
+  dashboard; } | expect_objects "webhook off"
 for o in "deployment iogate-webhook $NS" "service iogate-webhook $NS" "secret iogate-webhook-tls $NS" \
          "serviceaccount iogate-webhook $NS" "poddisruptionbudget iogate-webhook $NS" "clusterrole iogate-webhook" \
          "clusterrolebinding iogate-webhook" "mutatingwebhookconfiguration iogate-webhook" "validatingwebhookconfiguration iogate-webhook"; do
@@ -296,12 +276,14 @@ for o in "deployment iogate-webhook $NS" "service iogate-webhook $NS" "secret io
 done
 pass "webhook off: its Deployment, Service, PDB, Secret, account, RBAC and both configurations are gone"
 upgrade "webhook.enabled=true" --set webhook.enabled=true
-{ node_objects; webhook_objects; self_signed; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } | expect_objects "webhook on again"
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; self_signed;
+  preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard; } | expect_objects "webhook on again"
 expect_self_signed "webhook on again"
 
 # 4. The node agent off, then on again.
 upgrade "nodeAgent.enabled=false" --set nodeAgent.enabled=false
-{ webhook_objects; self_signed; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } | expect_objects "node agent off"
+{ webhook_objects iogate "$NS"; self_signed; preflight_objects iogate "$NS";
+  policy_objects iogate "$NS"; dashboard; } | expect_objects "node agent off"
 for o in "daemonset iogate-node $NS" "service iogate-node-metrics $NS" "serviceaccount iogate-node $NS" \
          "clusterrole iogate-node" "clusterrolebinding iogate-node"; do
   # shellcheck disable=SC2086
@@ -309,14 +291,16 @@ for o in "daemonset iogate-node $NS" "service iogate-node-metrics $NS" "servicea
 done
 pass "node agent off: its DaemonSet, metrics Service, account and RBAC are gone"
 upgrade "nodeAgent.enabled=true" --set nodeAgent.enabled=true
-{ node_objects; webhook_objects; self_signed; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } | expect_objects "node agent on again"
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; self_signed;
+  preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard; } | expect_objects "node agent on again"
 expect_rbac "$NS" iogate-node default "$NODE_NEEDS"
 
 # 5. Preflight in the training namespaces, which must exist first (the chart does not make them).
 k create namespace ml-train >/dev/null
 k create namespace ml-eval >/dev/null
 upgrade "preflight.namespaces={ml-train,ml-eval}" --set 'preflight.namespaces={ml-train,ml-eval}'
-{ node_objects; webhook_objects; self_signed; preflight_objects ml-train ml-eval; policy_objects "$NS" ml-train ml-eval; dashboard; } |
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; self_signed;
+  preflight_objects iogate ml-train ml-eval; policy_objects iogate "$NS" ml-train ml-eval; dashboard; } |
   expect_objects "preflight in ml-train and ml-eval"
 absent "preflight moved" role iogate-preflight "$NS"
 expect_rbac ml-train iogate-preflight ml-train "$PREFLIGHT_NEEDS"
@@ -332,7 +316,8 @@ pass "preflight: ml-train holds the same policy.yaml as $NS"
 #    training namespace. extraServiceAccounts binds the pod's account (here: default).
 upgrade "injection: preflight.namespaces={ml-train}, rbac.extraServiceAccounts={default}" \
   --set 'preflight.namespaces={ml-train}' --set 'preflight.rbac.extraServiceAccounts={default}'
-{ node_objects; webhook_objects; self_signed; preflight_objects ml-train; policy_objects "$NS" ml-train; dashboard; } |
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; self_signed;
+  preflight_objects iogate ml-train; policy_objects iogate "$NS" ml-train; dashboard; } |
   expect_objects "injection"
 args=$(k -n "$NS" get deployment iogate-webhook -o json | jq -c '.spec.template.spec.containers[0].args')
 cm=$(jq -r '.[index("--policy-configmap") + 1]' <<<"$args")
@@ -346,7 +331,8 @@ absent "ml-eval left preflight" configmap iogate-policy ml-eval
 
 # 7. Preflight off: its objects go from every namespace.
 upgrade "preflight.enabled=false" --set preflight.enabled=false
-{ node_objects; webhook_objects; self_signed; policy_objects "$NS"; dashboard; } | expect_objects "preflight off"
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; self_signed;
+  policy_objects iogate "$NS"; dashboard; } | expect_objects "preflight off"
 expect_rbac ml-train default ml-train ""
 
 # 8. cert-manager: with its API served (the CRD fixture), "auto" switches to it.
@@ -355,28 +341,33 @@ k wait --for=condition=Established --timeout=60s crd/issuers.cert-manager.io crd
 for _ in $(seq 50); do served cert-manager.io/v1 && break; sleep 0.2; done
 served cert-manager.io/v1 || fail "cert-manager.io/v1 is not served after its CRDs"
 upgrade "certManager auto, cert-manager.io/v1 served"
-{ node_objects; webhook_objects; cert_manager; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } |
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; cert_manager;
+  preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard; } |
   expect_objects "certManager auto with cert-manager"
 absent "cert-manager" secret iogate-webhook-tls "$NS"   # cert-manager (not running here) would write it
 expect_cert_manager "certManager auto with cert-manager" Issuer iogate-selfsigned
 upgrade "webhook.certManager.enabled=false" --set webhook.certManager.enabled=false
-{ node_objects; webhook_objects; self_signed; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } |
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; self_signed;
+  preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard; } |
   expect_objects "certManager false"
 expect_self_signed "certManager false, although cert-manager.io/v1 is served"
 upgrade "webhook.certManager.enabled=true with issuerRef ClusterIssuer corp-ca" --set webhook.certManager.enabled=true \
   --set webhook.certManager.issuerRef.name=corp-ca --set webhook.certManager.issuerRef.kind=ClusterIssuer \
   --set webhook.certManager.issuerRef.group=cert-manager.io
-{ node_objects; webhook_objects; echo "Certificate $NS/iogate-webhook-tls"; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } |
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS";
+  echo "Certificate $NS/iogate-webhook-tls"; preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard; } |
   expect_objects "certManager true with issuerRef"
 expect_cert_manager "certManager true with issuerRef" ClusterIssuer corp-ca
 
 # 9. The Grafana dashboard: off, then in Grafana's namespace. (From here on the cluster serves
 #    cert-manager.io/v1, so the default "auto" takes cert-manager.)
 upgrade "grafanaDashboard.enabled=false" --set grafanaDashboard.enabled=false
-{ node_objects; webhook_objects; cert_manager; preflight_objects "$NS"; policy_objects "$NS"; } | expect_objects "dashboard off"
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; cert_manager;
+  preflight_objects iogate "$NS"; policy_objects iogate "$NS"; } | expect_objects "dashboard off"
 k create namespace monitoring >/dev/null
 upgrade "grafanaDashboard.namespace=monitoring" --set grafanaDashboard.namespace=monitoring
-{ node_objects; webhook_objects; cert_manager; preflight_objects "$NS"; policy_objects "$NS"; dashboard monitoring; } |
+{ node_objects iogate "$NS"; webhook_objects iogate "$NS"; cert_manager;
+  preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard monitoring; } |
   expect_objects "dashboard in monitoring"
 k -n monitoring get configmap iogate-grafana-dashboard -o json | jq -e '
   .metadata.labels.grafana_dashboard == "1" and (.data | to_entries | length == 1 and (.[0].value | fromjson | .panels | length > 0))' >/dev/null ||
@@ -398,7 +389,8 @@ served monitoring.coreos.com/v1 || fail "monitoring.coreos.com/v1 is not served 
 upgrade "nodeAgent.serviceMonitor.enabled=true, interval 2m, labels release=kube-prometheus-stack" \
   --set nodeAgent.serviceMonitor.enabled=true --set nodeAgent.serviceMonitor.interval=2m \
   --set nodeAgent.serviceMonitor.labels.release=kube-prometheus-stack
-{ node_objects; echo "ServiceMonitor $NS/iogate-node"; webhook_objects; cert_manager; preflight_objects "$NS"; policy_objects "$NS"; dashboard; } |
+{ node_objects iogate "$NS"; echo "ServiceMonitor $NS/iogate-node";
+  webhook_objects iogate "$NS"; cert_manager; preflight_objects iogate "$NS"; policy_objects iogate "$NS"; dashboard; } |
   expect_objects "serviceMonitor on"
 sel=$(k -n "$NS" get servicemonitor iogate-node -o json)
 svc=$(k -n "$NS" get service iogate-node-metrics -o json)
