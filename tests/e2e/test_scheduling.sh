@@ -28,13 +28,9 @@ NS=train
 mkdir -p "$SCRATCH/tls"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$SCRATCH/tls/tls.key" -out "$SCRATCH/tls/tls.crt" 2>/dev/null
-"$IOGATE" webhook --no-api --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
-  --policy "$E2E_DIR/scheduling_policy.yaml" >/dev/null 2>"$SCRATCH/webhook.log" &
-hook=$!
-on_exit "kill $hook"
-wait_until 20 grep -q 'serving /mutate' "$SCRATCH/webhook.log" || fail "iogate webhook not serving: $(cat "$SCRATCH/webhook.log")"
-HOOK_ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
-[[ -n $HOOK_ADDR ]] || fail "no address in the webhook's log: $(cat "$SCRATCH/webhook.log")"
+webhook_up "$SCRATCH/webhook.log" --no-api --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/tls/tls.crt" \
+  --tls-key "$SCRATCH/tls/tls.key" --policy "$E2E_DIR/scheduling_policy.yaml"
+HOOK_ADDR=$ADDR
 pass "iogate webhook (policy scheduling_policy.yaml) on https://$HOOK_ADDR"
 
 # with_requirements: the pod JSON on stdin as the webhook's /mutate patch leaves it.
@@ -155,11 +151,9 @@ rules:
   - name: feed-gpus
     demand: {samples_per_s: 2500, sample_size: 110k, min_au: 0.9}
 P
-"$IOGATE" webhook --no-api --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
-  --policy "$SCRATCH/demand_policy.yaml" >/dev/null 2>"$SCRATCH/demand-webhook.log" &
-on_exit "kill $!"
-wait_until 20 grep -q 'serving /mutate' "$SCRATCH/demand-webhook.log" || fail "demand webhook not serving: $(cat "$SCRATCH/demand-webhook.log")"
-HOOK_ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/demand-webhook.log" | head -1)
+webhook_up "$SCRATCH/demand-webhook.log" --no-api --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/tls/tls.crt" \
+  --tls-key "$SCRATCH/tls/tls.key" --policy "$SCRATCH/demand_policy.yaml"
+HOOK_ADDR=$ADDR
 make_node feeds-2 iogate.io/accelerators.feed-gpus=2 iogate.io/randread-iops=41000 iogate.io/disk-class=cloud-block iogate.io/tier=ok
 make_node feeds-4 iogate.io/accelerators.feed-gpus=4 iogate.io/randread-iops=9000 iogate.io/disk-class=ssd iogate.io/tier=ok
 pass "nodes feeds-2 (sustains 2, 41000 IOPS) and feeds-4 (sustains 4, 9000 IOPS)"

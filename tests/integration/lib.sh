@@ -42,6 +42,20 @@ assert_no_test_files() {
   pass "no test file left under $1"
 }
 
+# webhook_up LOG FLAG...: `iogate webhook FLAG...` in the background, its log in LOG, killed on
+# exit; waits up to 20 s for it to serve. Sets hook (its pid) and ADDR (where it serves /mutate,
+# /validate and /healthz); fails with the log where it does not start.
+webhook_up() {
+  local log=$1 _
+  shift
+  "$IOGATE" webhook "$@" >/dev/null 2>"$log" &
+  hook=$!
+  on_exit "kill $hook"
+  for _ in $(seq 200); do grep -q "serving /mutate" "$log" && break; sleep 0.1; done
+  ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$log" | head -1)
+  [[ -n $ADDR ]] || fail "webhook did not start: $(cat "$log")"
+}
+
 # wait_test_file DIR [PERIOD]: until a test file is under DIR (a probe has started writing it),
 # polled 100 times PERIOD s apart (default 0.1); status 1 if none came.
 wait_test_file() {

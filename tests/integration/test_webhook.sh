@@ -27,14 +27,8 @@ cp "$SCRATCH/pki1/server.key" "$SCRATCH/tls/tls.key"
 
 POLICY="$TESTS_DIR/fixtures/webhook-policy.yaml"
 
-"$IOGATE" webhook --listen 127.0.0.1:0 --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
-  --policy "$POLICY" --no-api --cert-check-interval 200ms --metrics-listen 127.0.0.1:0 \
-  >/dev/null 2>"$SCRATCH/webhook.log" &
-hook=$!
-on_exit "kill $hook"
-for _ in $(seq 100); do grep -q "serving /mutate" "$SCRATCH/webhook.log" && break; sleep 0.1; done
-ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
-[[ -n $ADDR ]] || fail "webhook did not start: $(cat "$SCRATCH/webhook.log")"
+webhook_up "$SCRATCH/webhook.log" --listen 127.0.0.1:0 --tls-cert "$SCRATCH/tls/tls.crt" --tls-key "$SCRATCH/tls/tls.key" \
+  --policy "$POLICY" --no-api --cert-check-interval 200ms --metrics-listen 127.0.0.1:0
 METRICS=$(sed -n 's/.*serving \/metrics on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
 [[ -n $METRICS ]] || fail "webhook metrics listener did not start: $(cat "$SCRATCH/webhook.log")"
 CA="$SCRATCH/pki1/ca.crt"

@@ -36,13 +36,8 @@ CA="$SCRATCH/pki/ca.crt"
 # --request-deadline 30s: a request waits up to half of it for room in each budget, so that on a
 # slow machine the answers depend on the bounds, not on the speed.
 start_webhook() {
-  "$IOGATE" webhook --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/pki/server.crt" --tls-key "$SCRATCH/pki/server.key" \
-    --policy "$1" --no-api --request-deadline 30s >/dev/null 2>"$SCRATCH/webhook.log" &
-  hook=$!
-  on_exit "kill $hook 2>/dev/null"
-  for _ in $(seq 100); do grep -q "serving /mutate" "$SCRATCH/webhook.log" && break; sleep 0.1; done
-  ADDR=$(sed -n 's/.*serving \/mutate \/validate \/healthz on \([0-9.:]*\).*/\1/p' "$SCRATCH/webhook.log" | head -1)
-  [[ -n $ADDR ]] || fail "webhook did not start: $(cat "$SCRATCH/webhook.log")"
+  webhook_up "$SCRATCH/webhook.log" --listen 127.0.0.1:0 --metrics-listen none --tls-cert "$SCRATCH/pki/server.crt" \
+    --tls-key "$SCRATCH/pki/server.key" --policy "$1" --no-api --request-deadline 30s
 }
 start_webhook "$TESTS_DIR/fixtures/webhook-policy.yaml"
 
