@@ -54,19 +54,9 @@ on_exit 'docker ps -aq --filter "label=iogate.test=$TEST_ID" | xargs -r docker r
 head -c 64M /dev/urandom >"$LOOP_DIR/shard-00000.tar"
 chmod 644 "$LOOP_DIR/shard-00000.tar"
 
-# make_pod NAME [JQ FILTER]: a training pod with the NOTES' initContainer, bound to the node,
-# asking for 2 GPUs; the filter edits it first. The initContainer's args get --output-format json
-# (a report to read) and --log-level debug (every API request logged: more for the token to leak into).
-make_pod() {
-  jq --arg name "$1" --arg ns "$NS" --arg node "$NODE" --arg pvc "$PVC" '{apiVersion: "v1", kind: "Pod",
-    metadata: {name: $name, namespace: $ns, annotations: {"example.com/owner": "alice"}},
-    spec: {nodeName: $node, serviceAccountName: .spec.serviceAccountName, restartPolicy: "Never",
-      initContainers: [.spec.initContainers[0] | .args += ["--output-format", "json", "--log-level", "debug"]],
-      containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", command: ["torchrun", "/data/train.py"],
-                    resources: {limits: {"nvidia.com/gpu": "2"}}, volumeMounts: [{name: "dataset", mountPath: "/data"}]}],
-      volumes: (.spec.volumes + [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}])}}' "$SCRATCH/snippet.json" |
-    jq "${2:-.}" | k create -f - >"$SCRATCH/create.out" 2>&1 || fail "create pod $1: $(cat "$SCRATCH/create.out")"
-}
+# The initContainer's args get --output-format json (a report to read) and --log-level debug (every
+# API request logged: more for the token to leak into).
+DEBUG_JSON='.spec.initContainers[0].args += ["--output-format", "json", "--log-level", "debug"]'
 
 # run_pod POD: POD's initContainer in docker, from the Pod as the apiserver stored it, as the kubelet
 # would run it: the service-account volume's files (a token bound to the pod, ca.crt, namespace,
@@ -130,7 +120,7 @@ PEAKS=()
 
 # ---------------------------------------------------------------------------------------------
 # Pass: the chart's read-only dataset mount; the shard on it is read, nothing written.
-make_pod train-0
+notes_pod train-0 "$DEBUG_JSON"
 run_pod train-0
 check_run train-0 0
 assert_jq "$SCRATCH/train-0.json" '.outcome == "pass" and .results[0].source == "probe" and .results[0].pvc == "'"$PVC"'" and
@@ -153,7 +143,7 @@ assert_jq "$SCRATCH/ev0.json" 'length == 1 and (.[0] | .type == "Normal" and .re
 helm upgrade "$REL" "$CHART" -n "$REL_NS" -f "$SCRATCH/values.yaml" -f "$TESTS_DIR/fixtures/preflight-fail-values.yaml" >"$SCRATCH/upgrade.out" 2>&1 ||
   fail "helm upgrade (fail policy): $(cat "$SCRATCH/upgrade.out")"
 chown "$IMAGE_USER" "$LOOP_DIR"
-make_pod train-1 '(.spec.initContainers[0].volumeMounts[] | select(.name == "dataset")).readOnly = false'
+notes_pod train-1 "$DEBUG_JSON"' | (.spec.initContainers[0].volumeMounts[] | select(.name == "dataset")).readOnly = false'
 loop_writes() { awk '{print $7}' "/sys/block/${LOOP_DEV#/dev/}/stat"; }  # sectors written to the device
 w0=$(loop_writes)
 run_pod train-1

@@ -165,6 +165,25 @@ shutdown_webhook() {
   wait_until 20 bash -c '! kill -0 "$0"' "$WEBHOOK_PID" || fail "iogate webhook (pid $WEBHOOK_PID) still runs 20 s after SIGTERM"
 }
 
+# notes_pod NAME [JQ FILTER]: a training pod as NOTES tells users to write it, created: the
+# initContainer, ServiceAccount and volumes of the snippet in $SCRATCH/snippet.json, on NODE in NS,
+# 2 GPUs, the dataset PVC mounted at /data; the filter (default: none) edits it first.
+notes_pod() {
+  local name=$1 edit=${2:-.}
+  jq --arg name "$name" --arg ns "$NS" --arg node "$NODE" --arg pvc "$PVC" '{apiVersion: "v1", kind: "Pod",
+    metadata: {name: $name, namespace: $ns, labels: {team: "vision", "job-name": "resnet50"},
+               annotations: {"example.com/owner": "alice"}},
+    spec: {nodeName: $node, serviceAccountName: .spec.serviceAccountName, restartPolicy: "Never",
+           initContainers: .spec.initContainers,
+           containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+                         command: ["torchrun", "/data/train.py"],
+                         resources: {limits: {"nvidia.com/gpu": "2"}},
+                         volumeMounts: [{name: "dataset", mountPath: "/data"}]}],
+           volumes: (.spec.volumes + [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}])}}' \
+    "$SCRATCH/snippet.json" | jq "$edit" | k create -f - >"$SCRATCH/create.out" 2>&1 ||
+    fail "create pod $name: $(cat "$SCRATCH/create.out")"
+}
+
 # helm_install RELEASE NAMESPACE [helm flags...]: the chart, installed for real (no --wait: no
 # kubelet runs its pods); fails the test with helm's output.
 helm_install() {

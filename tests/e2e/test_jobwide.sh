@@ -89,9 +89,9 @@ start() {
   ) &
   RUNNING+=($!)
 }
-# finish: wait for the preflights started (not the cluster's processes, also this shell's jobs).
+# wait_preflights: wait for the preflights started (not the cluster's processes, also this shell's jobs).
 RUNNING=()
-finish() {
+wait_preflights() {
   local pid
   for pid in "${RUNNING[@]}"; do wait "$pid" || true; done
   RUNNING=()
@@ -106,7 +106,7 @@ k -n "$NS" label pod solo0 batch.kubernetes.io/job-name- >/dev/null
 k -n "$NS" annotate pod solo0 iogate.io/job-pods- >/dev/null
 cold
 start solo0
-finish
+wait_preflights
 [[ $(rc_of solo0) -eq 0 ]] || fail "lone pod: exit $(rc_of solo0), want 0 (pass): $(tail -5 "$SCRATCH/solo0.log")"
 assert_jq "$SCRATCH/solo0.json" '.outcome == "pass" and .results[0].source == "probe" and .results[0].job == {} and
     (.results[0].verdict.checks[] | select(.check == "demand") | .passed and .demand.accelerators == 1)' \
@@ -124,7 +124,7 @@ for i in 0 1 2 3; do k -n "$NS" annotate pod "train-j$i" --overwrite iogate.io/j
 k -n "$NS" annotate pod train-j4 --overwrite iogate.io/job-pods=4 >/dev/null
 cold
 for i in 0 1 2 3; do start "train-j$i"; done
-finish
+wait_preflights
 for i in 0 1 2 3; do
   p=train-j$i
   [[ $(rc_of $p) -eq 1 ]] || fail "$p: exit $(rc_of $p), want 1 (below policy): $(tail -5 "$SCRATCH/$p.log")"
@@ -158,7 +158,7 @@ echo "lone client: $solo_sps samples/s; four clients together: $job_sps samples/
 
 # --- a fifth pod of the job, late: reuses the job's result ---
 start train-j4
-finish
+wait_preflights
 [[ $(rc_of train-j4) -eq 1 ]] || fail "late pod: exit $(rc_of train-j4), want 1: $(tail -5 "$SCRATCH/train-j4.log")"
 assert_jq "$SCRATCH/train-j4.json" '.results[0].source == "job-shared" and .results[0].job.member_index == -1 and
     (.results[0].job.samples_per_s - '"$job_sps"' | fabs) < 0.001' "a late pod of the job: the job's result reused, the same sum"
@@ -176,7 +176,7 @@ for pid in $(pgrep -x iogate); do
 done
 [[ -n $victim ]] || fail "kill: no iogate process for train-k3"
 kill -KILL "$victim"
-finish
+wait_preflights
 for i in 0 1 2; do
   p=train-k$i
   [[ $(rc_of $p) -le 1 ]] || fail "$p: exit $(rc_of $p) after a member died: $(tail -5 "$SCRATCH/$p.log")"

@@ -100,22 +100,6 @@ jq -n --arg ns "$NS" --arg name "$PVC" '{apiVersion: "v1", kind: "PersistentVolu
 head -c 64M /dev/urandom >"$DATA/shard-00000.tar"
 chmod 644 "$DATA/shard-00000.tar"
 
-# make_pod NAME [JQ FILTER]: the pod, created; the filter (default: none) edits it first.
-make_pod() {
-  local name=$1 edit=${2:-.}
-  jq --arg name "$name" --arg ns "$NS" --arg node "$NODE" --arg pvc "$PVC" '{apiVersion: "v1", kind: "Pod",
-    metadata: {name: $name, namespace: $ns, labels: {team: "vision", "job-name": "resnet50"},
-               annotations: {"example.com/owner": "alice"}},
-    spec: {nodeName: $node, serviceAccountName: .spec.serviceAccountName, restartPolicy: "Never",
-           initContainers: .spec.initContainers,
-           containers: [{name: "train", image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
-                         command: ["torchrun", "/data/train.py"],
-                         resources: {limits: {"nvidia.com/gpu": "2"}},
-                         volumeMounts: [{name: "dataset", mountPath: "/data"}]}],
-           volumes: (.spec.volumes + [{name: "dataset", persistentVolumeClaim: {claimName: $pvc}}])}}' \
-    "$SCRATCH/snippet.json" | jq "$edit" | k create -f - >"$SCRATCH/create.out" 2>&1 ||
-    fail "create pod $name: $(cat "$SCRATCH/create.out")"
-}
 
 # run_init POD TOKEN OUT: runs POD's iogate-preflight initContainer in the image under the Docker
 # Engine as the kubelet would, from the Pod object as the apiserver stored it: docker_pod maps its
@@ -183,7 +167,7 @@ run_init() {
 
 # ---------------------------------------------------------------------------------------------
 # Pass: train-0 probes the volume (read-only, as the chart mounts it) and records everything.
-make_pod train-0
+notes_pod train-0
 TOKEN=$(sa_token "$NS" "$SA" train-0)  # bound to the pod, as the kubelet mounts it (least-reach policy)
 run_init train-0 "$TOKEN" "$SCRATCH/a.json"
 [[ $rc -eq 0 ]] || fail "train-0: exit $rc, want 0 (pass): $(tail -5 "$SCRATCH/a.json.log")"
@@ -246,7 +230,7 @@ assert_no_test_files "$DATA"
 
 # ---------------------------------------------------------------------------------------------
 # Many pods, one volume: train-1 on the same PVC reuses train-0's result instead of probing.
-make_pod train-1
+notes_pod train-1
 run_init train-1 "$(sa_token "$NS" "$SA" train-1)" "$SCRATCH/b.json"
 [[ $rc -eq 0 ]] || fail "train-1: exit $rc, want 0: $(tail -5 "$SCRATCH/b.json.log")"
 assert_jq "$SCRATCH/b.json" '.outcome == "pass" and .pod.name == "train-1" and .results[0].source == "shared" and .results[0].report == {} and
@@ -270,7 +254,7 @@ pass "PVC $PVC: probe-result unchanged by the pod that reused it"
 # validation (reportingInstance at most 128 characters, the Event's name at most 253), not be
 # refused with a 422 and lost.
 long=train-$(printf 'x%.0s' {1..245})-1
-make_pod "$long"
+notes_pod "$long"
 run_init "$long" "$(sa_token "$NS" "$SA" "$long")" "$SCRATCH/long.json"
 [[ $rc -eq 0 ]] || fail "253-character pod name: exit $rc: $(tail -3 "$SCRATCH/long.json.log")"
 if grep -qE 'not posted' "$SCRATCH/long.json.log"; then
@@ -295,8 +279,8 @@ pass "a merge patch with a stale resourceVersion: 409 Conflict from the apiserve
 # Two pods start at once on a PVC with no result: exactly one probes, the other waits for its
 # result (or loses the lock race with a 409 and then waits) and reuses it.
 k -n "$NS" annotate persistentvolumeclaim "$PVC" iogate.io/probe-result- example.com/touched- >/dev/null
-make_pod train-4
-make_pod train-5
+notes_pod train-4
+notes_pod train-5
 ( run_init train-4 "$(sa_token "$NS" "$SA" train-4)" "$SCRATCH/r4.json"; exit $rc ) &
 racer4=$!
 ( run_init train-5 "$(sa_token "$NS" "$SA" train-5)" "$SCRATCH/r5.json"; exit $rc ) &
@@ -325,7 +309,7 @@ k -n "$NS" get configmap "$CM" -o json | jq -r '.data["policy.yaml"]' | grep -q 
   fail "helm upgrade did not put the new floor in ConfigMap $CM"
 pass "helm upgrade: ConfigMap $CM now asks for 50,000,000 IOPS"
 chown "$IMAGE_USER" "$DATA"
-make_pod train-2 '(.spec.initContainers[] | select(.name == "iogate-preflight") | .volumeMounts[] | select(.name == "dataset")).readOnly = false'
+notes_pod train-2 '(.spec.initContainers[] | select(.name == "iogate-preflight") | .volumeMounts[] | select(.name == "dataset")).readOnly = false'
 run_init train-2 "$(sa_token "$NS" "$SA" train-2)" "$SCRATCH/c.json"
 [[ $rc -eq 1 ]] || fail "train-2: exit $rc, want 1 (below policy, enforce): $(tail -5 "$SCRATCH/c.json.log")"
 pass "train-2: exit 1"
@@ -407,7 +391,7 @@ pass "kubectl auth can-i $as_sa: yes for each call made (and core events create)
 
 # The 403 check can fail: a pod running as an account the chart does not bind (the namespace's
 # default) is refused by RBAC reading its own pod, and fail-closed stops it with exit 3.
-make_pod train-3 '.spec.serviceAccountName = "default"'
+notes_pod train-3 '.spec.serviceAccountName = "default"'
 run_init train-3 "$(sa_token "$NS" default)" "$SCRATCH/d.json"
 [[ $rc -eq 3 ]] || fail "train-3 (unbound account): exit $rc, want 3: $(tail -5 "$SCRATCH/d.json.log")"
 forbidden_in "$SCRATCH/d.json.log" >/dev/null || fail "train-3: no 403 found in its log: $(tail -5 "$SCRATCH/d.json.log")"
