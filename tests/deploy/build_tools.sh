@@ -24,8 +24,9 @@ src=${BASH_SOURCE[0]}
 here=$(cd "${src%/*}" && pwd)
 tools=(check-manifests)
 
+source "$here/../lib/check.sh"
 source "$here/../lib/go.sh"
-go=$(find_go 2>&1) || { echo "FAIL: $go" >&2; exit 1; }
+go=$(find_go 2>&1) || fail "$go"
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -46,12 +47,9 @@ done
 if ((run_tests)); then
   gofmt=$("$go" env GOROOT)/bin/gofmt
   unformatted=$("$gofmt" -l "${tools[@]/#/$here/}")
-  if [[ -n "$unformatted" ]]; then
-    echo "FAIL: not gofmt-formatted: $unformatted" >&2
-    exit 1
-  fi
+  [[ -z "$unformatted" ]] || fail "not gofmt-formatted: $unformatted"
   for t in "${tools[@]}"; do
     (cd "$here/$t" && "$go" vet . && "$go" test -count=1 .)
   done
-  echo "ok: ${tools[*]}: gofmt, go vet and go test pass"
+  pass "${tools[*]}: gofmt, go vet and go test pass"
 fi

@@ -184,7 +184,7 @@ grep -avE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|RELOAD)' "$WORK/fuzz.log" | gre
 shopt -s nullglob
 found=("$WORK"/artifacts/* "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$WORK"/oom-*)
 if [[ $rc -eq 0 && ${#found[@]} -eq 0 ]]; then
-  echo "ok: no findings in ${FUZZ_SECONDS}s ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$WORK/fuzz.log" | awk '{print $2}') runs)"
+  pass "no findings in ${FUZZ_SECONDS}s ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$WORK/fuzz.log" | awk '{print $2}') runs)"
   exit 0
 fi
 
