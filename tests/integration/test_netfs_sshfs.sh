@@ -9,8 +9,8 @@
 #    system, the warm-metadata epoch beside it.
 #  - the verdict in the job's units agrees with a real PyTorch DataLoader on the cold mount, with
 #    the method and tolerance of test_au_verdict.sh (same verdict, AU within 0.10). The demand is
-#    100 samples/s an accelerator: one is fed (AU 1), five starve (the volume reads ~150-280 samples/s,
-#    less when the machine is busy: sshfs costs CPU on both ends). A pair more than 0.10 apart is
+#    100 samples/s an accelerator: one is fed (AU 1), five starve (the capped volume reads well under
+#    500 samples/s, less when the machine is busy: sshfs costs CPU on both ends). A pair more than 0.10 apart is
 #    measured once more, then fails. The tree has 5,000 files so that no reader gets to a second
 #    epoch, which the server would read from its page cache (only the client's pages are dropped).
 source "$(dirname "$0")/lib.sh"
