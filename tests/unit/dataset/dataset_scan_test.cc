@@ -38,7 +38,12 @@ UnprivilegedScan scan_unprivileged(const std::string& root) {
   int fds[2];
   if (pipe(fds) != 0) return {fmt::format("pipe: {}", std::strerror(errno))};
   pid_t pid = fork();
-  if (pid < 0) return {fmt::format("fork: {}", std::strerror(errno))};
+  if (pid < 0) {
+    std::string why = fmt::format("fork: {}", std::strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return {why};
+  }
   if (pid == 0) {
     close(fds[0]);
     std::string out;
