@@ -18,6 +18,15 @@ truth() { jq -r ".$1" "$SCRATCH/truth.json"; }
 # find's own readdir moves a directory's atime once (relatime), so the state is read twice: the
 # second reading is the stable one to compare with. iogate opens everything O_NOATIME as root.
 tree_state() { find "$1" -printf '%p %s %T@ %C@ %A@\n' | sort; }
+# assert_storage_of REPORT DIR: the report's storage is DIR's own: its mount as findmnt sees it, its
+# class as `iogate detect` names it.
+assert_storage_of() {
+  local point fstype class
+  point=$(findmnt -n -o TARGET -T "$2") fstype=$(findmnt -n -o FSTYPE -T "$2")
+  class=$("$IOGATE" detect "$2" --output-format json | jq -r .class)
+  assert_jq "$1" ".storage.mount.point == \"$point\" and .storage.mount.fstype == \"$fstype\" and .storage.class == \"$class\"" \
+    "the report's storage is that of $2: $point ($fstype), $class"
+}
 tree_state "$ds" >/dev/null
 before=$(tree_state "$ds")
 drop_caches
@@ -37,7 +46,7 @@ assert_jq "$out" '.loader.sweep | length == 2 and (map(.workers) == [1, 2])' "a 
 assert_jq "$out" '.loader.sweep | all(.files_read > 0 and .errors == 0 and .samples_per_s > 0)' "every run read files"
 assert_jq "$out" '.loader.sweep[0].bytes_read > 0 and .loader.file_ns.p50 >= .loader.open_ns.p50' "latencies are ordered"
 assert_jq "$out" '.loader.knee_workers >= 1 and (.recommendations | type == "array")' "knee and recommendations present"
-assert_jq "$out" '.storage.class | type == "string"' "the device stack is in the report"
+assert_storage_of "$out" "$ds"
 [[ "$(tree_state "$ds")" == "$before" ]] || fail "the dataset tree changed (a file created, or mtime/ctime/atime moved)"
 pass "the tree is unchanged: no file created, no mtime, ctime or atime moved"
 
@@ -128,6 +137,7 @@ else
     "$IOGATE" probe --mode dataset "$mnt" --workers 2 --runtime 2s --direct --output-format json >"$out"
     assert_jq "$out" '.dataset.files_estimate == 2000 and .loader.files_read > 0 and .loader.errors == 0' \
       "a read-only loop mount is scanned and read (O_DIRECT requested)"
+    assert_storage_of "$out" "$mnt"
     writes_after=$(awk '{print $5}' "/sys/block/$(basename "$loopdev")/stat")
     [[ "$writes_before" == "$writes_after" ]] || fail "the loop device saw writes ($writes_before -> $writes_after)"
     umount "$mnt"

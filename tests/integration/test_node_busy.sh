@@ -3,26 +3,36 @@
 # agent sees the device's utilisation in /proc/diskstats, skips the probe and says why; once fio
 # is gone it probes, at idle I/O priority. SIGTERM in the middle of a probe ends it promptly and
 # removes the test file.
+# The agent judges every block device under the path, down to the disks under a loop device's
+# backing file (agent/device/device_busy.h). The image is on tmpfs, which has none, so the loop
+# device is the one device judged: busy while this test loads it, idle when it does not, whatever
+# the machine's own disks are doing.
 source "$(dirname "$0")/lib.sh"
 need_root "a loop device"
 need_tool fio
 need_tool mkfs.ext4
 
-IMG="$SCRATCH/disk.img"
+IMG=$(mktemp /dev/shm/iogate-node-busy.XXXXXX.img)
+on_exit "rm -f $IMG"
 MNT="$SCRATCH/mnt"
 truncate -s 768M "$IMG"
 LOOP=$(losetup --find --show "$IMG") || skip "no loop device available"
 on_exit "losetup -d $LOOP"
-mkfs.ext4 -q -F "$LOOP"
+# Inode tables and journal written now, not by ext4lazyinit in the background during the idle case.
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
 mkdir -p "$MNT"
 mount "$LOOP" "$MNT"
 on_exit "umount -l $MNT"
 dev=$(basename "$LOOP")
+"$IOGATE" detect "$MNT" --output-format json >"$SCRATCH/detect.json"
+assert_jq "$SCRATCH/detect.json" "[.stack[] | recurse(.children[]?) | select(.kind != \"file\") | .name] == [\"$dev\"]" \
+  "$dev is the only block device under $MNT"
 
 policy policy 3s "min_iops: 100" >/dev/null
 
-# A job already reading the device, as a training job would.
-fio --name=job --filename="$MNT/job.dat" --size=256m --rw=randread --bs=4k --iodepth=32 --ioengine=libaio \
+# A job already reading the device, as a training job would: 1 MiB reads keep the loop device busy
+# all the time, 4 KiB ones only as often as fio gets the CPU back.
+fio --name=job --filename="$MNT/job.dat" --size=256m --rw=randread --bs=1m --iodepth=32 --ioengine=libaio \
   --direct=1 --time_based --runtime=60 --output=/dev/null >/dev/null 2>&1 &
 fio_pid=$!
 on_exit "kill $fio_pid"
@@ -46,6 +56,7 @@ assert_no_test_files "$MNT"
 
 kill $fio_pid
 wait $fio_pid 2>/dev/null || true
+sync -f "$MNT"  # fio's file laid out and its atime: written now, not in the idle window
 sleep 1
 set +e
 "$IOGATE" node --once --no-api --policy "$SCRATCH/policy.yaml" --path "$MNT" --listen none \

@@ -1,11 +1,17 @@
 #include <doctest/doctest.h>
 
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
+#include <sstream>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -17,7 +23,62 @@ using iogate::testing::TempTree;
 
 namespace {
 const std::atomic<bool> kNoStop{false};
+
+// What scan_dataset saw of `root` as a user without root's privileges.
+struct UnprivilegedScan {
+  std::string error;  // why there is no scan; empty when there is one
+  uint64_t permission_denied = 0, files_seen = 0;
+  std::string denied_paths;  // permission_denied_paths, space-separated
+};
+
+// Root reads every directory whatever its mode (CAP_DAC_OVERRIDE), and CI runs as root: the scan
+// runs in a child that, when it is root, becomes nobody (uid and gid 65534, no groups), as a pod's
+// non-root user. The child writes what it saw to a pipe and ends with _exit, leaving the tree alone.
+UnprivilegedScan scan_unprivileged(const std::string& root) {
+  int fds[2];
+  if (pipe(fds) != 0) return {fmt::format("pipe: {}", std::strerror(errno))};
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::string why = fmt::format("fork: {}", std::strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return {why};
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    std::string out;
+    constexpr uid_t kNobody = 65534;
+    if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setresgid(kNobody, kNobody, kNobody) != 0 ||
+                           setresuid(kNobody, kNobody, kNobody) != 0)) {
+      out = fmt::format("error cannot become uid {}: {}", kNobody, std::strerror(errno));
+    } else if (auto s = scan_dataset(root, ScanBudget{}, kNoStop); !s.ok()) {
+      out = "error scan_dataset: " + s.error().message;
+    } else {
+      out = fmt::format("{} {} {}", s->permission_denied, s->files_seen, fmt::join(s->permission_denied_paths, " "));
+    }
+    ssize_t n = write(fds[1], out.data(), out.size());
+    _exit(n == ssize_t(out.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n > 0) text.append(buf, size_t(n));
+    else if (errno != EINTR) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {"the scanning child failed: " + text};
+  if (text.rfind("error ", 0) == 0) return {text.substr(6)};
+  UnprivilegedScan s;
+  std::istringstream in(text);
+  in >> s.permission_denied >> s.files_seen >> std::ws;
+  std::getline(in, s.denied_paths);
+  return s;
 }
+}  // namespace
 
 TEST_CASE("nearest-rank file size percentiles") {
   std::vector<uint64_t> sizes;
@@ -178,14 +239,18 @@ TEST_CASE("bad roots are usage errors naming the path") {
 }
 
 TEST_CASE("unreadable directories are counted, not fatal") {
-  if (geteuid() == 0) return;  // root reads everything; the integration test drops privileges
   TempTree t;
   t.write("ok/f", "x");
   t.write("locked/f", "x");
+  // Open to everyone but locked/: the scan may run as nobody.
+  chmod(t.root.c_str(), 0755);
+  chmod(t.path("ok").c_str(), 0755);
+  chmod(t.path("ok/f").c_str(), 0644);
   chmod(t.path("locked").c_str(), 0);
-  auto s = scan_dataset(t.root.string(), ScanBudget{}, kNoStop);
+  UnprivilegedScan s = scan_unprivileged(t.root.string());
   chmod(t.path("locked").c_str(), 0755);
-  REQUIRE(s.ok());
-  CHECK(s->permission_denied == 1);
-  CHECK(s->files_seen == 1);
+  REQUIRE_MESSAGE(s.error.empty(), s.error);
+  CHECK(s.permission_denied == 1);
+  CHECK(s.denied_paths == t.path("locked"));
+  CHECK(s.files_seen == 1);
 }
