@@ -18,6 +18,7 @@ COPY scripts/install-deps.sh scripts/
 RUN bash scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
 # Only what the binary is built from: a change to the tests, chart or docs rebuilds nothing.
 COPY CMakeLists.txt ./
+COPY cmake/static_link.sh cmake/
 COPY scripts/build.sh scripts/image-rootfs.sh scripts/
 COPY agent agent
 # No build argument reaches this step: one would re-run the compile for every commit. The binary's

@@ -31,7 +31,8 @@ size_t utf8_length(std::string_view text, size_t i) {
 }  // namespace
 
 std::string quote_value(std::string_view value) {
-  if (value.size() <= kQuotedValueMax) return "\"" + log_safe(value, std::string::npos) + "\"";
+  // fmt rather than "\"" + string&&: GCC 12 warns falsely (-Wrestrict, its bug 105651) on the latter.
+  if (value.size() <= kQuotedValueMax) return fmt::format("\"{}\"", log_safe(value, std::string::npos));
   size_t cut = kQuotedValueMax;
   while (cut > 0 && utf8_continuation(value[cut])) --cut;  // not inside a multi-byte character
   return fmt::format("a value of {} bytes starting \"{}…\"", format_thousands(double(value.size())),

@@ -106,7 +106,7 @@ Result<std::string> root_from_flags(const po::variables_map& vm) {
                                      quote_value(given)));
     }
     std::string implied = given.substr(0, given.size() - std::string(leaf).size());
-    if (implied.empty()) implied = "/";
+    if (implied.empty()) implied.push_back('/');
     if (!root.empty() && strip_trailing_slash(root) != implied) {
       return usage_error(fmt::format("--{}: {} is not under the root {} that the other flags give", flag, given, root));
     }

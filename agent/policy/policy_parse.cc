@@ -404,7 +404,7 @@ Status read_workload(const Fields& n, Workload& w) {
     if (f.syntax == FieldSyntax::kBool) {
       auto x = read_bool(v, key_path);
       if (!x.ok()) return x.error();
-      text = *x ? "1" : "0";
+      text.push_back(*x ? '1' : '0');
     } else if (!v.IsScalar()) {
       return expected(key_path, scalar_words(f.syntax), v);
     } else {

@@ -109,7 +109,10 @@ Result<YAML::Node> load_policy_yaml(std::string_view text) {
       std::count_if(text.begin(), text.end(), [&](char c) { return kIndicators.find(c) != std::string_view::npos; });
   if (indicators > kPolicyMaxIndicators) {
     std::string listed;
-    for (char c : kIndicators) listed += (listed.empty() ? "" : " ") + std::string(1, c);
+    for (char c : kIndicators) {
+      if (!listed.empty()) listed += ' ';
+      listed += c;
+    }
     return usage_error(fmt::format("policy: more than {} of YAML's indicator characters ({}); a policy needs far fewer",
                                    format_thousands(kPolicyMaxIndicators), listed));
   }

@@ -85,9 +85,20 @@ std::vector<std::string> wrap_pieces(std::string_view head, const std::vector<st
       line += separator;
       col += sep_width;
     }
+    // A piece wider than what is left breaks at its last space that fits, unless the word after
+    // that space is wider than a whole continuation line: that word is split where the line ends.
     while (col < width && col + display_width(rest) > width) {
       size_t n = prefix_bytes(rest, width - col);
-      line += rest.substr(0, n);
+      size_t space = rest.rfind(' ', n);
+      if (space != std::string_view::npos) {
+        size_t next = std::min(rest.find_first_not_of(' ', space), rest.size());
+        size_t end = std::min(rest.find(' ', next), rest.size());
+        if (display_width(rest.substr(next, end - next)) <= width - std::min(indent, width)) n = space;
+      }
+      size_t cut = n;
+      while (cut > 0 && rest[cut - 1] == ' ') --cut;
+      while (n < rest.size() && rest[n] == ' ') ++n;
+      line += rest.substr(0, cut);
       lines.push_back(std::move(line));
       line = margin;
       col = indent;

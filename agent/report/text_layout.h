@@ -1,4 +1,4 @@
-// Laying out terminal text: widths in columns and lines that wrap at field boundaries.
+// Laying out terminal text: widths in columns and lines that wrap between fields and words.
 //
 // Widths count code points, not bytes ("µ", "×", "–" and the block elements are one column
 // each), and skip ANSI escape sequences, so coloured and plain output lay out the same.
@@ -27,7 +27,8 @@ std::string label_column(std::string_view name);
 
 // Lines made of `head` followed by `pieces` joined with `separator`. A piece that would pass
 // `width` starts a continuation line of `indent` spaces; a piece wider than a whole line (a long
-// path) is split where the line ends. Lines carry no newline.
+// reason) breaks at its spaces, and only a word wider than a continuation line (a long path) is
+// split where the line ends. Lines carry no newline.
 std::vector<std::string> wrap_pieces(std::string_view head, const std::vector<std::string>& pieces,
                                      std::string_view separator, size_t width, size_t indent);
 

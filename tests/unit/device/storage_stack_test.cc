@@ -177,7 +177,7 @@ std::string shape(const json& n) {
   if (children.is_array() && !children.empty()) {
     std::vector<std::string> parts;
     for (const json& c : children) parts.push_back(shape(c));
-    s += "[" + sorted_join(parts) + "]";
+    s.append("[").append(sorted_join(parts)).append("]");
   }
   return s;
 }

@@ -22,7 +22,7 @@ std::string error_of(const std::string& text) {
 std::string laughs(int levels, int fanout) {
   std::string text = "k0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
   for (int i = 1; i <= levels; ++i) {
-    text += "k" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    text.append("k").append(std::to_string(i)).append(": &a").append(std::to_string(i)).append(" [");
     for (int j = 0; j < fanout; ++j) text += (j ? ", *a" : "*a") + std::to_string(i - 1);
     text += "]\n";
   }
@@ -77,7 +77,7 @@ TEST_CASE("too many nodes, too many indicators, too deep: one line each") {
   CHECK(error_of(many).find("more than 50,000 values, lists and maps; a policy needs far fewer") != std::string::npos);
 
   // yaml-cpp's scanner keeps a flow collection's tokens until it closes: counted before it runs.
-  std::string commas = "[" + std::string(kPolicyMaxIndicators, ',') + "]";
+  std::string commas = std::string("[").append(kPolicyMaxIndicators, ',').append("]");
   CHECK(error_of(commas) ==
         "policy: more than 100,000 of YAML's indicator characters (- ? : , [ ] { } # & * ! | > ' \" % @ `); a "
         "policy needs far fewer");
