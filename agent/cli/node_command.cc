@@ -279,7 +279,7 @@ int run_prune(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("node prune", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node prune", s.error());
-  auto api = connect_api(vm, *timeout);
+  auto api = one_shot_api(vm, *timeout);
   if (!api.ok()) return report_usage_failure("node prune", api.error());
 
   PruneOutcome out = prune_iogate_keys(**api, o, [&](const PrunedObject& p) {
@@ -333,7 +333,7 @@ int run_check(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("node check", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node check", s.error());
-  auto api = connect_api(vm, *timeout + o.wait);
+  auto api = one_shot_api(vm, *timeout + o.wait);
   if (!api.ok()) return report_usage_failure("node check", api.error());
   auto lines = check_nodes_labelled(**api, o);
   if (!lines.ok()) {

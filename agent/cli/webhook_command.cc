@@ -173,7 +173,7 @@ int run_check(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("webhook check", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("webhook check", s.error());
-  auto api = connect_api(vm, *timeout);
+  auto api = one_shot_api(vm, *timeout);
   if (!api.ok()) return report_usage_failure("webhook check", api.error());
   auto verdict = check_webhook(**api, o);
   if (!verdict.ok()) {

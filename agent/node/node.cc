@@ -18,17 +18,17 @@
 #include "base/exit_codes.h"
 #include "base/rng.h"
 #include "base/units.h"
-#include "probe/probe.h"
 #include "device/device_busy.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
-#include "kube/kube_config.h"
+#include "kube/connect.h"
 #include "kube/operations.h"
 #include "metrics/exposition.h"
 #include "node/node_http.h"
 #include "node/node_records.h"
 #include "node/node_sync.h"
 #include "policy/policy_probe.h"
+#include "probe/probe.h"
 
 namespace iogate {
 namespace {
@@ -334,28 +334,25 @@ bool sync(Agent& a) {
 // are usage errors. Without a node name nothing can be written: say so and go on (metrics only).
 Status connect(Agent& a) {
   const NodeOptions& o = a.options;
-  if (o.no_api) {
-    a.api_state.state = "skipped: --no-api";
+  ApiConnectOptions c;
+  c.kubeconfig = o.kubeconfig;
+  c.context = o.kube_context;
+  c.no_api = o.no_api;
+  if (a.node.empty())
+    c.decline = "the node name is unknown (--node-name or NODE_NAME from the downward API: spec.nodeName)";
+  c.stop = &a.stop;
+  auto api = connect_api(c);
+  if (!api.ok()) return api.error();
+  if (!api->client) {
+    a.api_state.state = "skipped: " + api->skipped;
+    if (api->skip == ApiSkip::kNotInCluster) {
+      spdlog::warn("{}: labels, taints and conditions are not written", a.api_state.state);
+    } else if (api->skip == ApiSkip::kDeclined) {
+      spdlog::warn("{}", a.api_state.state);
+    }
     return ok_status();
   }
-  auto resolved = resolve_kube_config(o.kubeconfig, o.kube_context);
-  if (!resolved.ok()) return resolved.error();
-  std::optional<KubeConfig>& config = *resolved;
-  if (!config) {
-    a.api_state.state = "skipped: " + not_in_cluster_reason(KubeEnvironment::from_process());
-    spdlog::warn("{}: labels, taints and conditions are not written", a.api_state.state);
-    return ok_status();
-  }
-  if (a.node.empty()) {
-    a.api_state.state =
-        "skipped: the node name is unknown (--node-name or NODE_NAME from the downward API: spec.nodeName)";
-    spdlog::warn("{}", a.api_state.state);
-    return ok_status();
-  }
-  spdlog::info("api: {}", config->description);
-  a.api = std::make_unique<ApiClient>(std::move(*config));
-  if (Status ready = a.api->ready(); !ready.ok()) return ready.error();
-  a.api->set_stop(&a.stop);
+  a.api = std::move(api->client);
   a.api_state.state = "pending";
   return ok_status();
 }

@@ -12,12 +12,11 @@
 #include "base/exit_codes.h"
 #include "base/json_fields.h"
 #include "base/units.h"
-#include "probe/probe.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
+#include "kube/connect.h"
 #include "kube/job_barrier.h"
 #include "kube/job_identity.h"
-#include "kube/kube_config.h"
 #include "kube/operations.h"
 #include "kube/shared_result.h"
 #include "policy/evaluate.h"
@@ -26,6 +25,7 @@
 #include "policy/policy_probe.h"
 #include "preflight/job_wide.h"
 #include "preflight/preflight_records.h"
+#include "probe/probe.h"
 
 namespace iogate {
 namespace {
@@ -120,32 +120,27 @@ Workload probed_workload(const Run& run) {
 
 std::string pod_ref(const Run& run) { return run.summary.pod_namespace + "/" + run.summary.pod_name; }
 
-// Connects to the API when there is one and the pod is known. Configuration errors of a kubeconfig
-// the user named are usage errors; anything else is an API failure under on_error.
-Status connect_api(Run& run) {
+// Connects to the API when there is one and the pod is known; the pod's namespace defaults to the
+// cluster's. Configuration errors of a kubeconfig the user named are usage errors; anything else
+// is an API failure under on_error.
+Status connect(Run& run) {
   const PreflightOptions& o = run.options;
   PreflightSummary& s = run.summary;
-  if (o.no_api) {
-    s.api = "skipped: --no-api";
+  ApiConnectOptions c;
+  c.kubeconfig = o.kubeconfig;
+  c.context = o.kube_context;
+  c.no_api = o.no_api;
+  if (s.pod_name.empty()) c.decline = "POD_NAME is not set (set it from the downward API: fieldRef metadata.name)";
+  c.deadline = run.deadline;
+  auto api = connect_api(c);
+  if (!api.ok()) return api.error();
+  if (s.pod_namespace.empty() && !api->namespace_name.empty()) s.pod_namespace = api->namespace_name;
+  if (!api->client) {
+    s.api = "skipped: " + api->skipped;
+    if (api->skip == ApiSkip::kDeclined) spdlog::warn("{}: the verdict gates the pod but is recorded nowhere", s.api);
     return ok_status();
   }
-  auto config = resolve_kube_config(o.kubeconfig, o.kube_context);
-  if (!config.ok()) return config.error();
-  if (!config->has_value()) {
-    s.api = "skipped: " + not_in_cluster_reason(KubeEnvironment::from_process());
-    return ok_status();
-  }
-  KubeConfig& kc = **config;
-  if (s.pod_namespace.empty()) s.pod_namespace = kc.namespace_name;
-  if (s.pod_name.empty()) {
-    s.api = "skipped: POD_NAME is not set (set it from the downward API: fieldRef metadata.name)";
-    spdlog::warn("{}: the verdict gates the pod but is recorded nowhere", s.api);
-    return ok_status();
-  }
-  spdlog::info("api: {}", kc.description);
-  run.api = std::make_unique<ApiClient>(std::move(kc));
-  if (Status ready = run.api->ready(); !ready.ok()) return ready.error();
-  run.api->set_deadline(run.deadline);
+  run.api = std::move(api->client);
   s.api = "ok";
   return ok_status();
 }
@@ -664,7 +659,7 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
     return finish();
   }
 
-  if (Status connected = connect_api(run); !connected.ok()) {
+  if (Status connected = connect(run); !connected.ok()) {
     if (connected.error().kind == ErrorKind::kUsage) {
       s.outcome = PodVerdict::kError;
       s.error = connected.error().message;

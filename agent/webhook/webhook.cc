@@ -10,7 +10,7 @@
 #include "base/version.h"
 #include "http/get_server.h"
 #include "kube/api_client.h"
-#include "kube/kube_config.h"
+#include "kube/connect.h"
 #include "kube/operations.h"
 #include "metrics/exposition.h"
 #include "metrics/webhook_metrics.h"
@@ -36,20 +36,6 @@ constexpr std::chrono::milliseconds kNegativeCacheTtl{5000};
 int usage(const std::string& message) {
   std::fprintf(stderr, "iogate webhook: %s\n", message.c_str());
   return kExitUsage;
-}
-
-// The client when there is a cluster; null (look-ups then fail, and /validate allows with a
-// warning) without one.
-Result<std::unique_ptr<ApiClient>> connect(const WebhookOptions& o) {
-  if (o.no_api) return std::unique_ptr<ApiClient>();
-  auto resolved = resolve_kube_config(o.kubeconfig, o.kube_context);
-  if (!resolved.ok()) return resolved.error();
-  std::optional<KubeConfig>& config = *resolved;
-  if (!config) return std::unique_ptr<ApiClient>();
-  spdlog::info("api: {}", config->description);
-  auto api = std::make_unique<ApiClient>(std::move(*config));
-  if (Status ready = api->ready(); !ready.ok()) return ready.error();
-  return api;
 }
 
 HttpAnswer to_answer(const AdmissionOutcome& o) {
@@ -78,14 +64,20 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
   auto certificates =
       std::make_shared<CertificateReloader>(TlsFiles{options.tls_cert, options.tls_key}, options.cert_check_interval);
   if (Status loaded = certificates->load(); !loaded.ok()) return usage(loaded.error().message);
-  auto api = connect(options);
+  // Without a cluster (or --no-api) no client: look-ups then fail, and /validate allows with a
+  // warning.
+  ApiConnectOptions c;
+  c.kubeconfig = options.kubeconfig;
+  c.context = options.kube_context;
+  c.no_api = options.no_api;
+  c.stop = &stop;
+  auto api = connect_api(c);
   if (!api.ok()) {
     if (api.error().kind == ErrorKind::kUsage) return usage(api.error().message);
     spdlog::error("api: {}; node look-ups will fail and /validate will allow with a warning", api.error().message);
   }
-  std::unique_ptr<ApiClient> client = api.ok() ? std::move(*api) : nullptr;
+  std::unique_ptr<ApiClient> client = api.ok() ? std::move(api->client) : nullptr;
   if (!client) spdlog::warn("api: none; /validate cannot look nodes up and allows pinned pods with a warning");
-  if (client) client->set_stop(&stop);
 
   WebhookConfig config;
   config.policy = &*policy;
