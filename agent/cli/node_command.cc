@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "cli/api_connection.h"
 #include "cli/command_line.h"
+#include "cli/mode_exit.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 #include "http/listener.h"
@@ -353,7 +354,7 @@ int run_node_command(const std::vector<std::string>& args) {
   auto options = parse_node_args(args, &help);
   if (auto done = parsing_exit("node", options, help)) return *done;
   StopSignals signals;
-  return run_node_agent(*options, signals.stop());
+  return finish_mode("node", run_node_agent(*options, signals.stop()), options->json);
 }
 
 }  // namespace iogate

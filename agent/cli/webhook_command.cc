@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "cli/api_connection.h"
 #include "cli/command_line.h"
+#include "cli/mode_exit.h"
 #include "cli/signals.h"
 #include "http/listener.h"
 #include "kube/operations.h"
@@ -192,7 +193,7 @@ int run_webhook_command(const std::vector<std::string>& args) {
   auto options = parse_webhook_args(args, &help);
   if (auto done = parsing_exit("webhook", options, help)) return *done;
   StopSignals signals;
-  return run_webhook(*options, signals.stop());
+  return finish_mode("webhook", run_webhook(*options, signals.stop()), false);
 }
 
 }  // namespace iogate

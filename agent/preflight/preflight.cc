@@ -595,16 +595,20 @@ Status record_on_pod(Run& run) {
   return ok_status();
 }
 
-// A probe or API failure, handled as the policy's on_error says.
-void fail_with(Run& run, const Error& e) {
+ModeResult result_of(const PreflightSummary& s) {
+  return ModeResult{s.status, ModeReport{preflight_report_json(s), render_preflight_human(s)}};
+}
+
+// A probe or API failure, handled as the policy's on_error says: the report, its status kOk
+// (fail-open) or kFailed (fail-closed). A usage error is the pod spec's mistake (a dataset path
+// that does not exist, a workload the volume refuses): no on_error hides it, it ends the run.
+ModeOutcome fail_with(Run& run, const Error& e) {
   PreflightSummary& s = run.summary;
   const bool open = run.policy.on_error == OnError::kFailOpen;
   s.outcome = PodVerdict::kError;
   s.error = e.message;
-  // A dataset path that does not exist, or a workload the volume refuses, is the pod spec's
-  // mistake: no on_error hides it.
   const bool usage = e.kind == ErrorKind::kUsage;
-  s.exit_code = usage ? kExitUsage : open ? kExitOk : kExitRuntime;
+  s.status = open ? ModeStatus::kOk : ModeStatus::kFailed;
   spdlog::error("{}", e.message);
   if (!usage) {
     spdlog::log(open ? spdlog::level::warn : spdlog::level::err, "on_error {}: {}", on_error_name(run.policy.on_error),
@@ -614,11 +618,13 @@ void fail_with(Run& run, const Error& e) {
     Status recorded = record_on_pod(run);
     if (!recorded.ok()) spdlog::warn("could not record the failure on the pod: {}", recorded.error().message);
   }
+  if (usage) return e;
+  return result_of(s);
 }
 
 }  // namespace
 
-PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop) {
+ModeOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop) {
   const Clock::time_point started = Clock::now();
   Run run{options, stop, {}, {}, nullptr, {}, {}, {}, {}, {}};
   PreflightSummary& s = run.summary;
@@ -629,21 +635,8 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   s.api = "skipped";
   s.gpus_from = "unknown";
 
-  auto finish = [&]() {
-    PreflightOutcome out;
-    out.exit_code = s.exit_code;
-    out.report = preflight_report_json(s);
-    out.human = render_preflight_human(s);
-    return out;
-  };
-
   auto policy = resolve_policy(options.policy);
-  if (!policy.ok()) {
-    s.outcome = PodVerdict::kError;
-    s.error = "--policy: " + policy.error().message;
-    s.exit_code = kExitUsage;
-    return finish();
-  }
+  if (!policy.ok()) return usage_error("--policy: " + policy.error().message);
   run.policy = std::move(*policy);
   s.policy = &run.policy;
   run.deadline = started + run.policy.deadline;
@@ -654,42 +647,30 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   if (run.policy.mode == PolicyMode::kOff) {
     log_policy();
     s.outcome = PodVerdict::kOff;
-    s.exit_code = kExitOk;
+    s.status = ModeStatus::kOk;
     spdlog::info("policy mode off: nothing to check, the pod starts");
-    return finish();
+    return result_of(s);
   }
 
   if (Status connected = connect(run); !connected.ok()) {
-    if (connected.error().kind == ErrorKind::kUsage) {
-      s.outcome = PodVerdict::kError;
-      s.error = connected.error().message;
-      s.exit_code = kExitUsage;
-      return finish();
-    }
+    if (connected.error().kind == ErrorKind::kUsage) return connected.error();
     log_policy();
-    fail_with(run, connected.error());
-    return finish();
+    return fail_with(run, connected.error());
   }
   log_policy();
-  if (Status pod = read_pod(run); !pod.ok()) {
-    fail_with(run, pod.error());
-    return finish();
-  }
+  if (Status pod = read_pod(run); !pod.ok()) return fail_with(run, pod.error());
   for (const std::string& path : options.paths) {
     auto judged = judge_path(run, path);
-    if (!judged.ok()) {
-      fail_with(run, judged.error());
-      return finish();
-    }
+    if (!judged.ok()) return fail_with(run, judged.error());
     s.results.push_back(std::move(*judged));
   }
   s.outcome = outcome_of(s.results, run.policy.mode);
-  s.exit_code = s.outcome == PodVerdict::kFail ? kExitBelowPolicy : kExitOk;
+  s.status = s.outcome == PodVerdict::kFail ? ModeStatus::kBelowPolicy : ModeStatus::kOk;
   spdlog::info("verdict {} for {} path{}", pod_verdict_name(s.outcome), s.results.size(),
                s.results.size() == 1 ? "" : "s");
   if (Status recorded = record_on_pod(run); !recorded.ok()) {
     const std::string outcome(pod_verdict_name(s.outcome));
-    const int code = s.exit_code;
+    const int code = exit_code_for(s.status);
     if (run.policy.on_error == OnError::kFailOpen) {
       // The verdict stands; only its record is missing.
       s.error = "could not record the verdict: " + recorded.error().message;
@@ -697,11 +678,11 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
     } else {
       s.outcome = PodVerdict::kError;
       s.error = "could not record the verdict (" + outcome + "): " + recorded.error().message;
-      s.exit_code = kExitRuntime;
+      s.status = ModeStatus::kFailed;
       spdlog::error("{} (on_error fail-closed)", s.error);
     }
   }
-  return finish();
+  return result_of(s);
 }
 
 }  // namespace iogate
