@@ -3,6 +3,8 @@
 #include <atomic>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "preflight/preflight.h"
 #include "temp_tree.h"
 
@@ -48,20 +50,21 @@ TEST_CASE("run_preflight: mode off is a result, kOk, with the report saying exit
 }
 
 TEST_CASE("run_preflight: a failure under on_error is a result with the report, its status as on_error says") {
-  TempTree dir;
-  ModeOutcome open = preflight(dir, std::string("on_error: fail-open\n") + kNoTimeToProbe);
-  REQUIRE(open.ok());
-  CHECK(open->status == ModeStatus::kOk);
-  REQUIRE(open->report);
-  CHECK(open->report->json["outcome"] == "error");
-  CHECK(open->report->json["exit_code"] == 0);
-  CHECK(open->report->json["error"].get<std::string>().rfind("deadline 2s: ", 0) == 0);
-
-  ModeOutcome closed = preflight(dir, std::string("on_error: fail-closed\n") + kNoTimeToProbe);
-  REQUIRE(closed.ok());
-  CHECK(closed->status == ModeStatus::kFailed);
-  REQUIRE(closed->report);
-  CHECK(closed->report->json["outcome"] == "error");
-  CHECK(closed->report->json["exit_code"] == 3);
-  CHECK(closed->report->human.find("exit 3\n") != std::string::npos);
+  struct Case {
+    const char* on_error;
+    ModeStatus status;
+    int exit_code;
+  };
+  for (Case c : {Case{"fail-open", ModeStatus::kOk, 0}, Case{"fail-closed", ModeStatus::kFailed, 3}}) {
+    CAPTURE(c.on_error);
+    TempTree dir;
+    ModeOutcome out = preflight(dir, std::string("on_error: ") + c.on_error + "\n" + kNoTimeToProbe);
+    REQUIRE(out.ok());
+    CHECK(out->status == c.status);
+    REQUIRE(out->report);
+    CHECK(out->report->json["outcome"] == "error");
+    CHECK(out->report->json["exit_code"] == c.exit_code);
+    CHECK(out->report->json["error"].get<std::string>().rfind("deadline 2s: ", 0) == 0);
+    CHECK(out->report->human.find(fmt::format("exit {}\n", c.exit_code)) != std::string::npos);
+  }
 }
