@@ -1,5 +1,6 @@
 // Errors as values at module edges. A module returns Result<T>; the CLI maps the
-// error's kind to an exit code, so a deep function never decides how the process ends.
+// error's kind to an exit code, so a deep function never decides how the process ends (a mode
+// returns a ModeOutcome, base/mode_outcome.h, which cli/mode_exit.h alone prints and maps).
 #pragma once
 
 #include <string>

@@ -1,28 +1,24 @@
 #include "cli/api_connection.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "base/quote.h"
 #include "base/units.h"
-#include "kube/kube_config.h"
+#include "kube/connect.h"
 
 namespace iogate {
 
-Result<std::unique_ptr<ApiClient>> connect_api(const boost::program_options::variables_map& flags,
-                                               std::chrono::milliseconds timeout) {
+Result<std::unique_ptr<ApiClient>> one_shot_api(const boost::program_options::variables_map& flags,
+                                                std::chrono::milliseconds timeout) {
   auto flag = [&](const char* name) { return flags.count(name) ? flags[name].as<std::string>() : std::string(); };
-  auto resolved = resolve_kube_config(flag("kubeconfig"), flag("context"));
-  if (!resolved.ok()) return resolved.error();
-  if (!*resolved) {
-    return usage_error("--kubeconfig: no cluster to talk to: " +
-                       not_in_cluster_reason(KubeEnvironment::from_process()));
-  }
-  spdlog::info("api: {}", (*resolved)->description);
-  auto api = std::make_unique<ApiClient>(std::move(**resolved));
-  if (Status ready = api->ready(); !ready.ok()) return ready.error();
-  api->set_deadline(std::chrono::steady_clock::now() + timeout);
-  return api;
+  ApiConnectOptions o;
+  o.kubeconfig = flag("kubeconfig");
+  o.context = flag("context");
+  o.required = true;
+  o.deadline = std::chrono::steady_clock::now() + timeout;
+  auto connected = connect_api(o);
+  if (!connected.ok()) return connected.error();
+  return std::move(connected->client);
 }
 
 Result<std::chrono::milliseconds> parse_timeout_flag(const std::string& text) {

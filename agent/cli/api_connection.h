@@ -14,11 +14,10 @@
 
 namespace iogate {
 
-// The client for add_kube_flags' --kubeconfig and --context (else in-cluster, $KUBECONFIG,
-// ~/.kube/config), every request of it ending by now + `timeout`. Not in a cluster and no
-// kubeconfig: a usage error saying so.
-Result<std::unique_ptr<ApiClient>> connect_api(const boost::program_options::variables_map& flags,
-                                               std::chrono::milliseconds timeout);
+// The client for add_kube_flags' --kubeconfig and --context (kube/connect.h), every request of
+// it ending by now + `timeout`. Not in a cluster and no kubeconfig: a usage error saying so.
+Result<std::unique_ptr<ApiClient>> one_shot_api(const boost::program_options::variables_map& flags,
+                                                std::chrono::milliseconds timeout);
 
 // --timeout: a duration within [1s, 1h].
 Result<std::chrono::milliseconds> parse_timeout_flag(const std::string& text);

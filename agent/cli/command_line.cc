@@ -62,8 +62,8 @@ Result<bool> apply_closing_flags(const po::variables_map& vm) {
   return json;
 }
 
-int report_usage_failure(const char* command, const Error& e) {
-  std::fprintf(stderr, "iogate %s: %s\n", command, e.message.c_str());
+int report_usage_failure(const char* command, const Error& e, std::ostream& err) {
+  err << "iogate " << command << ": " << e.message << "\n";
   return exit_code_for(e);
 }
 

@@ -1,6 +1,7 @@
 // What every subcommand's parsing shares: fio/kubectl-style flags plus PATH arguments.
 #pragma once
 
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,9 @@ void add_kube_flags(boost::program_options::options_description& flags);
 // Sets up the logger from --log-level and --log-format; true where --output-format is json.
 Result<bool> apply_closing_flags(const boost::program_options::variables_map& vm);
 
-int report_usage_failure(const char* command, const Error& e);  // prints, returns the exit code
-int print_help(const std::string& help);                        // prints to stdout, returns 0
+// Prints "iogate COMMAND: message" (on `err`: stderr but for tests), returns the error's exit code.
+int report_usage_failure(const char* command, const Error& e, std::ostream& err = std::cerr);
+int print_help(const std::string& help);  // prints to stdout, returns 0
 
 // How every subcommand ends its parsing: an error is one line "iogate COMMAND: message" on stderr
 // and its exit code; --help prints `help` and exits 0. nullopt: go on and run.

@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "cli/api_connection.h"
 #include "cli/command_line.h"
+#include "cli/mode_exit.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 #include "http/listener.h"
@@ -279,7 +280,7 @@ int run_prune(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("node prune", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node prune", s.error());
-  auto api = connect_api(vm, *timeout);
+  auto api = one_shot_api(vm, *timeout);
   if (!api.ok()) return report_usage_failure("node prune", api.error());
 
   PruneOutcome out = prune_iogate_keys(**api, o, [&](const PrunedObject& p) {
@@ -333,7 +334,7 @@ int run_check(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("node check", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("node check", s.error());
-  auto api = connect_api(vm, *timeout + o.wait);
+  auto api = one_shot_api(vm, *timeout + o.wait);
   if (!api.ok()) return report_usage_failure("node check", api.error());
   auto lines = check_nodes_labelled(**api, o);
   if (!lines.ok()) {
@@ -353,7 +354,7 @@ int run_node_command(const std::vector<std::string>& args) {
   auto options = parse_node_args(args, &help);
   if (auto done = parsing_exit("node", options, help)) return *done;
   StopSignals signals;
-  return run_node_agent(*options, signals.stop());
+  return finish_mode("node", run_node_agent(*options, signals.stop()), options->json);
 }
 
 }  // namespace iogate

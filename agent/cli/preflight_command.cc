@@ -6,17 +6,15 @@
 #include <cerrno>
 #include <cstring>
 
-#include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
-#include "base/exit_codes.h"
 #include "base/units.h"
 #include "cli/command_line.h"
+#include "cli/mode_exit.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
 
@@ -104,18 +102,7 @@ int run_preflight_command(const std::vector<std::string>& args) {
   auto options = parse_preflight_args(args, &help);
   if (auto done = parsing_exit("preflight", options, help)) return *done;
   StopSignals signals;
-  PreflightOutcome outcome = run_preflight(*options, signals.stop());
-  if (outcome.exit_code == kExitUsage) {
-    std::fprintf(stderr, "iogate preflight: %s\n", outcome.report.value("error", std::string()).c_str());
-    return kExitUsage;
-  }
-  if (options->json) {
-    std::cout << outcome.report.dump(2) << "\n";
-  } else {
-    std::cout << outcome.human;
-  }
-  std::cout.flush();
-  return outcome.exit_code;
+  return finish_mode("preflight", run_preflight(*options, signals.stop()), options->json);
 }
 
 }  // namespace iogate

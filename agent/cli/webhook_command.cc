@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "cli/api_connection.h"
 #include "cli/command_line.h"
+#include "cli/mode_exit.h"
 #include "cli/signals.h"
 #include "http/listener.h"
 #include "kube/operations.h"
@@ -173,7 +174,7 @@ int run_check(const std::vector<std::string>& args) {
   auto timeout = parse_timeout_flag(vm["timeout"].as<std::string>());
   if (!timeout.ok()) return report_usage_failure("webhook check", timeout.error());
   if (auto s = apply_closing_flags(vm); !s.ok()) return report_usage_failure("webhook check", s.error());
-  auto api = connect_api(vm, *timeout);
+  auto api = one_shot_api(vm, *timeout);
   if (!api.ok()) return report_usage_failure("webhook check", api.error());
   auto verdict = check_webhook(**api, o);
   if (!verdict.ok()) {
@@ -192,7 +193,7 @@ int run_webhook_command(const std::vector<std::string>& args) {
   auto options = parse_webhook_args(args, &help);
   if (auto done = parsing_exit("webhook", options, help)) return *done;
   StopSignals signals;
-  return run_webhook(*options, signals.stop());
+  return finish_mode("webhook", run_webhook(*options, signals.stop()), false);
 }
 
 }  // namespace iogate

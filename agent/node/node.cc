@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <iostream>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -15,20 +14,19 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "base/exit_codes.h"
 #include "base/rng.h"
 #include "base/units.h"
-#include "probe/probe.h"
 #include "device/device_busy.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
-#include "kube/kube_config.h"
+#include "kube/connect.h"
 #include "kube/operations.h"
 #include "metrics/exposition.h"
 #include "node/node_http.h"
 #include "node/node_records.h"
 #include "node/node_sync.h"
 #include "policy/policy_probe.h"
+#include "probe/probe.h"
 
 namespace iogate {
 namespace {
@@ -60,7 +58,9 @@ std::string duration_text(nanoseconds d) {
   return format_duration_compact(shown.count());
 }
 
-// What the HTTP threads read; the loop replaces it whole after every change.
+// What the HTTP threads read, under `mu`: publish() renders the metrics and the report afresh
+// after every change, heartbeat() marks each turn of the loop, and `ready` rises once, after the
+// first round.
 struct Published {
   std::mutex mu;
   bool ready = false;
@@ -334,28 +334,25 @@ bool sync(Agent& a) {
 // are usage errors. Without a node name nothing can be written: say so and go on (metrics only).
 Status connect(Agent& a) {
   const NodeOptions& o = a.options;
-  if (o.no_api) {
-    a.api_state.state = "skipped: --no-api";
+  ApiConnectOptions c;
+  c.kubeconfig = o.kubeconfig;
+  c.context = o.kube_context;
+  c.no_api = o.no_api;
+  if (a.node.empty())
+    c.decline = "the node name is unknown (--node-name or NODE_NAME from the downward API: spec.nodeName)";
+  c.stop = &a.stop;
+  auto api = connect_api(c);
+  if (!api.ok()) return api.error();
+  if (!api->client) {
+    a.api_state.state = "skipped: " + api->skipped;
+    if (api->skip == ApiSkip::kNotInCluster) {
+      spdlog::warn("{}: labels, taints and conditions are not written", a.api_state.state);
+    } else if (api->skip == ApiSkip::kDeclined) {
+      spdlog::warn("{}", a.api_state.state);
+    }
     return ok_status();
   }
-  auto resolved = resolve_kube_config(o.kubeconfig, o.kube_context);
-  if (!resolved.ok()) return resolved.error();
-  std::optional<KubeConfig>& config = *resolved;
-  if (!config) {
-    a.api_state.state = "skipped: " + not_in_cluster_reason(KubeEnvironment::from_process());
-    spdlog::warn("{}: labels, taints and conditions are not written", a.api_state.state);
-    return ok_status();
-  }
-  if (a.node.empty()) {
-    a.api_state.state =
-        "skipped: the node name is unknown (--node-name or NODE_NAME from the downward API: spec.nodeName)";
-    spdlog::warn("{}", a.api_state.state);
-    return ok_status();
-  }
-  spdlog::info("api: {}", config->description);
-  a.api = std::make_unique<ApiClient>(std::move(*config));
-  if (Status ready = a.api->ready(); !ready.ok()) return ready.error();
-  a.api->set_stop(&a.stop);
+  a.api = std::move(api->client);
   a.api_state.state = "pending";
   return ok_status();
 }
@@ -394,22 +391,19 @@ NodeHttpHandlers http_handlers(Agent& a) {
   return h;
 }
 
-int once_exit_code(const Agent& a, bool written) {
-  for (const PathOutcome& o : a.outcomes) {
-    if (o.state != PathState::kMeasured) return kExitRuntime;
+// --once: the report, failed where a path was not measured or the result not written.
+ModeResult once_result(const Agent& a, bool written) {
+  ModeResult out;
+  out.report = ModeReport{node_report_json(a.node, a.policy, a.judgement, a.outcomes, a.api_state),
+                          render_node_human(a.node, a.policy, a.judgement, a.outcomes, a.api_state)};
+  const bool measured = std::all_of(a.outcomes.begin(), a.outcomes.end(),
+                                    [](const PathOutcome& o) { return o.state == PathState::kMeasured; });
+  if (!measured || !written) {
+    out.status = ModeStatus::kFailed;
+  } else if (a.policy.mode == PolicyMode::kEnforce && a.judgement.outcome == VerdictOutcome::kFail) {
+    out.status = ModeStatus::kBelowPolicy;
   }
-  if (!written) return kExitRuntime;
-  if (a.policy.mode == PolicyMode::kEnforce && a.judgement.outcome == VerdictOutcome::kFail) return kExitBelowPolicy;
-  return kExitOk;
-}
-
-void print_once(const Agent& a) {
-  if (a.options.json) {
-    std::cout << node_report_json(a.node, a.policy, a.judgement, a.outcomes, a.api_state).dump(2) << "\n";
-  } else {
-    std::cout << render_node_human(a.node, a.policy, a.judgement, a.outcomes, a.api_state);
-  }
-  std::cout.flush();
+  return out;
 }
 
 }  // namespace
@@ -441,15 +435,11 @@ Result<NodeSettings> effective_node_settings(const Policy& p, const NodeOptions&
   return s;
 }
 
-int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
-  auto usage = [](const std::string& message) {
-    std::fprintf(stderr, "iogate node: %s\n", message.c_str());
-    return kExitUsage;
-  };
+ModeOutcome run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
   auto policy = resolve_policy(options.policy);
-  if (!policy.ok()) return usage("--policy: " + policy.error().message);
+  if (!policy.ok()) return usage_error("--policy: " + policy.error().message);
   auto settings = effective_node_settings(*policy, options);
-  if (!settings.ok()) return usage(settings.error().message);
+  if (!settings.ok()) return settings.error();
   policy->node = std::move(*settings);
 
   Agent a(options, stop, std::move(*policy));
@@ -465,7 +455,7 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
   a.due.assign(a.outcomes.size(), Clock::now());
 
   if (Status connected = connect(a); !connected.ok()) {
-    if (connected.error().kind == ErrorKind::kUsage) return usage(connected.error().message);
+    if (connected.error().kind == ErrorKind::kUsage) return connected.error();
     spdlog::error("api: {}; going on without it", connected.error().message);
     a.api.reset();
     a.api_state.state = "skipped: " + connected.error().message;
@@ -497,7 +487,7 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
   std::unique_ptr<NodeHttpServer> http;
   if (!options.listen.empty() && options.listen != "none") {
     auto started = NodeHttpServer::start(options.listen, http_handlers(a));
-    if (!started.ok()) return usage(started.error().message);
+    if (!started.ok()) return started.error();
     http = std::move(*started);
     spdlog::info("serving /metrics /healthz /readyz /report on {}", http->address());
   }
@@ -517,7 +507,7 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
   }
   if (stop.load()) {
     spdlog::info("stopped by a signal during the first round");
-    return options.once ? kExitRuntime : kExitOk;
+    return ModeResult{options.once ? ModeStatus::kFailed : ModeStatus::kOk, std::nullopt};
   }
   if (options.once) a.once_give_up = Clock::now() + std::max(once_left, nanoseconds(0));
   bool written = sync(a);
@@ -552,8 +542,7 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
           fmt::format("not written within --once-deadline {}; last: {}", limit, a.api_state.last_error);
     }
     publish(a);
-    print_once(a);
-    return once_exit_code(a, written || !a.api);
+    return once_result(a, written || !a.api);
   }
 
   while (!stop.load()) {
@@ -574,7 +563,7 @@ int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   spdlog::info("stopped by a signal");
-  return kExitOk;
+  return ModeResult{};
 }
 
 }  // namespace iogate

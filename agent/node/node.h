@@ -11,7 +11,7 @@
 // serving go on; the latest state is written when the API answers again.
 //
 // SIGTERM: a running probe is aborted (its test file removed), serving stops, exit 0.
-// --once: every path once, one sync, the report on stdout, and an exit code like preflight's.
+// --once: every path once, one sync, and the report with a status like preflight's.
 // Its API work (the Node read before the probes, the writes after them, their retries) has
 // once_deadline in all, the probes' own time not counted: every request's timeout and every retry
 // wait is cut to what is left (a retry the backoff would put past it is made 5 s before it
@@ -28,8 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "probe/io_priority.h"
+#include "base/mode_outcome.h"
 #include "policy/policy.h"
+#include "probe/io_priority.h"
 
 namespace iogate {
 
@@ -54,10 +55,11 @@ struct NodeOptions {
   bool json = false;       // --once output
 };
 
-// The exit code: 0 (a loop that was stopped; --once that passed or warned), 1 (--once below
-// policy in enforce mode), 2 (usage or configuration), 3 (--once: a path not measured, or the
-// result not written).
-int run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop);
+// A usage Error for a bad policy, path, kubeconfig or listen address. Else a result: kOk for a
+// loop that was stopped; --once: the report, kOk when it passed or warned, kBelowPolicy below
+// policy in enforce mode, kFailed when a path was not measured or the result not written (and,
+// without a report, when a signal stopped the first round).
+ModeOutcome run_node_agent(const NodeOptions& options, const std::atomic<bool>& stop);
 
 // The policy's node section with the flags' overrides applied; errors name the flag or field.
 Result<NodeSettings> effective_node_settings(const Policy& p, const NodeOptions& o);

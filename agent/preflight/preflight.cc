@@ -12,12 +12,11 @@
 #include "base/exit_codes.h"
 #include "base/json_fields.h"
 #include "base/units.h"
-#include "probe/probe.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
+#include "kube/connect.h"
 #include "kube/job_barrier.h"
 #include "kube/job_identity.h"
-#include "kube/kube_config.h"
 #include "kube/operations.h"
 #include "kube/shared_result.h"
 #include "policy/evaluate.h"
@@ -26,6 +25,7 @@
 #include "policy/policy_probe.h"
 #include "preflight/job_wide.h"
 #include "preflight/preflight_records.h"
+#include "probe/probe.h"
 
 namespace iogate {
 namespace {
@@ -120,32 +120,27 @@ Workload probed_workload(const Run& run) {
 
 std::string pod_ref(const Run& run) { return run.summary.pod_namespace + "/" + run.summary.pod_name; }
 
-// Connects to the API when there is one and the pod is known. Configuration errors of a kubeconfig
-// the user named are usage errors; anything else is an API failure under on_error.
-Status connect_api(Run& run) {
+// Connects to the API when there is one and the pod is known; the pod's namespace defaults to the
+// cluster's. Configuration errors of a kubeconfig the user named are usage errors; anything else
+// is an API failure under on_error.
+Status connect(Run& run) {
   const PreflightOptions& o = run.options;
   PreflightSummary& s = run.summary;
-  if (o.no_api) {
-    s.api = "skipped: --no-api";
+  ApiConnectOptions c;
+  c.kubeconfig = o.kubeconfig;
+  c.context = o.kube_context;
+  c.no_api = o.no_api;
+  if (s.pod_name.empty()) c.decline = "POD_NAME is not set (set it from the downward API: fieldRef metadata.name)";
+  c.deadline = run.deadline;
+  auto api = connect_api(c);
+  if (!api.ok()) return api.error();
+  if (s.pod_namespace.empty() && !api->namespace_name.empty()) s.pod_namespace = api->namespace_name;
+  if (!api->client) {
+    s.api = "skipped: " + api->skipped;
+    if (api->skip == ApiSkip::kDeclined) spdlog::warn("{}: the verdict gates the pod but is recorded nowhere", s.api);
     return ok_status();
   }
-  auto config = resolve_kube_config(o.kubeconfig, o.kube_context);
-  if (!config.ok()) return config.error();
-  if (!config->has_value()) {
-    s.api = "skipped: " + not_in_cluster_reason(KubeEnvironment::from_process());
-    return ok_status();
-  }
-  KubeConfig& kc = **config;
-  if (s.pod_namespace.empty()) s.pod_namespace = kc.namespace_name;
-  if (s.pod_name.empty()) {
-    s.api = "skipped: POD_NAME is not set (set it from the downward API: fieldRef metadata.name)";
-    spdlog::warn("{}: the verdict gates the pod but is recorded nowhere", s.api);
-    return ok_status();
-  }
-  spdlog::info("api: {}", kc.description);
-  run.api = std::make_unique<ApiClient>(std::move(kc));
-  if (Status ready = run.api->ready(); !ready.ok()) return ready.error();
-  run.api->set_deadline(run.deadline);
+  run.api = std::move(api->client);
   s.api = "ok";
   return ok_status();
 }
@@ -600,16 +595,20 @@ Status record_on_pod(Run& run) {
   return ok_status();
 }
 
-// A probe or API failure, handled as the policy's on_error says.
-void fail_with(Run& run, const Error& e) {
+ModeResult result_of(const PreflightSummary& s) {
+  return ModeResult{s.status, ModeReport{preflight_report_json(s), render_preflight_human(s)}};
+}
+
+// A probe or API failure, handled as the policy's on_error says: the report, its status kOk
+// (fail-open) or kFailed (fail-closed). A usage error is the pod spec's mistake (a dataset path
+// that does not exist, a workload the volume refuses): no on_error hides it, it ends the run.
+ModeOutcome fail_with(Run& run, const Error& e) {
   PreflightSummary& s = run.summary;
   const bool open = run.policy.on_error == OnError::kFailOpen;
   s.outcome = PodVerdict::kError;
   s.error = e.message;
-  // A dataset path that does not exist, or a workload the volume refuses, is the pod spec's
-  // mistake: no on_error hides it.
   const bool usage = e.kind == ErrorKind::kUsage;
-  s.exit_code = usage ? kExitUsage : open ? kExitOk : kExitRuntime;
+  s.status = open ? ModeStatus::kOk : ModeStatus::kFailed;
   spdlog::error("{}", e.message);
   if (!usage) {
     spdlog::log(open ? spdlog::level::warn : spdlog::level::err, "on_error {}: {}", on_error_name(run.policy.on_error),
@@ -619,11 +618,13 @@ void fail_with(Run& run, const Error& e) {
     Status recorded = record_on_pod(run);
     if (!recorded.ok()) spdlog::warn("could not record the failure on the pod: {}", recorded.error().message);
   }
+  if (usage) return e;
+  return result_of(s);
 }
 
 }  // namespace
 
-PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop) {
+ModeOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop) {
   const Clock::time_point started = Clock::now();
   Run run{options, stop, {}, {}, nullptr, {}, {}, {}, {}, {}};
   PreflightSummary& s = run.summary;
@@ -634,21 +635,8 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   s.api = "skipped";
   s.gpus_from = "unknown";
 
-  auto finish = [&]() {
-    PreflightOutcome out;
-    out.exit_code = s.exit_code;
-    out.report = preflight_report_json(s);
-    out.human = render_preflight_human(s);
-    return out;
-  };
-
   auto policy = resolve_policy(options.policy);
-  if (!policy.ok()) {
-    s.outcome = PodVerdict::kError;
-    s.error = "--policy: " + policy.error().message;
-    s.exit_code = kExitUsage;
-    return finish();
-  }
+  if (!policy.ok()) return usage_error("--policy: " + policy.error().message);
   run.policy = std::move(*policy);
   s.policy = &run.policy;
   run.deadline = started + run.policy.deadline;
@@ -659,42 +647,30 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
   if (run.policy.mode == PolicyMode::kOff) {
     log_policy();
     s.outcome = PodVerdict::kOff;
-    s.exit_code = kExitOk;
+    s.status = ModeStatus::kOk;
     spdlog::info("policy mode off: nothing to check, the pod starts");
-    return finish();
+    return result_of(s);
   }
 
-  if (Status connected = connect_api(run); !connected.ok()) {
-    if (connected.error().kind == ErrorKind::kUsage) {
-      s.outcome = PodVerdict::kError;
-      s.error = connected.error().message;
-      s.exit_code = kExitUsage;
-      return finish();
-    }
+  if (Status connected = connect(run); !connected.ok()) {
+    if (connected.error().kind == ErrorKind::kUsage) return connected.error();
     log_policy();
-    fail_with(run, connected.error());
-    return finish();
+    return fail_with(run, connected.error());
   }
   log_policy();
-  if (Status pod = read_pod(run); !pod.ok()) {
-    fail_with(run, pod.error());
-    return finish();
-  }
+  if (Status pod = read_pod(run); !pod.ok()) return fail_with(run, pod.error());
   for (const std::string& path : options.paths) {
     auto judged = judge_path(run, path);
-    if (!judged.ok()) {
-      fail_with(run, judged.error());
-      return finish();
-    }
+    if (!judged.ok()) return fail_with(run, judged.error());
     s.results.push_back(std::move(*judged));
   }
   s.outcome = outcome_of(s.results, run.policy.mode);
-  s.exit_code = s.outcome == PodVerdict::kFail ? kExitBelowPolicy : kExitOk;
+  s.status = s.outcome == PodVerdict::kFail ? ModeStatus::kBelowPolicy : ModeStatus::kOk;
   spdlog::info("verdict {} for {} path{}", pod_verdict_name(s.outcome), s.results.size(),
                s.results.size() == 1 ? "" : "s");
   if (Status recorded = record_on_pod(run); !recorded.ok()) {
     const std::string outcome(pod_verdict_name(s.outcome));
-    const int code = s.exit_code;
+    const int code = exit_code_for(s.status);
     if (run.policy.on_error == OnError::kFailOpen) {
       // The verdict stands; only its record is missing.
       s.error = "could not record the verdict: " + recorded.error().message;
@@ -702,11 +678,11 @@ PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomi
     } else {
       s.outcome = PodVerdict::kError;
       s.error = "could not record the verdict (" + outcome + "): " + recorded.error().message;
-      s.exit_code = kExitRuntime;
+      s.status = ModeStatus::kFailed;
       spdlog::error("{} (on_error fail-closed)", s.error);
     }
   }
-  return finish();
+  return result_of(s);
 }
 
 }  // namespace iogate

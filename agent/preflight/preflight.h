@@ -2,14 +2,14 @@
 //
 // One pass of the pipeline with Kubernetes at both ends:
 //   policy → pod (GPUs, labels, the PVC behind each path) → for each path: a result shared on the
-//   PVC, or detect + probe with early stop → evaluate → pod annotations + an Event → exit code.
+//   PVC, or detect + probe with early stop → evaluate → pod annotations + an Event → the report.
 // Everything runs under the policy's deadline. Outside a cluster (no service account, no
 // kubeconfig, or --no-api) the same verdict is printed and the API is skipped, saying so.
 //
-// Failures follow the policy's on_error: a probe or API failure under fail-closed exits 3 (the pod
-// does not start: nobody vouched for its storage); under fail-open it exits 0 with the failure
-// logged, annotated and posted as a Warning Event where the API still answers. A bad policy or
-// flag is always exit 2: no policy, no on_error to follow.
+// Failures follow the policy's on_error: a probe or API failure under fail-closed ends kFailed (exit
+// 3: the pod does not start, nobody vouched for its storage); under fail-open kOk (exit 0), the
+// failure logged, annotated and posted as a Warning Event where the API still answers; either way
+// with the report. A bad policy or flag is always a usage error (exit 2): no policy, no on_error.
 #pragma once
 
 #include <atomic>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "base/mode_outcome.h"
 
 namespace iogate {
 
@@ -34,12 +34,10 @@ struct PreflightOptions {
   bool json = false;                               // --output-format json
 };
 
-struct PreflightOutcome {
-  int exit_code = 0;
-  nlohmann::json report;  // schema iogate.preflight/v1, what --output-format json prints
-  std::string human;      // what the human output prints
-};
-
-PreflightOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop);
+// The report (schema iogate.preflight/v1, and the human summary) with the verdict's status: kOk
+// for pass, warn, off or a fail-open failure, kBelowPolicy, kFailed for a fail-closed failure. An
+// Error for a bad policy, kubeconfig or pod spec (a usage error: no on_error applies), after
+// recording it on the pod where it could.
+ModeOutcome run_preflight(const PreflightOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace iogate

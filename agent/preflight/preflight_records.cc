@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/exit_codes.h"
 #include "base/units.h"
 #include "base/version.h"
 #include "policy/measurement_json.h"
@@ -218,7 +219,7 @@ nlohmann::json preflight_report_json(const PreflightSummary& s) {
           {"time", s.time},
           {"mode", "preflight"},
           {"outcome", pod_verdict_name(s.outcome)},
-          {"exit_code", s.exit_code},
+          {"exit_code", exit_code_for(s.status)},
           {"error", s.error},
           {"policy", policy},
           {"pod", {{"namespace", s.pod_namespace}, {"name", s.pod_name}, {"node", s.node_name}}},
@@ -241,7 +242,7 @@ std::string render_preflight_human(const PreflightSummary& s) {
   }
   out += fmt::format("\nverdict  {}", pod_verdict_name(s.outcome));
   if (!s.error.empty()) out += "  (" + s.error + ")";
-  out += fmt::format("  exit {}\napi      {}\n", s.exit_code, s.api);
+  out += fmt::format("  exit {}\napi      {}\n", exit_code_for(s.status), s.api);
   return out;
 }
 

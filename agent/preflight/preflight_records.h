@@ -11,11 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/probe_result.h"
+#include "base/mode_outcome.h"
 #include "kube/operations.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
 #include "preflight/job_wide.h"
+#include "probe/probe_result.h"
 
 namespace iogate {
 
@@ -52,8 +53,8 @@ struct PathResult {
 struct PreflightSummary {
   std::string time;  // RFC 3339 UTC, when preflight started
   PodVerdict outcome = PodVerdict::kError;
-  int exit_code = 0;
-  std::string error;  // the failure, when outcome is kError (or a fail-open failure)
+  ModeStatus status = ModeStatus::kOk;  // how the run ends; the report states its exit code
+  std::string error;                    // the failure, when outcome is kError (or a fail-open failure)
   const Policy* policy = nullptr;
   std::string pod_namespace, pod_name, node_name;
   int gpus = 0;

@@ -6,11 +6,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "base/exit_codes.h"
 #include "base/version.h"
 #include "http/get_server.h"
 #include "kube/api_client.h"
-#include "kube/kube_config.h"
+#include "kube/connect.h"
 #include "kube/operations.h"
 #include "metrics/exposition.h"
 #include "metrics/webhook_metrics.h"
@@ -33,25 +32,6 @@ using Clock = std::chrono::steady_clock;
 // A missing node may be joining the cluster: ask again soon.
 constexpr std::chrono::milliseconds kNegativeCacheTtl{5000};
 
-int usage(const std::string& message) {
-  std::fprintf(stderr, "iogate webhook: %s\n", message.c_str());
-  return kExitUsage;
-}
-
-// The client when there is a cluster; null (look-ups then fail, and /validate allows with a
-// warning) without one.
-Result<std::unique_ptr<ApiClient>> connect(const WebhookOptions& o) {
-  if (o.no_api) return std::unique_ptr<ApiClient>();
-  auto resolved = resolve_kube_config(o.kubeconfig, o.kube_context);
-  if (!resolved.ok()) return resolved.error();
-  std::optional<KubeConfig>& config = *resolved;
-  if (!config) return std::unique_ptr<ApiClient>();
-  spdlog::info("api: {}", config->description);
-  auto api = std::make_unique<ApiClient>(std::move(*config));
-  if (Status ready = api->ready(); !ready.ok()) return ready.error();
-  return api;
-}
-
 HttpAnswer to_answer(const AdmissionOutcome& o) {
   spdlog::info("{}", o.log_line);
   return HttpAnswer{o.http_status, o.content_type, o.body};
@@ -72,20 +52,26 @@ double unix_seconds(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
+ModeOutcome run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
   auto policy = resolve_policy(options.policy);
-  if (!policy.ok()) return usage("--policy: " + policy.error().message);
+  if (!policy.ok()) return usage_error("--policy: " + policy.error().message);
   auto certificates =
       std::make_shared<CertificateReloader>(TlsFiles{options.tls_cert, options.tls_key}, options.cert_check_interval);
-  if (Status loaded = certificates->load(); !loaded.ok()) return usage(loaded.error().message);
-  auto api = connect(options);
+  if (Status loaded = certificates->load(); !loaded.ok()) return loaded.error();
+  // Without a cluster (or --no-api) no client: look-ups then fail, and /validate allows with a
+  // warning.
+  ApiConnectOptions c;
+  c.kubeconfig = options.kubeconfig;
+  c.context = options.kube_context;
+  c.no_api = options.no_api;
+  c.stop = &stop;
+  auto api = connect_api(c);
   if (!api.ok()) {
-    if (api.error().kind == ErrorKind::kUsage) return usage(api.error().message);
+    if (api.error().kind == ErrorKind::kUsage) return api.error();
     spdlog::error("api: {}; node look-ups will fail and /validate will allow with a warning", api.error().message);
   }
-  std::unique_ptr<ApiClient> client = api.ok() ? std::move(*api) : nullptr;
+  std::unique_ptr<ApiClient> client = api.ok() ? std::move(api->client) : nullptr;
   if (!client) spdlog::warn("api: none; /validate cannot look nodes up and allows pinned pods with a warning");
-  if (client) client->set_stop(&stop);
 
   WebhookConfig config;
   config.policy = &*policy;
@@ -137,11 +123,7 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
   server_options.read_timeout = std::chrono::duration_cast<std::chrono::seconds>(options.request_deadline);
   if (server_options.read_timeout < std::chrono::seconds(1)) server_options.read_timeout = std::chrono::seconds(1);
   auto server = WebhookServer::start(options.listen, certificates, handlers, server_options);
-  if (!server.ok()) {
-    if (server.error().kind == ErrorKind::kUsage) return usage(server.error().message);
-    spdlog::error("{}", server.error().message);
-    return kExitRuntime;
-  }
+  if (!server.ok()) return server.error();
   auto metrics_answer = [&] {
     WebhookMetrics m;
     m.version = kVersion;
@@ -166,11 +148,7 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
                                         return HttpAnswer{200, "text/plain; charset=utf-8", "ok\n"};
                                       }}},
                                     metrics_options);
-    if (!started.ok()) {
-      if (started.error().kind == ErrorKind::kUsage) return usage(started.error().message);
-      spdlog::error("{}", started.error().message);
-      return kExitRuntime;
-    }
+    if (!started.ok()) return started.error();
     metrics_server = std::move(*started);
     spdlog::info("serving /metrics on {}", metrics_server->address());
   }
@@ -180,7 +158,7 @@ int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop) {
       kVersion, policy->source, policy_mode_name(policy->mode), pair->subject, pair->serial, (*server)->address());
   while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("stopped by a signal");
-  return kExitOk;
+  return ModeResult{};
 }
 
 }  // namespace iogate

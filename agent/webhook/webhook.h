@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "base/mode_outcome.h"
+
 namespace iogate {
 
 struct WebhookOptions {
@@ -42,8 +44,9 @@ struct WebhookOptions {
   std::vector<std::string> gpu_resources;                                   // besides nvidia.com/gpu and amd.com/gpu
 };
 
-// Serves until `stop`; 0 then, 2 for a bad flag, policy, certificate or kubeconfig, 3 when the
-// server cannot start.
-int run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop);
+// Serves until `stop`, then a result (kOk, no report). An Error when it cannot begin: a usage
+// error for a bad flag, policy, certificate, kubeconfig or listen address, a runtime error when
+// the server cannot start otherwise.
+ModeOutcome run_webhook(const WebhookOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace iogate
