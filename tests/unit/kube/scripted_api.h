@@ -1,10 +1,10 @@
 // The API server as a test scripts it, behind ApiClient's seam (kube/http_transport.h): each
 // request is kept for the test to check (method, path, content type, JSON body) and answered by
 // the test, from a script of the exchanges it expects in order ("GET /api/v1/nodes/n1" and the
-// answer), or by a function of the request once the script is spent. Nothing here knows what
+// answer), or by a function of the request once the script is spent; a watch by the next of the
+// watches the test scripted (its events fed as the test goes, fed_body.h). Nothing here knows what
 // Kubernetes would do with a request: merge semantics, resourceVersion checks, dryRun and watch
-// are the real kube-apiserver's, in the e2e tests (tests/e2e). A scripted transport cannot
-// stream, so a watcher falls back to reads (watch_waiter_test.cc scripts watches).
+// semantics are the real kube-apiserver's, in the e2e tests (tests/e2e).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -14,12 +14,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "fed_body.h"
 #include "kube/api_client.h"
 
 namespace iogate::testing {
@@ -55,6 +57,19 @@ class ScriptedApi : public Transport {
     std::lock_guard<std::mutex> lock(mu_);
     otherwise_ = std::move(answer);
   }
+  // The next watch opened: a 200 whose body is the returned feed, or `status` with `body` (a Status).
+  // With none left, a watch gets `no_watch_left`'s answer, or where none was given cannot be opened
+  // at all (kConnect, as from a transport that cannot stream; not kept among the requests), so a
+  // watcher falls back to reads.
+  std::shared_ptr<Feed> expect_watch(int status = 200, std::string body = "") {
+    std::lock_guard<std::mutex> lock(mu_);
+    watches_.push_back({status, std::move(body), std::make_shared<Feed>()});
+    return watches_.back().feed;
+  }
+  void no_watch_left(int status, std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    no_watch_left_ = Watch{status, std::move(body), nullptr};
+  }
 
   TransportResult send(const HttpRequest& request, std::chrono::milliseconds) override {
     std::unique_lock<std::mutex> lock(mu_);
@@ -73,6 +88,25 @@ class ScriptedApi : public Transport {
       return status_answer(418, "Unscripted", line);
     }
     return answer(request);
+  }
+
+  // A scripted watch is kept among the requests with the method "WATCH".
+  StreamResult open_stream(const HttpRequest& request, std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (watches_.empty() && !no_watch_left_) {
+      lock.unlock();
+      return Transport::open_stream(request, timeout);
+    }
+    HttpRequest kept = request;
+    kept.method = "WATCH";
+    sent_.push_back(kept);
+    Watch w = watches_.empty() ? *no_watch_left_ : std::move(watches_.front());
+    if (!watches_.empty()) watches_.pop_front();
+    OpenedStream o;
+    o.response.status = w.status;
+    if (w.status == 200) o.body = std::make_unique<FedBody>(w.feed);
+    else o.response.body = w.body;
+    return o;
   }
 
   // Every request so far, and "METHOD path" of each.
@@ -105,8 +139,15 @@ class ScriptedApi : public Transport {
     std::string request;
     TransportResult answer;
   };
+  struct Watch {
+    int status;
+    std::string body;
+    std::shared_ptr<Feed> feed;
+  };
   mutable std::mutex mu_;
   std::deque<Step> script_;
+  std::deque<Watch> watches_;
+  std::optional<Watch> no_watch_left_;
   Answer otherwise_;
   std::vector<HttpRequest> sent_;
 };
