@@ -135,7 +135,8 @@ TEST_CASE("taints: the whole list written with the read's resourceVersion; no PA
   s.api->expect("GET /api/v1/nodes/n1", json_answer(node_object("9", {kForeignTaint, kOursJson})));
   s.api->expect("PATCH /api/v1/nodes/n1", json_answer(node_object("10")));
   REQUIRE(remove_node_taint(*s.client, "n1", kOurs.key, kOurs.effect).ok());
-  CHECK(last_body(s) == json{{"metadata", {{"resourceVersion", "9"}}}, {"spec", {{"taints", {kForeignTaint}}}}});
+  CHECK(last_body(s) ==
+        json{{"metadata", {{"resourceVersion", "9"}}}, {"spec", {{"taints", json::array({kForeignTaint})}}}});
   s.api->expect("GET /api/v1/nodes/n1", json_answer(node_object("10")));
   REQUIRE(remove_node_taint(*s.client, "n1", kOurs.key, kOurs.effect).ok());
   s.api->expect("GET /api/v1/nodes/n1", json_answer(node_object("10")));
