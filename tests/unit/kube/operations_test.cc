@@ -39,7 +39,6 @@ json node_object(const std::string& rv, json taints = json::array({kForeignTaint
   return n;
 }
 
-const char* kNode = "/api/v1/nodes/n1";
 const Taint kOurs{"iogate.io/storage-below-policy", "true", "NoSchedule"};
 const json kOursJson = {{"key", kOurs.key}, {"effect", kOurs.effect}, {"value", kOurs.value}};
 
