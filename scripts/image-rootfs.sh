@@ -31,7 +31,7 @@ done
 [[ ! -e "$out" || -z "$(ls -A "$out")" ]] || { echo "image-rootfs: $out is not empty" >&2; exit 1; }
 
 if [[ -z "$binary" ]]; then
-  # Only the binary: the image needs neither the tests nor the test API server.
+  # Only the binary: the image needs none of the tests.
   bash "$root/scripts/build.sh" iogate
   build_dir=${BUILD_DIR:-build${ARCH:+-$ARCH}}
   [[ "$build_dir" == /* ]] || build_dir="$root/$build_dir"

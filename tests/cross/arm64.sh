@@ -78,8 +78,7 @@ for u in "${units[@]}"; do
     echo "excluded under qemu: unit_$u --test-case-exclude=${QEMU_EXCLUDED[$u]}: ${QEMU_WHY[$u]}"
     args=(--test-case-exclude="${QEMU_EXCLUDED[$u]}")
   fi
-  IOGATE_SOURCE_DIR="$ROOT" APISERVER_MAKE_CERTS="$ROOT/tests/apiserver/make_certs.sh" \
-    "${QEMU[@]}" "$test_bin" "${args[@]}" >"$SCRATCH/unit_$u.log" 2>&1 ||
+  IOGATE_SOURCE_DIR="$ROOT" "${QEMU[@]}" "$test_bin" "${args[@]}" >"$SCRATCH/unit_$u.log" 2>&1 ||
     { tail -60 "$SCRATCH/unit_$u.log" >&2; fail "unit_$u under qemu (log above)"; }
   summary=$(grep '^\[doctest\] test cases:' "$SCRATCH/unit_$u.log" | tr -s ' ')
   [[ "$summary" =~ test\ cases:\ ([0-9]+)\ \|\ ([0-9]+)\ passed\ \|\ 0\ failed\ \|\ ([0-9]+)\ skipped ]] ||

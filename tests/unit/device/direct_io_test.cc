@@ -10,11 +10,11 @@
 
 #include "base/unique_fd.h"
 #include "device/mountinfo.h"
-#include "scratch.h"
+#include "temp_tree.h"
 
 using namespace iogate;
-using iogate::testing::ScratchDir;
-using iogate::testing::ScratchFile;
+using iogate::testing::TempFile;
+using iogate::testing::TempTree;
 
 namespace {
 
@@ -83,7 +83,7 @@ TEST_CASE("live: /dev/shm is tmpfs, a memory file system") {
 }
 
 TEST_CASE("live: a file in /tmp: statfs agrees with mountinfo, and its O_DIRECT alignment") {
-  ScratchFile f("/tmp");
+  TempFile f("/tmp");
   REQUIRE(f.fd.valid());
   auto m = statfs_magic(f.fd.get());
   REQUIRE(m.ok());

@@ -1,9 +1,12 @@
 // The client's retry, deadline and re-authentication logic against a scripted transport and a
 // fake clock: the schedule is checked exactly, and nothing sleeps.
 #include <doctest/doctest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <deque>
 #include <filesystem>
+#include <sstream>
 
 #include "kube/api_client.h"
 #include "service_account_dir.h"
@@ -470,6 +473,30 @@ TEST_CASE("a 200 that is not JSON is an error") {
   auto r = h.client->get("/api/v1/nodes/n1");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().reason == "InvalidResponse");
+}
+
+TEST_CASE("logs: each request at debug, retries at warn, never the token") {
+  KubeConfig config;
+  config.token = "secret-token-3f9c";
+  Harness h({answer(500, kStatus500), answer(200, "{}"), answer(401, "")}, {}, config);
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_st>(out));
+  logger->set_level(spdlog::level::debug);
+  spdlog::set_default_logger(logger);
+  CHECK(h.client->get("/api/v1/nodes/n1").ok());
+  CHECK_FALSE(h.client->get("/api/v1/nodes/n1").ok());
+  spdlog::set_default_logger(previous);
+  const std::string text = out.str();
+  CAPTURE(text);
+  CHECK(text.find("kube: GET /api/v1/nodes/n1 500") != std::string::npos);
+  CHECK(text.find("500 InternalError: etcd hiccup") != std::string::npos);
+  CHECK(text.find("retry 1 of") != std::string::npos);
+  CHECK(text.find("kube: GET /api/v1/nodes/n1 200") != std::string::npos);
+  CHECK(text.find("kube: GET /api/v1/nodes/n1 401") != std::string::npos);
+  for (const Sent& s : h.sent) CHECK(s.request.bearer_token == config.token);  // the transport's to carry
+  CHECK(text.find(config.token) == std::string::npos);
+  CHECK(text.find("Bearer") == std::string::npos);
 }
 
 TEST_CASE("client setup errors surface from ready() and every request") {

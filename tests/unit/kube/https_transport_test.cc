@@ -1,7 +1,9 @@
 // The real HTTPS transport (cpp-httplib over OpenSSL) against a TLS peer on loopback that treats
 // each connection the way a troubled API server does: stopped, reset, closed, refusing our TLS.
 // It must tell a stall and a cut connection (transient: ApiClient retries) from a refusal
-// (permanent: a retry would meet it again), which cpp-httplib reports as one error.
+// (permanent: a retry would meet it again), which cpp-httplib reports as one error. And what the
+// client's TLS must be whatever the server: verified against the configured CA alone, host name
+// checked, a client certificate presented from a kubeconfig, bad configurations refused up front.
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
@@ -12,11 +14,16 @@
 #include <atomic>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
 
-#include "test_cluster.h"
+#include "base/text_file.h"
+#include "kube/api_client.h"
+#include "kube/kube_config.h"
+#include "pki.h"
+#include "temp_tree.h"
 
 namespace iogate {
 namespace {
@@ -36,7 +43,15 @@ enum class Peer {
   kHandshakeThenDeaf,   // completes the handshake, then reads nothing: the request cannot be sent
   kReadThenSilent,      // completes the handshake, reads the request, never answers
   kAnswer,              // answers 200 {}
+  kAnswerClientCert,    // requires a client certificate from the test CA; answers {"client":"<its subject>"}
 };
+
+// The test PKI of this file, and the text of one of its files.
+const std::string& test_pki() {
+  static const std::string dir = testing::pki("kube");
+  return dir;
+}
+std::string pki_text(const std::string& file) { return testing::slurp(test_pki() + "/" + file); }
 
 // A TLS server on 127.0.0.1 with the test PKI's server certificate; connection i meets script[i],
 // the last entry repeating. Its receive buffer is small, so that a large request body fills it.
@@ -45,9 +60,10 @@ class TlsPeer {
   explicit TlsPeer(std::vector<Peer> script) : script_(std::move(script)) {
     ctx_ = SSL_CTX_new(TLS_server_method());
     REQUIRE(ctx_);
-    const std::string dir = testing::cert_dir();
+    const std::string dir = test_pki();
     REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, (dir + "/server.crt").c_str()) == 1);
     REQUIRE(SSL_CTX_use_PrivateKey_file(ctx_, (dir + "/server.key").c_str(), SSL_FILETYPE_PEM) == 1);
+    REQUIRE(SSL_CTX_load_verify_locations(ctx_, (dir + "/ca.crt").c_str(), nullptr) == 1);  // client certificates
     listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(listener_ >= 0);
     int small = 4096;  // accepted sockets inherit it
@@ -80,7 +96,7 @@ class TlsPeer {
   KubeConfig config() const {
     KubeConfig c;
     c.server = "https://127.0.0.1:" + std::to_string(port_);
-    c.ca_pem = testing::pki_file(testing::cert_dir(), "ca.crt");
+    c.ca_pem = pki_text("ca.crt");
     c.token = "t";
     return c;
   }
@@ -146,11 +162,23 @@ class TlsPeer {
       SSL_set_max_proto_version(ssl, version);
       SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
     }
+    if (peer == Peer::kAnswerClientCert) {
+      SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    }
     if (SSL_accept(ssl) == 1) {
       if (peer == Peer::kReadThenSilent) {
         (void)SSL_read(ssl, buf, sizeof buf);
-      } else if (peer == Peer::kAnswer && read_request(ssl)) {
-        const std::string ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+      } else if ((peer == Peer::kAnswer || peer == Peer::kAnswerClientCert) && read_request(ssl)) {
+        std::string body = "{}";
+        if (X509* client = SSL_get_peer_certificate(ssl)) {
+          char name[256] = {};
+          X509_NAME_oneline(X509_get_subject_name(client), name, sizeof name);
+          body = nlohmann::json{{"client", name}}.dump();
+          X509_free(client);
+        }
+        const std::string ok =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\n\r\n" + body;
         SSL_write(ssl, ok.data(), static_cast<int>(ok.size()));
       }
     }
@@ -283,7 +311,7 @@ TEST_CASE("transport: nothing listening is a refused connection") {
   close(s);  // the port is free and nobody listens on it
   KubeConfig config;
   config.server = "https://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
-  config.ca_pem = testing::pki_file(testing::cert_dir(), "ca.crt");
+  config.ca_pem = pki_text("ca.crt");
   auto transport = make_https_transport(config);
   REQUIRE(transport.ok());
   TransportResult r = (*transport)->send(get_request(), kTimeout);
@@ -311,15 +339,20 @@ struct ClientRun {
   int connections = 0;
 };
 
-ClientRun through_client(std::vector<Peer> script, bool big_patch = false) {
+ClientRun through_client(std::vector<Peer> script, bool big_patch = false,
+                         const std::function<void(KubeConfig&)>& adjust = nullptr) {
   TlsPeer server(std::move(script));
-  auto transport = make_https_transport(server.config());
+  KubeConfig config = server.config();
+  if (adjust) adjust(config);
+  auto transport = make_https_transport(config);
   REQUIRE(transport.ok());
   auto recorded = std::make_unique<Recorded>(std::move(*transport));
   Recorded* tries = recorded.get();
-  RetryPolicy retry = testing::fast_retry();
+  RetryPolicy retry;
+  retry.initial_backoff = milliseconds(20);
+  retry.max_backoff = milliseconds(50);
   retry.request_timeout = kTimeout;
-  ApiClient client(server.config(), retry, std::move(recorded), ClientClock::real(), 1);
+  ApiClient client(config, retry, std::move(recorded), ClientClock::real(), 1);
   client.set_deadline(Clock::now() + std::chrono::seconds(30));
   ClientRun run{ApiError{}, {}, 0};
   if (big_patch) {
@@ -373,6 +406,108 @@ TEST_CASE("client: a refused handshake is not retried, whatever the deadline lef
     CHECK(run.tries.size() == 1);
     CHECK(run.connections == 1);
   }
+}
+
+// A client on the real transport made from `config`, as the modes make theirs.
+ApiResult<nlohmann::json> get_with(const KubeConfig& config) {
+  ApiClient api(config);
+  REQUIRE(api.ready().ok());
+  return api.get("/api/v1/nodes/n1");
+}
+
+TEST_CASE("TLS: a server certificate from another CA fails at once, with a clear message") {
+  for (bool with_system_roots : {false, true}) {
+    CAPTURE(with_system_roots);
+    // Another PKI's CA, and with it the machine's roots, if it has them: none vouches for the
+    // server, and the system's CAs are not trusted in place of the configured one.
+    ClientRun run = through_client({Peer::kAnswer}, false, [&](KubeConfig& c) {
+      c.ca_pem = testing::slurp(testing::pki("other-ca") + "/ca.crt");
+      if (auto system = read_text_file("/etc/ssl/certs/ca-certificates.crt"); system.ok() && with_system_roots) {
+        c.ca_pem += *system;
+      }
+    });
+    REQUIRE_FALSE(run.result.ok());
+    CHECK(run.result.error().reason == "TLSVerification");
+    CHECK(run.result.error().summary().find("not verified against the configured CA") != std::string::npos);
+    CHECK(run.tries.size() == 1);  // no retry storm
+  }
+}
+
+TEST_CASE("TLS: the host name is checked against the certificate (localhost is in it)") {
+  TlsPeer server({Peer::kAnswer});
+  KubeConfig by_name = server.config();
+  by_name.server = "https://localhost:" + by_name.server.substr(by_name.server.rfind(':') + 1);
+  CHECK(get_with(by_name).ok());
+}
+
+TEST_CASE("kubeconfig with a client certificate authenticates over mutual TLS; a key not its own is refused") {
+  TlsPeer server({Peer::kAnswerClientCert});
+  testing::TempTree dir;
+  dir.write("pki/ca.crt", pki_text("ca.crt"));
+  dir.write("pki/client.crt", pki_text("client.crt"));
+  dir.write("pki/client.key", pki_text("client.key"));
+  std::string path = dir.write("kubeconfig",
+                               "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+                               "clusters:\n- name: test\n  cluster:\n    server: " +
+                                   server.config().server +
+                                   "\n    certificate-authority: pki/ca.crt\n"
+                                   "contexts:\n- name: test\n  context: {cluster: test, user: admin}\n"
+                                   "users:\n- name: admin\n  user:\n"
+                                   "    client-certificate: pki/client.crt\n    client-key: pki/client.key\n");
+  auto config = load_kubeconfig(path);
+  REQUIRE(config.ok());
+  auto answer = get_with(*config);
+  REQUIRE(answer.ok());
+  CHECK((*answer)["client"] == "/O=system:masters/CN=iogate-test");
+
+  KubeConfig mismatched = *config;
+  mismatched.client_key_pem = pki_text("server.key");
+  ApiClient bad(mismatched);
+  REQUIRE_FALSE(bad.ready().ok());
+  CHECK(bad.ready().error().message.find("does not match") != std::string::npos);
+
+  // Without one, the peer refuses the handshake.
+  KubeConfig anonymous = *config;
+  anonymous.client_cert_pem.clear();
+  anonymous.client_key_pem.clear();
+  ApiClient refused(anonymous);
+  auto r = refused.get("/api/v1/nodes/n1");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().reason == "TLSHandshake");
+}
+
+TEST_CASE("client setup: bad server URLs and PEMs are refused when the client is made") {
+  KubeConfig base;
+  base.ca_pem = pki_text("ca.crt");
+  base.token = "t";
+  struct Case {
+    std::string server, expected;
+  } cases[] = {
+      {"http://127.0.0.1:6443", "not https://"},
+      {"https://", "no host"},
+      {"https://127.0.0.1:99999", "bad port"},
+      {"https://[::1", "unclosed ["},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.server);
+    KubeConfig config = base;
+    config.server = c.server;
+    ApiClient api(config);
+    REQUIRE_FALSE(api.ready().ok());
+    CHECK(api.ready().error().message.find(c.expected) != std::string::npos);
+  }
+  for (const char* ok : {"https://10.96.0.1", "https://[fd00::1]:443", "https://rancher.example/k8s/clusters/c-1/"}) {
+    KubeConfig config = base;
+    config.server = ok;
+    CHECK(ApiClient(config).ready().ok());
+  }
+  KubeConfig bad_key = base;
+  bad_key.server = "https://127.0.0.1:6443";
+  bad_key.client_cert_pem = pki_text("client.crt");
+  bad_key.client_key_pem = "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n";
+  ApiClient api(bad_key);
+  REQUIRE_FALSE(api.ready().ok());
+  CHECK(api.ready().error().message.find("client key") != std::string::npos);
 }
 
 }  // namespace

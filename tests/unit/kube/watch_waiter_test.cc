@@ -12,6 +12,7 @@
 #include "kube/api_client.h"
 #include "kube/shared_result.h"
 #include "kube/watch_stream.h"
+#include "scripted_api.h"
 
 namespace iogate {
 namespace {
@@ -53,67 +54,26 @@ std::string result_of(const std::string& pod) {
       .dump();
 }
 
-// The API as this test scripts it: a GET answers `current`, a PATCH the next of `patches`
-// (200 by default), a watch the next of `watches` (a feed, or an HTTP status).
-class ScriptedApi : public Transport {
- public:
-  struct Watch {
-    int status = 200;
-    std::shared_ptr<Feed> feed = std::make_shared<Feed>();
-  };
+// The PVC as this test scripts it (scripted_api.h): a GET answers `current`, a PATCH the next of
+// `patches` (200 by default), a watch the next the test scripted.
+struct Harness {
+  testing::ScriptedClient s;
+  testing::ScriptedApi* api = s.api;
   std::mutex mu;
   json current;
   std::deque<int> patches;
-  std::deque<Watch> watches;
-  std::vector<std::string> log;  // "GET", "PATCH", "WATCH ..."
-
-  TransportResult send(const HttpRequest& request, milliseconds) override {
-    std::lock_guard<std::mutex> lock(mu);
-    log.push_back(request.method);
-    if (request.method == "GET") return HttpResponse{200, current.dump(), ""};
-    int status = 200;
-    if (!patches.empty()) {
-      status = patches.front();
-      patches.pop_front();
-    }
-    if (status == 409) {
-      return HttpResponse{
-          409, R"({"kind":"Status","reason":"Conflict","message":"the object has been modified","code":409})", ""};
-    }
-    return HttpResponse{status, current.dump(), ""};
-  }
-  StreamResult open_stream(const HttpRequest& request, milliseconds) override {
-    std::lock_guard<std::mutex> lock(mu);
-    log.push_back("WATCH " + request.path);
-    REQUIRE_FALSE(watches.empty());
-    Watch w = watches.front();
-    watches.pop_front();
-    OpenedStream o;
-    o.response.status = w.status;
-    if (w.status == 200) {
-      o.body = std::make_unique<FedBody>(w.feed);
-    } else {
-      o.response.body = R"({"kind":"Status","reason":"Forbidden","message":"cannot watch","code":403})";
-    }
-    return o;
-  }
-  int count(std::string_view prefix) {
-    std::lock_guard<std::mutex> lock(mu);
-    int n = 0;
-    for (const auto& l : log) n += l.rfind(prefix, 0) == 0;
-    return n;
-  }
-};
-
-struct Harness {
-  ScriptedApi* api = nullptr;
-  std::unique_ptr<ApiClient> client;
   Harness() {
-    auto t = std::make_unique<ScriptedApi>();
-    api = t.get();
-    KubeConfig config;
-    config.token = "t";
-    client = std::make_unique<ApiClient>(config, RetryPolicy{}, std::move(t), ClientClock::real(), 1);
+    api->otherwise([this](const HttpRequest& r) -> TransportResult {
+      std::lock_guard<std::mutex> lock(mu);
+      if (r.method == "GET") return testing::json_answer(current);
+      int status = 200;
+      if (!patches.empty()) {
+        status = patches.front();
+        patches.pop_front();
+      }
+      if (status == 409) return testing::conflict_answer();
+      return testing::json_answer(current, status);
+    });
   }
   ShareRequest request(milliseconds wait) const {
     ShareRequest r;
@@ -127,6 +87,7 @@ struct Harness {
     r.poll_interval = milliseconds(100);
     return r;
   }
+  const char* forbidden = R"({"kind":"Status","reason":"Forbidden","message":"cannot watch","code":403})";
 };
 
 }  // namespace
@@ -173,36 +134,33 @@ TEST_CASE("watch lines: silence is idle, a line that is no event fails, a 410 ER
 
 TEST_CASE("a waiter on a watch: one request for the whole wait, the result arriving as an event") {
   Harness h;
-  ScriptedApi::Watch w;
-  h.api->watches.push_back(w);
-  feed(w.feed, BodyStream::Read::kData,
+  auto w = h.api->expect_watch();
+  feed(w, BodyStream::Read::kData,
        event_line("ADDED", pvc(1, {{kPvcLockAnnotation, lock_of("ml/prober", seconds(3))}})));
-  feed(w.feed, BodyStream::Read::kData,
+  feed(w, BodyStream::Read::kData,
        event_line("MODIFIED", pvc(2, {{kPvcLockAnnotation, lock_of("ml/prober", seconds(3))}})));
-  feed(w.feed, BodyStream::Read::kData,
-       event_line("MODIFIED", pvc(3, {{kPvcResultAnnotation, result_of("ml/prober")}})));
-  auto d = claim_or_reuse(*h.client, h.request(seconds(10)));
+  feed(w, BodyStream::Read::kData, event_line("MODIFIED", pvc(3, {{kPvcResultAnnotation, result_of("ml/prober")}})));
+  auto d = claim_or_reuse(*h.s.client, h.request(seconds(10)));
   REQUIRE(d.ok());
   CHECK(d->action == ShareAction::kReuse);
   CHECK(d->reused->pod == "ml/prober");
-  CHECK(h.api->log.size() == 1);
-  REQUIRE(h.api->count("WATCH") == 1);
+  const auto sent = h.api->sent();
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].method == "WATCH");
   // The first watch starts from the PVC as it is (no resourceVersion), for that one PVC.
-  CHECK(h.api->log[0].find("fieldSelector=metadata.name%3Dimagenet") != std::string::npos);
-  CHECK(h.api->log[0].find("resourceVersion=") == std::string::npos);
+  CHECK(sent[0].path.find("fieldSelector=metadata.name%3Dimagenet") != std::string::npos);
+  CHECK(sent[0].path.find("resourceVersion=") == std::string::npos);
 }
 
 TEST_CASE("a lost race: the 409's winner arrives on the same watch, no read in between") {
   Harness h;
-  ScriptedApi::Watch w;
-  h.api->watches.push_back(w);
-  h.api->patches.push_back(409);
-  feed(w.feed, BodyStream::Read::kData, event_line("ADDED", pvc(1, {})));
-  feed(w.feed, BodyStream::Read::kData,
+  auto w = h.api->expect_watch();
+  h.patches.push_back(409);
+  feed(w, BodyStream::Read::kData, event_line("ADDED", pvc(1, {})));
+  feed(w, BodyStream::Read::kData,
        event_line("MODIFIED", pvc(2, {{kPvcLockAnnotation, lock_of("ml/winner", seconds(3))}})));
-  feed(w.feed, BodyStream::Read::kData,
-       event_line("MODIFIED", pvc(3, {{kPvcResultAnnotation, result_of("ml/winner")}})));
-  auto d = claim_or_reuse(*h.client, h.request(seconds(10)));
+  feed(w, BodyStream::Read::kData, event_line("MODIFIED", pvc(3, {{kPvcResultAnnotation, result_of("ml/winner")}})));
+  auto d = claim_or_reuse(*h.s.client, h.request(seconds(10)));
   REQUIRE(d.ok());
   CHECK(d->action == ShareAction::kReuse);
   CHECK(h.api->count("WATCH") == 1);
@@ -212,35 +170,33 @@ TEST_CASE("a lost race: the 409's winner arrives on the same watch, no read in b
 
 TEST_CASE("a watch the server ends is reopened from the last resourceVersion") {
   Harness h;
-  ScriptedApi::Watch first, second;
-  h.api->watches.push_back(first);
-  h.api->watches.push_back(second);
-  feed(first.feed, BodyStream::Read::kData,
+  auto first = h.api->expect_watch();
+  auto second = h.api->expect_watch();
+  feed(first, BodyStream::Read::kData,
        event_line("ADDED", pvc(41, {{kPvcLockAnnotation, lock_of("ml/prober", seconds(3))}})));
   std::thread ender([&] {
     std::this_thread::sleep_for(milliseconds(1200));  // past the reopen-at-once guard
-    feed(first.feed, BodyStream::Read::kEnded);
-    feed(second.feed, BodyStream::Read::kData,
+    feed(first, BodyStream::Read::kEnded);
+    feed(second, BodyStream::Read::kData,
          event_line("MODIFIED", pvc(42, {{kPvcResultAnnotation, result_of("ml/prober")}})));
   });
-  auto d = claim_or_reuse(*h.client, h.request(seconds(10)));
+  auto d = claim_or_reuse(*h.s.client, h.request(seconds(10)));
   ender.join();
   REQUIRE(d.ok());
   CHECK(d->action == ShareAction::kReuse);
   REQUIRE(h.api->count("WATCH") == 2);
-  CHECK(h.api->log[1].find("&resourceVersion=41") != std::string::npos);
+  CHECK(h.api->sent()[1].path.find("&resourceVersion=41") != std::string::npos);
   CHECK(h.api->count("GET") == 0);
 }
 
 TEST_CASE("a silent watch: the waiter reads the PVC itself, and takes a dead holder's lock over after a lease") {
   Harness h;
-  ScriptedApi::Watch w;
-  h.api->watches.push_back(w);
+  auto w = h.api->expect_watch();
   json held = pvc(5, {{kPvcLockAnnotation, lock_of("ml/dead", seconds(3))}});
-  h.api->current = held;
-  feed(w.feed, BodyStream::Read::kData, event_line("ADDED", held));
+  h.current = held;
+  feed(w, BodyStream::Read::kData, event_line("ADDED", held));
   const auto t0 = steady_clock::now();
-  auto d = claim_or_reuse(*h.client, h.request(seconds(20)));
+  auto d = claim_or_reuse(*h.s.client, h.request(seconds(20)));
   const auto took = steady_clock::now() - t0;
   REQUIRE(d.ok());
   CHECK(d->action == ShareAction::kProbeLocked);
@@ -254,16 +210,14 @@ TEST_CASE("a silent watch: the waiter reads the PVC itself, and takes a dead hol
 
 TEST_CASE("a Role without watch: the waiter polls, as before, and says how to fix it") {
   Harness h;
-  ScriptedApi::Watch refused;
-  refused.status = 403;
-  h.api->watches.push_back(refused);
-  h.api->current = pvc(9, {{kPvcLockAnnotation, lock_of("ml/prober", seconds(3))}});
+  h.api->expect_watch(403, h.forbidden);
+  h.current = pvc(9, {{kPvcLockAnnotation, lock_of("ml/prober", seconds(3))}});
   std::thread recorder([&] {
     std::this_thread::sleep_for(milliseconds(500));
-    std::lock_guard<std::mutex> lock(h.api->mu);
-    h.api->current = pvc(10, {{kPvcResultAnnotation, result_of("ml/prober")}});
+    std::lock_guard<std::mutex> lock(h.mu);
+    h.current = pvc(10, {{kPvcResultAnnotation, result_of("ml/prober")}});
   });
-  auto d = claim_or_reuse(*h.client, h.request(seconds(10)));
+  auto d = claim_or_reuse(*h.s.client, h.request(seconds(10)));
   recorder.join();
   REQUIRE(d.ok());
   CHECK(d->action == ShareAction::kReuse);
@@ -273,25 +227,24 @@ TEST_CASE("a Role without watch: the waiter polls, as before, and says how to fi
 
 TEST_CASE("a live holder past the waiter's time: still probing, after one watch") {
   Harness h;
-  ScriptedApi::Watch w;
-  h.api->watches.push_back(w);
-  feed(w.feed, BodyStream::Read::kData,
+  auto w = h.api->expect_watch();
+  feed(w, BodyStream::Read::kData,
        event_line("ADDED", pvc(1, {{kPvcLockAnnotation, lock_of("ml/prober", seconds(3))}})));
   std::atomic<bool> done{false};
   std::thread renewer([&] {
     for (int rv = 2; !done.load(); ++rv) {
       std::this_thread::sleep_for(milliseconds(300));
-      feed(w.feed, BodyStream::Read::kData,
+      feed(w, BodyStream::Read::kData,
            event_line("MODIFIED", pvc(rv, {{kPvcLockAnnotation, lock_of("ml/prober", seconds(3))}})));
     }
   });
-  auto d = claim_or_reuse(*h.client, h.request(milliseconds(1500)));
+  auto d = claim_or_reuse(*h.s.client, h.request(milliseconds(1500)));
   done = true;
   renewer.join();
   REQUIRE(d.ok());
   CHECK(d->action == ShareAction::kHolderStillProbing);
   CHECK(d->holder->pod == "ml/prober");
-  CHECK(h.api->log.size() == 1);
+  CHECK(h.api->sent().size() == 1);
 }
 
 }  // namespace iogate

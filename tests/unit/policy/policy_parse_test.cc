@@ -12,8 +12,8 @@
 
 #include "example_policy.h"
 #include "policy/policy.h"
-#include "scratch.h"
 #include "source_tree.h"
+#include "temp_tree.h"
 
 using namespace iogate;
 using namespace std::chrono_literals;
@@ -339,31 +339,31 @@ TEST_CASE("not YAML at all, empty, several documents") {
 }
 
 TEST_CASE("files: errors start with the path, an unreadable file is a configuration error") {
-  iogate::testing::ScratchDir dir;
-  std::string good = dir.path.string() + "/good.yaml";
+  iogate::testing::TempTree dir;
+  std::string good = dir.root.string() + "/good.yaml";
   std::ofstream(good) << testing::example_policy_text();
   auto p = load_policy_file(good);
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   CHECK(p->source == good);
 
-  std::string bad = dir.path.string() + "/bad.yaml";
+  std::string bad = dir.root.string() + "/bad.yaml";
   std::ofstream(bad) << kHeader << "rules: [{name: a, min_iops: fast}]\n";
   auto b = load_policy_file(bad);
   REQUIRE_FALSE(b.ok());
   CHECK(b.error().message == bad + ": rules[0].min_iops: expected a positive integer, got \"fast\"");
 
-  auto missing = load_policy_file(dir.path.string() + "/nope.yaml");
+  auto missing = load_policy_file(dir.root.string() + "/nope.yaml");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().kind == ErrorKind::kUsage);
   CHECK(missing.error().message ==
-        dir.path.string() + "/nope.yaml: cannot read the policy file: No such file or directory");
+        dir.root.string() + "/nope.yaml: cannot read the policy file: No such file or directory");
 
   // A directory (a ConfigMap volume's mount path) once read as an empty file: "policy: empty".
-  auto directory = load_policy_file(dir.path.string());
+  auto directory = load_policy_file(dir.root.string());
   REQUIRE_FALSE(directory.ok());
   CHECK(directory.error().kind == ErrorKind::kUsage);
-  CHECK(directory.error().message == dir.path.string() + ": is a directory, not a policy file (a ConfigMap volume: " +
-                                         "give its key's file, e.g. " + dir.path.string() + "/policy.yaml)");
+  CHECK(directory.error().message == dir.root.string() + ": is a directory, not a policy file (a ConfigMap volume: " +
+                                         "give its key's file, e.g. " + dir.root.string() + "/policy.yaml)");
 }
 
 TEST_CASE("resolve_policy: profile:NAME, a bare profile name, or a file") {
@@ -381,8 +381,8 @@ TEST_CASE("resolve_policy: profile:NAME, a bare profile name, or a file") {
   CHECK(d.error().kind == ErrorKind::kUsage);
   CHECK(d.error().message.find("fast-storage: no such file, and unknown profile \"fast-storage\"") == 0);
 
-  iogate::testing::ScratchDir dir;
-  std::string file = dir.path.string() + "/p.yaml";
+  iogate::testing::TempTree dir;
+  std::string file = dir.root.string() + "/p.yaml";
   std::ofstream(file) << testing::example_policy_text();
   auto e = resolve_policy(file);
   REQUIRE(e.ok());
@@ -596,8 +596,8 @@ TEST_CASE("a policy larger than a ConfigMap's 1 MiB is refused before it is pars
   CHECK(over.error().kind == ErrorKind::kUsage);
   CHECK(over.error().message == "policy: larger than 1 MiB, the most a ConfigMap holds");
 
-  iogate::testing::ScratchDir dir;
-  const std::string file = dir.path.string() + "/big.yaml";
+  iogate::testing::TempTree dir;
+  const std::string file = dir.root.string() + "/big.yaml";
   std::ofstream(file) << padded << std::string(10'000'000, '#');
   auto big = load_policy_file(file);
   REQUIRE_FALSE(big.ok());
@@ -611,8 +611,8 @@ TEST_CASE("a policy larger than a ConfigMap's 1 MiB is refused before it is pars
 }
 
 TEST_CASE("a FIFO is read like a file: without a writer it is empty, an endless one is cut at 1 MiB") {
-  iogate::testing::ScratchDir dir;
-  const std::string fifo = dir.path.string() + "/policy.yaml";
+  iogate::testing::TempTree dir;
+  const std::string fifo = dir.root.string() + "/policy.yaml";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   // No writer: opening does not wait for one.
   auto empty = load_policy_file(fifo);

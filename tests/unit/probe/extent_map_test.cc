@@ -10,11 +10,11 @@
 
 #include "base/unique_fd.h"
 #include "probe/extent_map.h"
-#include "scratch.h"
+#include "temp_tree.h"
 
 using namespace iogate;
-using iogate::testing::ScratchDir;
-using iogate::testing::ScratchFile;
+using iogate::testing::TempFile;
+using iogate::testing::TempTree;
 
 namespace {
 void write_at(int fd, uint64_t off, size_t n) {
@@ -24,7 +24,7 @@ void write_at(int fd, uint64_t off, size_t n) {
 }  // namespace
 
 TEST_CASE("a fully written file is one written range") {
-  ScratchFile f;
+  TempFile f;
   write_at(f.fd.get(), 0, 1 << 20);
   fsync(f.fd.get());
   auto m = map_written_extents(f.fd.get(), 1 << 20, f.path);
@@ -34,7 +34,7 @@ TEST_CASE("a fully written file is one written range") {
 }
 
 TEST_CASE("holes are excluded") {
-  ScratchFile f;
+  TempFile f;
   write_at(f.fd.get(), 0, 64 << 10);
   write_at(f.fd.get(), 1 << 20, 64 << 10);
   REQUIRE(ftruncate(f.fd.get(), 2 << 20) == 0);
@@ -49,7 +49,7 @@ TEST_CASE("holes are excluded") {
 }
 
 TEST_CASE("a hole-only file has nothing to read") {
-  ScratchFile f;
+  TempFile f;
   REQUIRE(ftruncate(f.fd.get(), 1 << 30) == 0);
   auto m = map_written_extents(f.fd.get(), 1 << 30, f.path);
   REQUIRE(m.ok());
@@ -57,7 +57,7 @@ TEST_CASE("a hole-only file has nothing to read") {
 }
 
 TEST_CASE("fallocated but unwritten extents are excluded (FIEMAP)") {
-  ScratchFile f;
+  TempFile f;
   if (fallocate(f.fd.get(), 0, 0, 4 << 20) != 0) {
     MESSAGE("SKIP: fallocate not supported on /var/tmp: cannot make unwritten extents");
     return;

@@ -40,10 +40,10 @@ TEST_CASE("certificate reloader: load() gives the pair, its subject, serial and 
   REQUIRE(r.load().ok());
   auto pair = r.snapshot();
   REQUIRE(pair);
-  CHECK(pair->subject == "CN=iogate-test-apiserver");
+  CHECK(pair->subject == "CN=iogate-test-server");
   CHECK(pair->serial == serial_of(a + "/server.crt"));
   auto left = pair->not_after - std::chrono::system_clock::now();
-  CHECK(left > 47h);  // make_certs.sh: -days 2
+  CHECK(left > 47h);  // pki.sh: -days 2
   CHECK(left <= 48h);
   CHECK(sk_X509_num(pair->chain.get()) == 0);
   CHECK(r.reloads() == 0);
@@ -56,7 +56,7 @@ TEST_CASE("certificate reloader: a cert file with the chain after the leaf") {
   std::string bundle = dir.write("bundle.crt", slurp(a + "/server.crt") + slurp(a + "/ca.crt"));
   CertificateReloader r({bundle, a + "/server.key"});
   REQUIRE(r.load().ok());
-  CHECK(r.snapshot()->subject == "CN=iogate-test-apiserver");
+  CHECK(r.snapshot()->subject == "CN=iogate-test-server");
   CHECK(sk_X509_num(r.snapshot()->chain.get()) == 1);
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("certificate reloader: a ..data swap is seen once the check interval h
   CHECK(second->subject == "CN=webhook-b");
   CHECK(second->serial == serial_of(a + "/webhook-b.crt"));
   CHECK(r.reloads() == 1);
-  CHECK(first->subject == "CN=iogate-test-apiserver");  // a holder's snapshot is untouched
+  CHECK(first->subject == "CN=iogate-test-server");  // a holder's snapshot is untouched
 
   // The same bytes again (a Secret rewritten with the same data): nothing to install.
   secret.publish_files(a + "/webhook-b.crt", a + "/webhook-b.key");
@@ -187,7 +187,7 @@ TEST_CASE("certificate reloader: files rewritten in place; files gone keep the p
   dir.write("tls.crt", slurp(a + "/server.crt"));
   dir.write("tls.key", slurp(a + "/server.key"));
   CHECK(r.reload_if_changed());
-  CHECK(r.snapshot()->subject == "CN=iogate-test-apiserver");
+  CHECK(r.snapshot()->subject == "CN=iogate-test-server");
 }
 
 TEST_CASE("certificate reloader: current() from several threads while the files change") {
@@ -224,5 +224,5 @@ TEST_CASE("certificate reloader: current() from several threads while the files 
   CHECK(calls > 0);
   CHECK(r.reloads() > 0);
   r.reload_if_changed();
-  CHECK(r.snapshot()->subject == "CN=iogate-test-apiserver");  // the last one published
+  CHECK(r.snapshot()->subject == "CN=iogate-test-server");  // the last one published
 }

@@ -20,6 +20,7 @@
 #include "fed_body.h"
 #include "heap_peak.h"
 #include "kube/api_client.h"
+#include "kube/scripted_api.h"
 #include "webhook/json_footprint.h"
 #include "webhook/node_check.h"
 #include "webhook/node_informer.h"
@@ -81,56 +82,31 @@ json below_policy_taint() {
 
 // --- a scripted API server: LIST pages, GETs by name, watches fed by the test ---------------------
 
-using testing::FedBody;
 using testing::Feed;
 
 const char* kForbidden =
     R"({"kind":"Status","reason":"Forbidden","code":403,"message":"nodes is forbidden: User \"system:serviceaccount:iogate-system:iogate-webhook\" cannot list resource \"nodes\""})";
 const char* kUnavailable = R"({"kind":"Status","reason":"ServiceUnavailable","code":503,"message":"down"})";
 
-// What the transport answers: a LIST the next of `lists` (503 when none is left), a watch the next
-// of `watches` (503 when none is left). Threads: the informer's; the test reads under `mu`.
-class ScriptedNodes : public Transport {
- public:
-  struct Watch {
-    int status = 200;
-    std::shared_ptr<Feed> feed = std::make_shared<Feed>();
-  };
+// The API as this test scripts it (kube/scripted_api.h): a LIST the next of the pages added (503
+// when none is left), a watch the next added (503 when none is left). Threads: the informer's.
+struct ScriptedNodes {
+  testing::ScriptedApi* api;
   std::mutex mu;
   std::deque<HttpResponse> lists;
-  std::deque<Watch> watches;
-  std::vector<std::string> log;
 
-  TransportResult send(const HttpRequest& request, milliseconds) override {
-    std::lock_guard<std::mutex> lock(mu);
-    log.push_back("GET " + request.path);
-    if (lists.empty()) return HttpResponse{503, kUnavailable, ""};
-    HttpResponse r = lists.front();
-    lists.pop_front();
-    return r;
-  }
-  StreamResult open_stream(const HttpRequest& request, milliseconds) override {
-    std::lock_guard<std::mutex> lock(mu);
-    log.push_back("WATCH " + request.path);
-    OpenedStream o;
-    if (watches.empty()) {
-      o.response = HttpResponse{503, kUnavailable, ""};
-      return o;
-    }
-    Watch w = watches.front();
-    watches.pop_front();
-    o.response.status = w.status;
-    if (w.status == 200) {
-      o.body = std::make_unique<FedBody>(w.feed);
-    } else {
-      o.response.body = w.status == 403 ? kForbidden : kUnavailable;
-    }
-    return o;
+  explicit ScriptedNodes(testing::ScriptedApi* a) : api(a) {
+    api->no_watch_left(503, kUnavailable);
+    api->otherwise([this](const HttpRequest&) -> TransportResult {
+      std::lock_guard<std::mutex> lock(mu);
+      if (lists.empty()) return HttpResponse{503, kUnavailable, ""};
+      HttpResponse r = lists.front();
+      lists.pop_front();
+      return r;
+    });
   }
   std::shared_ptr<Feed> add_watch(int status = 200) {
-    std::lock_guard<std::mutex> lock(mu);
-    watches.push_back(Watch{status});
-    return watches.back().feed;
+    return api->expect_watch(status, status == 403 ? kForbidden : status == 200 ? "" : kUnavailable);
   }
   void add_list(const json& items, const std::string& rv, const std::string& cont = "") {
     json page = {{"kind", "NodeList"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", rv}}}, {"items", items}};
@@ -142,15 +118,8 @@ class ScriptedNodes : public Transport {
     std::lock_guard<std::mutex> lock(mu);
     lists.push_back(HttpResponse{status, body, ""});
   }
-  std::vector<std::string> requests() {
-    std::lock_guard<std::mutex> lock(mu);
-    return log;
-  }
-  int count(std::string_view prefix) {
-    int n = 0;
-    for (const std::string& l : requests()) n += l.rfind(prefix, 0) == 0;
-    return n;
-  }
+  std::vector<std::string> requests() const { return api->lines(); }
+  int count(std::string_view method) const { return api->count(method); }
 };
 
 // Polls `done` for up to 20 s (a loaded machine): the informer runs on its own thread.
@@ -169,17 +138,11 @@ NodeInformerOptions fast_options() {
 }
 
 struct Harness {
-  ScriptedNodes* api = nullptr;
-  std::unique_ptr<ApiClient> client;
+  testing::ScriptedClient s{RetryPolicy{1, milliseconds(1), milliseconds(1)}};
+  std::unique_ptr<ScriptedNodes> api = std::make_unique<ScriptedNodes>(s.api);
+  std::unique_ptr<ApiClient>& client = s.client;  // moved into the informer
   NodeStore store;
-  explicit Harness(milliseconds max_lag = seconds(10)) : store(max_lag) {
-    auto t = std::make_unique<ScriptedNodes>();
-    api = t.get();
-    KubeConfig config;
-    config.token = "t";
-    client = std::make_unique<ApiClient>(config, RetryPolicy{1, milliseconds(1), milliseconds(1)}, std::move(t),
-                                         ClientClock::real(), 1);
-  }
+  explicit Harness(milliseconds max_lag = seconds(10)) : store(max_lag) {}
   NodeStoreState state() const { return store.state(Clock::now()); }
   NodeStore::Answer answer(const std::string& name) const { return store.find(name, Clock::now()).answer; }
   std::string label(const std::string& name, const std::string& key) const {

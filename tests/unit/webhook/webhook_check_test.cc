@@ -1,16 +1,15 @@
-// `iogate webhook check`: the dry-run pod it sends (to the test API server, which stores nothing
-// for dryRun=All), and its verdict on each kind of answer the real API server gives, with the
-// API server's own error texts.
+// `iogate webhook check`: the dry-run pod it sends (to a scripted API: that the real one stores
+// nothing for dryRun=All and calls the webhook is e2e.least_reach's and e2e.admission's), and its
+// verdict on each kind of answer the real API server gives, with the API server's own error texts.
 #include <doctest/doctest.h>
 
-#include "kube/test_cluster.h"
+#include "kube/scripted_api.h"
 #include "webhook/webhook_check.h"
 
 namespace iogate {
 namespace {
 
 using nlohmann::json;
-using testing::TestCluster;
 
 ApiResult<json> refused(int status, const std::string& reason, const std::string& message) {
   return ApiError{"POST /api/v1/namespaces/default/pods", status, reason, message};
@@ -28,31 +27,37 @@ TEST_CASE("the dry-run pod: one GPU, the inject-preflight annotation on a volume
 }
 
 TEST_CASE("check_webhook: a server-side dry run; admitted unmutated (no webhook called) is a failure") {
-  TestCluster c;
-  ApiClient api(c.config, testing::fast_retry());
+  testing::ScriptedClient s;
   WebhookCheckOptions o;
   o.ns = "ml";
   o.gpu_resource = "amd.com/gpu";
   // No such namespace (the API server's 404): the message names the value.
-  auto missing = check_webhook(api, o);
+  s.api->expect("POST /api/v1/namespaces/ml/pods?dryRun=All",
+                testing::status_answer(404, "NotFound", "namespaces \"ml\" not found"));
+  auto missing = check_webhook(*s.client, o);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find("namespace ml does not exist") != std::string::npos);
   CHECK(missing.error().message.find("tests.namespace") != std::string::npos);
-  c.seed({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "ml"}}}});
-  c.server->clear_requests();
-  auto verdict = check_webhook(api, o);
+
+  // Created as sent: no webhook mutated it.
+  s.api->otherwise([](const HttpRequest& r) -> TransportResult {
+    json pod = testing::body_of(r);
+    pod["metadata"]["name"] = "iogate-webhook-check-x7k2p";
+    return testing::json_answer(pod, 201);
+  });
+  auto verdict = check_webhook(*s.client, o);
   REQUIRE_FALSE(verdict.ok());
   INFO("message: " << verdict.error().message);
   CHECK(verdict.error().message.find("admitted a dry-run pod requesting amd.com/gpu in namespace ml without calling") !=
         std::string::npos);
   CHECK(verdict.error().message.find("webhook.namespaceSelector") != std::string::npos);
   CHECK(verdict.error().message.find("webhook.port") != std::string::npos);
-  auto requests = c.server->requests();
-  REQUIRE(requests.size() == 1);
-  CHECK(requests[0].method == "POST");
-  CHECK(requests[0].path == "/api/v1/namespaces/ml/pods");
-  CHECK(requests[0].query == "dryRun=All");
-  CHECK(c.server->objects("pods", "ml").empty());  // a dry run stores nothing
+  auto sent = s.api->sent();
+  REQUIRE(sent.size() == 2);
+  CHECK(sent[1].content_type == "application/json");
+  json pod = testing::body_of(sent[1]);
+  CHECK(pod == webhook_check_pod(o));
+  CHECK(pod["spec"]["containers"][0]["resources"]["limits"]["amd.com/gpu"] == "1");
 }
 
 TEST_CASE("judge_webhook_check: each answer") {

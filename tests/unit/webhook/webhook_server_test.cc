@@ -299,7 +299,7 @@ TEST_CASE("webhook server: TLS 1.2 is the least it speaks") {
   REQUIRE(any.ok);
   CHECK(any.protocol == "TLSv1.3");
   CHECK(any.serial == serial_of(a + "/server.crt"));
-  CHECK(any.subject == "/CN=iogate-test-apiserver");
+  CHECK(any.subject == "/CN=iogate-test-server");
 }
 
 TEST_CASE("webhook server: a rotated certificate reaches new connections while the server runs") {
