@@ -12,7 +12,6 @@
 #include "base/exit_codes.h"
 #include "base/json_fields.h"
 #include "base/units.h"
-#include "probe/probe.h"
 #include "device/storage_stack.h"
 #include "kube/api_client.h"
 #include "kube/job_barrier.h"
@@ -20,12 +19,13 @@
 #include "kube/kube_config.h"
 #include "kube/operations.h"
 #include "kube/shared_result.h"
+#include "measure/measurement_json.h"
+#include "measure/policy_probe.h"
 #include "policy/evaluate.h"
-#include "policy/measurement_json.h"
 #include "policy/policy.h"
-#include "policy/policy_probe.h"
 #include "preflight/job_wide.h"
 #include "preflight/preflight_records.h"
+#include "probe/probe.h"
 
 namespace iogate {
 namespace {
