@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "probe/io_priority.h"
 #include "policy/policy.h"
+#include "probe/io_priority.h"
 
 namespace iogate {
 

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/probe_result.h"
 #include "kube/operations.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
 #include "preflight/job_wide.h"
+#include "probe/probe_result.h"
 
 namespace iogate {
 
