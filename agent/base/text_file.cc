@@ -33,12 +33,4 @@ Result<std::string> read_text_file(const std::string& path) {
   return text;
 }
 
-std::string trim_whitespace(const std::string& text) {
-  const char* space = " \t\r\n";
-  size_t begin = text.find_first_not_of(space);
-  if (begin == std::string::npos) return "";
-  size_t end = text.find_last_not_of(space);
-  return text.substr(begin, end - begin + 1);
-}
-
 }  // namespace iogate

@@ -10,7 +10,4 @@ namespace iogate {
 // The whole file; the error names the path and says why ("No such file or directory").
 Result<std::string> read_text_file(const std::string& path);
 
-// `text` without leading and trailing whitespace (a token or namespace file's final newline).
-std::string trim_whitespace(const std::string& text);
-
 }  // namespace iogate

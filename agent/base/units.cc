@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/quote.h"
+#include "base/trim.h"
 
 namespace iogate {
 namespace {
@@ -16,12 +17,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 // Splits "128k" into 128 and "k", "1.5GB/s" into 1.5 and "GB/s": a non-negative number, maybe
@@ -52,7 +47,7 @@ bool split_number(std::string_view s, double* number, std::string_view* rest) {
 }  // namespace
 
 Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
-  std::string_view s = trim(text);
+  std::string_view s = trim_space(text);
   double number = 0;
   std::string_view rest;
   if (!split_number(s, &number, &rest)) {
@@ -79,7 +74,7 @@ Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
 }
 
 Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::string_view what) {
-  std::string_view s = trim(text);
+  std::string_view s = trim_space(text);
   double number = 0;
   std::string_view rest;
   if (!split_number(s, &number, &rest)) {
@@ -102,7 +97,7 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text, std::stri
 }
 
 Result<int64_t> parse_integer(std::string_view text, std::string_view what, int64_t min, int64_t max) {
-  std::string_view s = trim(text);
+  std::string_view s = trim_space(text);
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
@@ -115,7 +110,7 @@ Result<int64_t> parse_integer(std::string_view text, std::string_view what, int6
 }
 
 Result<bool> parse_bool(std::string_view text, std::string_view what) {
-  std::string_view s = trim(text);
+  std::string_view s = trim_space(text);
   if (s == "1" || s == "true") return true;
   if (s == "0" || s == "false") return false;
   return usage_error(fmt::format("{}: expected 1 or 0 (true or false), got {}", what, quote_value(text)));
@@ -172,7 +167,7 @@ std::string format_size_compact(uint64_t bytes) {
 }
 
 Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
-  std::string_view s = trim(text);
+  std::string_view s = trim_space(text);
   double number = 0;
   std::string_view unit;
   auto bad = [&] {
@@ -180,7 +175,7 @@ Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
                                    what, quote_value(text)));
   };
   if (!split_number(s, &number, &unit)) return bad();
-  unit = trim(unit);
+  unit = trim_space(unit);
   double mult = 0;
   if (unit.empty() || unit == "B/s") mult = 1;
   else if (unit == "kB/s" || unit == "KB/s") mult = 1e3;
@@ -200,7 +195,7 @@ Result<uint64_t> parse_bandwidth(std::string_view text, std::string_view what) {
 }
 
 Result<double> parse_fraction(std::string_view text, std::string_view what) {
-  std::string_view s = trim(text);
+  std::string_view s = trim_space(text);
   double number = 0;
   std::string_view rest;
   auto bad = [&] {
@@ -208,7 +203,7 @@ Result<double> parse_fraction(std::string_view text, std::string_view what) {
         fmt::format("{}: expected a percentage like 3% or a fraction like 0.03, got {}", what, quote_value(text)));
   };
   if (!split_number(s, &number, &rest)) return bad();
-  rest = trim(rest);
+  rest = trim_space(rest);
   if (rest == "%") return number / 100.0;
   if (!rest.empty() || number > 1) return bad();
   return number;

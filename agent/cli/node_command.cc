@@ -10,6 +10,7 @@
 #include <boost/program_options.hpp>
 
 #include "base/exit_codes.h"
+#include "base/paths.h"
 #include "base/quote.h"
 #include "base/split_list.h"
 #include "base/units.h"
@@ -90,17 +91,12 @@ Result<NodePath> parse_path_flag(const std::string& text) {
   return p;
 }
 
-std::string strip_trailing_slash(std::string s) {
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
 // lsblk and the probe read both trees under one root; two unrelated roots cannot be honoured.
 Result<std::string> root_from_flags(const po::variables_map& vm) {
   std::string root = vm.count("root") ? vm["root"].as<std::string>() : "";
   for (auto [flag, leaf] : {std::pair{"proc-root", "/proc"}, std::pair{"sysfs-root", "/sys"}}) {
     if (!vm.count(flag)) continue;
-    std::string given = strip_trailing_slash(vm[flag].as<std::string>());
+    std::string given = strip_trailing_slashes(vm[flag].as<std::string>());
     if (given.size() < std::string(leaf).size() ||
         given.compare(given.size() - std::string(leaf).size(), std::string::npos, leaf) != 0) {
       return usage_error(fmt::format("--{}: expected ROOT{} (the host's root mounted at ROOT), got {}", flag, leaf,
@@ -108,7 +104,7 @@ Result<std::string> root_from_flags(const po::variables_map& vm) {
     }
     std::string implied = given.substr(0, given.size() - std::string(leaf).size());
     if (implied.empty()) implied.push_back('/');
-    if (!root.empty() && strip_trailing_slash(root) != implied) {
+    if (!root.empty() && strip_trailing_slashes(root) != implied) {
       return usage_error(fmt::format("--{}: {} is not under the root {} that the other flags give", flag, given, root));
     }
     root = implied;

@@ -15,12 +15,12 @@
 #include "base/exit_codes.h"
 #include "base/quote.h"
 #include "base/units.h"
-#include "probe/probe.h"
 #include "cli/command_line.h"
 #include "cli/dataset_command.h"
 #include "cli/dataset_flags.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
+#include "probe/probe.h"
 #include "report/report_human.h"
 #include "report/report_json.h"
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "base/result.h"
-#include "probe/adaptive_stop.h"
 #include "dataset/dataset_probe.h"
+#include "probe/adaptive_stop.h"
 #include "probe/workload.h"
 
 namespace iogate {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "base/unique_fd.h"
-#include "probe/adaptive_stop.h"
 #include "dataset/dataset_scan.h"
+#include "probe/adaptive_stop.h"
 #include "probe/latency_histogram.h"
 #include "probe/stop_reason.h"
 

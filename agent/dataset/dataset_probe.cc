@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "base/paths.h"
 #include "base/rng.h"
+#include "base/trim.h"
 #include "device/kernel_file.h"
 
 namespace iogate {
@@ -53,8 +55,7 @@ uint64_t read_mem_total_bytes(const std::string& proc_root) {
   if (!text.ok()) return 0;
   for (std::string_view line : split_kernel_lines(*text)) {
     if (!line.starts_with("MemTotal:")) continue;
-    line.remove_prefix(9);
-    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    line = trim_space(line.substr(9));
     uint64_t kib = 0;
     auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), kib);
     return ec == std::errc() ? kib * 1024 : 0;
@@ -70,7 +71,7 @@ Result<DatasetProbeResult> run_dataset_probe(const DatasetRequest& req, const st
   r.path = req.path;
   r.started_at = rfc3339_utc_now();
   r.seed = req.seed.value_or(fresh_seed());
-  const std::string proc = req.root == "/" ? "/proc" : req.root + "/proc";
+  const std::string proc = proc_under(req.root);
 
   if (on_progress) on_progress({"scan", 0});
   ScanBudget budget = req.scan;

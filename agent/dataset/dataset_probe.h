@@ -23,8 +23,8 @@
 #include "dataset/feed_limit.h"
 #include "dataset/feed_points.h"
 #include "dataset/metadata_epoch.h"
-#include "probe/stop_reason.h"
 #include "device/storage_stack.h"
+#include "probe/stop_reason.h"
 
 namespace iogate {
 

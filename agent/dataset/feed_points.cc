@@ -10,8 +10,8 @@
 
 #include "base/clock.h"
 #include "base/unique_fd.h"
-#include "probe/aligned_buffer.h"
 #include "dataset/dataset_loader.h"
+#include "probe/aligned_buffer.h"
 
 namespace iogate {
 namespace {

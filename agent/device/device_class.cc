@@ -21,6 +21,28 @@ std::string_view device_class_name(DeviceClass c) {
   return "unknown";
 }
 
+const std::vector<DeviceClass>& all_device_classes() {
+  static const std::vector<DeviceClass> kAll = {DeviceClass::kRam,        DeviceClass::kNvme,      DeviceClass::kNvmeOf,
+                                                DeviceClass::kSasSsd,     DeviceClass::kSataSsd,   DeviceClass::kVirtio,
+                                                DeviceClass::kCloudBlock, DeviceClass::kMmc,       DeviceClass::kUsb,
+                                                DeviceClass::kHdd,        DeviceClass::kNetworkFs, DeviceClass::kMixed,
+                                                DeviceClass::kUnknown};
+  return kAll;
+}
+
+std::optional<DeviceClass> device_class_from_name(std::string_view name) {
+  for (DeviceClass c : all_device_classes()) {
+    if (device_class_name(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
+std::string device_class_list(const std::vector<DeviceClass>& classes) {
+  std::string out;
+  for (DeviceClass c : classes) out += (out.empty() ? "" : ", ") + std::string(device_class_name(c));
+  return out;
+}
+
 int device_class_slowness(DeviceClass c) {
   switch (c) {
     case DeviceClass::kRam: return 0;

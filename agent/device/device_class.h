@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace iogate {
 
@@ -27,6 +30,11 @@ enum class DeviceClass {
 };
 
 std::string_view device_class_name(DeviceClass c);  // "nvme", "sata-ssd", ...
+// Every class, in the order above: what a policy may name and how the names are listed.
+const std::vector<DeviceClass>& all_device_classes();
+std::optional<DeviceClass> device_class_from_name(std::string_view name);
+// The classes' names joined with ", ": "nvme, sata-ssd".
+std::string device_class_list(const std::vector<DeviceClass>& classes);
 
 // Slower classes rank higher; a volume over several leaves goes at the pace of its slowest.
 int device_class_slowness(DeviceClass c);

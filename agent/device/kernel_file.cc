@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/trim.h"
 #include "base/unique_fd.h"
 
 namespace iogate {
@@ -43,16 +44,12 @@ Result<std::string> read_kernel_file(const std::string& path) {
 Result<uint64_t> read_kernel_uint(const std::string& path) {
   auto text = read_kernel_file(path);
   if (!text.ok()) return text.error();
-  const std::string& s = *text;
-  size_t begin = s.find_first_not_of(" \t");
-  size_t end = s.find_last_not_of(" \t\r\n");
+  std::string_view s = trim_space(*text);
   uint64_t value = 0;
-  if (begin == std::string::npos || end == std::string::npos || end < begin) {
-    return runtime_error(fmt::format("{}: empty, expected a number", path));
-  }
-  auto [ptr, ec] = std::from_chars(s.data() + begin, s.data() + end + 1, value);
-  if (ec != std::errc() || ptr != s.data() + end + 1) {
-    return runtime_error(fmt::format("{}: expected a number, found \"{}\"", path, s.substr(begin, end + 1 - begin)));
+  if (s.empty()) return runtime_error(fmt::format("{}: empty, expected a number", path));
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr != s.data() + s.size()) {
+    return runtime_error(fmt::format("{}: expected a number, found \"{}\"", path, s));
   }
   return value;
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "base/paths.h"
 #include "base/split_list.h"
 #include "device/kernel_file.h"
 
@@ -72,8 +73,7 @@ std::string normal_mount_point(std::string p) {
     if (c == '/' && !out.empty() && out.back() == '/') continue;
     out.push_back(c);
   }
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
+  return strip_trailing_slashes(std::move(out));
 }
 
 bool parse_line(std::string_view line, MountEntry* e) {

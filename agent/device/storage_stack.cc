@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "base/paths.h"
 #include "base/split_list.h"
+#include "base/trim.h"
 #include "device/block_device.h"
 #include "device/classify_disk.h"
 #include "device/kernel_file.h"
@@ -30,15 +32,9 @@ bool path_exists(const fs::path& p) {
   return fs::exists(p, ec);
 }
 
-std::string trimmed(std::string s) {
-  size_t b = s.find_first_not_of(" \t\n");
-  size_t e = s.find_last_not_of(" \t\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 std::string read_text(const fs::path& p) {
   auto t = read_kernel_file(p.string());
-  return t.ok() ? trimmed(*t) : "";
+  return t.ok() ? std::string(trim_space(*t)) : "";
 }
 
 uint64_t read_uint(const fs::path& p, uint64_t fallback = 0) {
@@ -72,14 +68,14 @@ std::string option_value(const std::string& options, const std::string& key) {
 // The mount table to read under ROOT: the host's init's (proc/1) where another root has it, as
 // its proc/self may be a container's view; this process's own under "/".
 fs::path mount_table_under(const std::string& root) {
-  const fs::path proc = fs::path(root) / "proc";
+  const fs::path proc = proc_under(root);
   if (root != "/" && path_exists(proc / "1" / "mountinfo")) return proc / "1" / "mountinfo";
   return proc / "self" / "mountinfo";
 }
 
 class StackWalker {
  public:
-  StackWalker(const DetectOptions& o) : root_(o.root) { sys_ = (fs::path(root_) / "sys").string(); }
+  StackWalker(const DetectOptions& o) : root_(o.root), sys_(sys_under(o.root)) {}
 
   Status load_mounts() {
     const std::string table = mount_table_under(root_).string();
@@ -103,8 +99,7 @@ class StackWalker {
       p = fs::current_path() / p;
     }
     std::string s = p.lexically_normal().string();
-    if (s.size() > 1 && s.back() == '/') s.pop_back();
-    return s;
+    return strip_trailing_slashes(s);
   }
 
   Result<StorageStack> detect(const std::string& path, int depth) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/trim.h"
+
 namespace iogate {
 
 std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int retry,
@@ -16,8 +18,7 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int retry,
 }
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view header) {
-  while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
-  while (!header.empty() && header.back() == ' ') header.remove_suffix(1);
+  header = trim_space(header);
   int64_t seconds = 0;
   auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), seconds);
   if (ec != std::errc() || end != header.data() + header.size() || seconds < 0) return std::nullopt;

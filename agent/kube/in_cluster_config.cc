@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "base/text_file.h"
+#include "base/trim.h"
 #include "kube/kube_config.h"
 
 namespace iogate {
@@ -28,10 +29,10 @@ Result<KubeConfig> load_in_cluster_config(const KubeEnvironment& env) {
   config.token_file = dir + "/token";
   auto token = read_text_file(config.token_file);
   if (!token.ok()) return runtime_error("in-cluster token: " + token.error().message);
-  if (trim_whitespace(*token).empty()) return runtime_error("in-cluster token: " + config.token_file + " is empty");
+  if (trim_space(*token).empty()) return runtime_error("in-cluster token: " + config.token_file + " is empty");
 
-  if (auto ns = read_text_file(dir + "/namespace"); ns.ok() && !trim_whitespace(*ns).empty()) {
-    config.namespace_name = trim_whitespace(*ns);
+  if (auto ns = read_text_file(dir + "/namespace"); ns.ok() && !trim_space(*ns).empty()) {
+    config.namespace_name = std::string(trim_space(*ns));
   }
   config.description =
       fmt::format("in-cluster (KUBERNETES_SERVICE_HOST={}, service account {})", env.service_host, dir);

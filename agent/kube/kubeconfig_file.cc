@@ -11,6 +11,7 @@
 #include "base/base64.h"
 #include "base/quote.h"
 #include "base/text_file.h"
+#include "base/yaml_fields.h"
 #include "kube/kube_config.h"
 
 namespace iogate {
@@ -29,8 +30,8 @@ struct KubeconfigReader {
   // A string field; "" when absent, an error when it is there but not a scalar.
   Result<std::string> string_field(const YAML::Node& parent, const std::string& parent_name, const char* key) const {
     YAML::Node n = parent[key];
-    if (!n || n.IsNull()) return std::string();
-    if (!n.IsScalar()) return field_error(parent_name + "." + key, "expected a string");
+    if (yaml_absent(n)) return std::string();
+    if (!n.IsScalar()) return field_error(field_child(parent_name, key), "expected a string");
     return n.as<std::string>();
   }
 
@@ -49,14 +50,14 @@ struct KubeconfigReader {
     if (!data.ok()) return data.error();
     if (!data->empty()) {
       auto decoded = decode_base64(*data);
-      if (!decoded) return field_error(parent_name + "." + key + "-data", "not valid base64");
+      if (!decoded) return field_error(field_child(parent_name, key + "-data"), "not valid base64");
       return std::move(*decoded);
     }
     auto file = string_field(parent, parent_name, key.c_str());
     if (!file.ok()) return file.error();
     if (file->empty()) return std::string();
     auto text = read_text_file(resolve(*file));
-    if (!text.ok()) return field_error(parent_name + "." + key, text.error().message);
+    if (!text.ok()) return field_error(field_child(parent_name, key), text.error().message);
     return std::move(*text);
   }
 };
@@ -84,7 +85,7 @@ struct Merged {
   Status add(const std::string& path, const YAML::Node& root) {
     files.push_back({path, std::filesystem::path(path).parent_path()});
     const KubeconfigReader& r = files.back();
-    if (!root || root.IsNull()) return ok_status();  // an empty file: client-go reads it as no entries
+    if (yaml_absent(root)) return ok_status();  // an empty file: client-go reads it as no entries
     if (!root.IsMap()) return r.field_error("(document)", "expected a map");
     auto current = r.string_field(root, "", "current-context");
     if (!current.ok()) return current.error();
@@ -95,7 +96,7 @@ struct Merged {
     for (auto [list, body, into] : {std::tuple{"clusters", "cluster", &clusters}, std::tuple{"users", "user", &users},
                                     std::tuple{"contexts", "context", &contexts}}) {
       YAML::Node entries = root[list];
-      if (!entries || entries.IsNull()) continue;
+      if (yaml_absent(entries)) continue;
       if (!entries.IsSequence()) return r.field_error(list, "expected a list");
       for (const YAML::Node& e : entries) {
         if (!e.IsMap() || !e["name"] || !e["name"].IsScalar()) {
@@ -103,7 +104,8 @@ struct Merged {
         }
         std::string name = e["name"].as<std::string>();
         YAML::Node b = e[body];
-        if (!b || !b.IsMap()) return r.field_error(fmt::format("{}[{}].{}", list, name, body), "missing or not a map");
+        if (!b || !b.IsMap())
+          return r.field_error(field_child(fmt::format("{}[{}]", list, name), body), "missing or not a map");
         into->emplace(name, Entry{&r, b});
       }
     }
@@ -132,31 +134,31 @@ Result<ExecPlugin> parse_exec(const KubeconfigReader& r, const YAML::Node& exec,
   auto api_version = r.string_field(exec, prefix, "apiVersion");
   if (!api_version.ok()) return api_version.error();
   if (*api_version != "client.authentication.k8s.io/v1" && *api_version != "client.authentication.k8s.io/v1beta1") {
-    return r.field_error(prefix + ".apiVersion",
+    return r.field_error(field_child(prefix, "apiVersion"),
                          fmt::format("{} is not client.authentication.k8s.io/v1 or v1beta1",
                                      api_version->empty() ? "(missing)" : quote_value(*api_version)));
   }
   p.api_version = *api_version;
   auto command = r.string_field(exec, prefix, "command");
   if (!command.ok()) return command.error();
-  if (command->empty()) return r.field_error(prefix + ".command", "missing");
+  if (command->empty()) return r.field_error(field_child(prefix, "command"), "missing");
   // A bare name is looked up in PATH; a relative path with a '/' is the kubeconfig's (client-go).
   p.command = command->find('/') == std::string::npos ? *command : r.resolve(*command);
-  if (YAML::Node args = exec["args"]; args && !args.IsNull()) {
-    if (!args.IsSequence()) return r.field_error(prefix + ".args", "expected a list of strings");
+  if (YAML::Node args = exec["args"]; !yaml_absent(args)) {
+    if (!args.IsSequence()) return r.field_error(field_child(prefix, "args"), "expected a list of strings");
     for (const YAML::Node& a : args) {
-      if (!a.IsScalar()) return r.field_error(prefix + ".args", "expected a list of strings");
+      if (!a.IsScalar()) return r.field_error(field_child(prefix, "args"), "expected a list of strings");
       p.args.push_back(a.as<std::string>());
     }
   }
-  if (YAML::Node env = exec["env"]; env && !env.IsNull()) {
-    if (!env.IsSequence()) return r.field_error(prefix + ".env", "expected a list of {name, value}");
+  if (YAML::Node env = exec["env"]; !yaml_absent(env)) {
+    if (!env.IsSequence()) return r.field_error(field_child(prefix, "env"), "expected a list of {name, value}");
     for (const YAML::Node& e : env) {
       if (!e.IsMap() || !e["name"] || !e["name"].IsScalar()) {
-        return r.field_error(prefix + ".env", "expected a list of {name, value}");
+        return r.field_error(field_child(prefix, "env"), "expected a list of {name, value}");
       }
       YAML::Node v = e["value"];
-      if (v && !v.IsNull() && !v.IsScalar()) return r.field_error(prefix + ".env", "a value is not a string");
+      if (!yaml_absent(v) && !v.IsScalar()) return r.field_error(field_child(prefix, "env"), "a value is not a string");
       p.env.emplace_back(e["name"].as<std::string>(), v && v.IsScalar() ? v.as<std::string>() : "");
     }
   }
@@ -167,11 +169,12 @@ Result<ExecPlugin> parse_exec(const KubeconfigReader& r, const YAML::Node& exec,
   auto mode = r.string_field(exec, prefix, "interactiveMode");
   if (!mode.ok()) return mode.error();
   if (*mode == "Always") {
-    return r.field_error(prefix + ".interactiveMode",
+    return r.field_error(field_child(prefix, "interactiveMode"),
                          "Always is refused: iogate runs plugins without a terminal (use Never or IfAvailable)");
   }
   if (!mode->empty() && *mode != "Never" && *mode != "IfAvailable") {
-    return r.field_error(prefix + ".interactiveMode", fmt::format("{} is not Never, IfAvailable or Always", *mode));
+    return r.field_error(field_child(prefix, "interactiveMode"),
+                         fmt::format("{} is not Never, IfAvailable or Always", *mode));
   }
   return p;
 }
@@ -200,7 +203,7 @@ Result<KubeConfig> parse_merged(const Merged& m, std::string_view context_arg) {
   if (!user_name.ok()) return user_name.error();
   auto ns = cr.string_field(context, cprefix, "namespace");
   if (!ns.ok()) return ns.error();
-  if (cluster_name->empty()) return cr.field_error(cprefix + ".cluster", "missing");
+  if (cluster_name->empty()) return cr.field_error(field_child(cprefix, "cluster"), "missing");
 
   KubeConfig config;
   config.namespace_name = ns->empty() ? "default" : *ns;
@@ -208,7 +211,7 @@ Result<KubeConfig> parse_merged(const Merged& m, std::string_view context_arg) {
   // Cluster: server and CA.
   auto cluster_it = m.clusters.find(*cluster_name);
   if (cluster_it == m.clusters.end()) {
-    return cr.field_error(cprefix + ".cluster",
+    return cr.field_error(field_child(cprefix, "cluster"),
                           fmt::format("no cluster named {} in kubeconfig {}", quote_value(*cluster_name), m.paths()));
   }
   const KubeconfigReader& kr = *cluster_it->second.file;
@@ -216,19 +219,19 @@ Result<KubeConfig> parse_merged(const Merged& m, std::string_view context_arg) {
   std::string kprefix = fmt::format("clusters[{}].cluster", *cluster_name);
   auto server = kr.string_field(cluster, kprefix, "server");
   if (!server.ok()) return server.error();
-  if (server->empty()) return kr.field_error(kprefix + ".server", "missing");
+  if (server->empty()) return kr.field_error(field_child(kprefix, "server"), "missing");
   if (server->rfind("https://", 0) != 0) {
-    return kr.field_error(kprefix + ".server",
+    return kr.field_error(field_child(kprefix, "server"),
                           fmt::format("{} is not https:// (iogate only talks TLS)", quote_value(*server)));
   }
   config.server = *server;
   if (is_true(cluster["insecure-skip-tls-verify"])) {
-    return kr.field_error(kprefix + ".insecure-skip-tls-verify",
+    return kr.field_error(field_child(kprefix, "insecure-skip-tls-verify"),
                           "true is refused: iogate always verifies the API server's certificate "
                           "(give certificate-authority or certificate-authority-data)");
   }
   if (cluster["tls-server-name"]) {
-    return kr.field_error(kprefix + ".tls-server-name",
+    return kr.field_error(field_child(kprefix, "tls-server-name"),
                           "not supported (the server certificate must name the server's host)");
   }
   auto ca = kr.pem_field(cluster, kprefix, "certificate-authority");
@@ -241,23 +244,23 @@ Result<KubeConfig> parse_merged(const Merged& m, std::string_view context_arg) {
   config.ca_pem = std::move(*ca);
 
   // User: a token, a token file, a client certificate or an exec plugin.
-  if (user_name->empty()) return cr.field_error(cprefix + ".user", "missing");
+  if (user_name->empty()) return cr.field_error(field_child(cprefix, "user"), "missing");
   auto user_it = m.users.find(*user_name);
   if (user_it == m.users.end()) {
-    return cr.field_error(cprefix + ".user",
+    return cr.field_error(field_child(cprefix, "user"),
                           fmt::format("no user named {} in kubeconfig {}", quote_value(*user_name), m.paths()));
   }
   const KubeconfigReader& ur = *user_it->second.file;
   const YAML::Node& user = user_it->second.body;
   std::string uprefix = fmt::format("users[{}].user", *user_name);
   if (user["auth-provider"]) {
-    return ur.field_error(uprefix + ".auth-provider",
+    return ur.field_error(field_child(uprefix, "auth-provider"),
                           "not supported (client-go dropped the gcp and azure providers in 1.26: use an exec "
                           "plugin, gke-gcloud-auth-plugin on GKE, kubelogin on AKS)");
   }
   for (const char* unsupported : {"username", "password"}) {
     if (user[unsupported]) {
-      return ur.field_error(uprefix + "." + unsupported,
+      return ur.field_error(field_child(uprefix, unsupported),
                             "not supported (use a token, tokenFile, client certificate or exec plugin)");
     }
   }
@@ -269,24 +272,24 @@ Result<KubeConfig> parse_merged(const Merged& m, std::string_view context_arg) {
   if (!token_file->empty()) {
     config.token_file = ur.resolve(*token_file);
     if (auto t = read_text_file(config.token_file); !t.ok())
-      return ur.field_error(uprefix + ".tokenFile", t.error().message);
+      return ur.field_error(field_child(uprefix, "tokenFile"), t.error().message);
   }
   auto cert = ur.pem_field(user, uprefix, "client-certificate");
   if (!cert.ok()) return cert.error();
   auto key = ur.pem_field(user, uprefix, "client-key");
   if (!key.ok()) return key.error();
   if (cert->empty() != key->empty()) {
-    return ur.field_error(uprefix + (cert->empty() ? ".client-certificate" : ".client-key"),
+    return ur.field_error(field_child(uprefix, cert->empty() ? "client-certificate" : "client-key"),
                           "missing (a client certificate needs its key and the key its certificate)");
   }
   config.client_cert_pem = std::move(*cert);
   config.client_key_pem = std::move(*key);
-  if (YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
+  if (YAML::Node exec = user["exec"]; !yaml_absent(exec)) {
     if (!config.token.empty() || !config.token_file.empty() || !config.client_cert_pem.empty()) {
-      return ur.field_error(uprefix + ".exec",
+      return ur.field_error(field_child(uprefix, "exec"),
                             "set together with a token, tokenFile or client certificate: keep one credential");
     }
-    auto plugin = parse_exec(ur, exec, uprefix + ".exec", *user_name);
+    auto plugin = parse_exec(ur, exec, field_child(uprefix, "exec"), *user_name);
     if (!plugin.ok()) return plugin.error();
     config.exec = std::move(*plugin);
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/json_fields.h"
+#include "base/paths.h"
 #include "base/quote.h"
 #include "base/split_list.h"
 #include "kube/operations.h"
@@ -57,7 +58,7 @@ bool is_sidecar(const nlohmann::json& init_container) { return string_at(init_co
 
 // "/data" holds "/data" and "/data/x", not "/database". Trailing slashes of mountPath ignored.
 size_t mount_match_length(std::string mount, const std::string& path) {
-  while (mount.size() > 1 && mount.back() == '/') mount.pop_back();
+  mount = strip_trailing_slashes(std::move(mount));
   if (mount.empty()) return 0;
   if (mount == "/") return 1;
   if (path.compare(0, mount.size(), mount) != 0) return 0;

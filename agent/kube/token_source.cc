@@ -4,6 +4,7 @@
 
 #include "base/clock.h"
 #include "base/text_file.h"
+#include "base/trim.h"
 
 namespace iogate {
 
@@ -55,7 +56,7 @@ void TokenSource::reload(Clock::time_point now) {
   // A failed re-read keeps the previous token (as client-go's cachingTokenSource does): a
   // transient error must not turn every request into a 401. The next request tries again.
   auto text = read_text_file(file_);
-  std::string fresh = text.ok() ? trim_whitespace(*text) : std::string();
+  std::string fresh = text.ok() ? std::string(trim_space(*text)) : std::string();
   if (fresh.empty()) {
     spdlog::warn("kube: cannot re-read token file: {}; keeping the previous token",
                  text.ok() ? file_ + " is empty" : text.error().message);

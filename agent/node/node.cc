@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/paths.h"
 #include "base/rng.h"
 #include "base/units.h"
 #include "device/device_busy.h"
@@ -21,11 +22,11 @@
 #include "kube/api_client.h"
 #include "kube/connect.h"
 #include "kube/operations.h"
+#include "measure/policy_probe.h"
 #include "metrics/exposition.h"
 #include "node/node_http.h"
 #include "node/node_records.h"
 #include "node/node_sync.h"
-#include "policy/policy_probe.h"
 #include "probe/probe.h"
 
 namespace iogate {
@@ -186,7 +187,7 @@ void attempt(Agent& a, size_t i) {
   }
   o.stack = *stack;
 
-  const std::string proc_root = a.options.root == "/" ? "/proc" : a.options.root + "/proc";
+  const std::string proc_root = proc_under(a.options.root);
   auto busy = sample_device_busy(*stack, a.options.busy_window, proc_root, a.stop);
   if (a.stop.load()) return;
   if (!busy.ok()) {

@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "base/text_layout.h"
 #include "base/units.h"
 #include "base/version.h"
+#include "measure/measurement_json.h"
+#include "measure/policy_probe.h"
 #include "policy/demand_label.h"
-#include "policy/measurement_json.h"
-#include "policy/policy_probe.h"
 #include "policy/policy_render.h"
-#include "report/text_layout.h"
 
 namespace iogate {
 

@@ -27,9 +27,9 @@
 #include "device/storage_stack.h"
 #include "kube/operations.h"
 #include "metrics/node_metrics.h"
+#include "node/node_tier.h"
 #include "policy/demand.h"
 #include "policy/evaluate.h"
-#include "policy/node_tier.h"
 #include "policy/policy.h"
 
 namespace iogate {

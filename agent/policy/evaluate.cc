@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/paths.h"
 #include "base/quote.h"
 #include "base/units.h"
 
@@ -28,17 +29,6 @@ void collect_leaf_classes(const std::vector<StackNode>& nodes, std::vector<Devic
 }
 
 bool contains(const std::vector<DeviceClass>& v, DeviceClass c) { return std::find(v.begin(), v.end(), c) != v.end(); }
-
-std::string class_list(const std::vector<DeviceClass>& classes) {
-  std::string out;
-  for (DeviceClass c : classes) out += (out.empty() ? "" : ", ") + std::string(device_class_name(c));
-  return out;
-}
-
-std::string strip_trailing_slashes(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p;
-}
 
 bool is_glob(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
 
@@ -97,7 +87,7 @@ RuleCheck make_check(const Rule& r, CheckKind check) {
 
 std::string measured_class_text(const Measurement& m) {
   if (m.device_class == DeviceClass::kMixed && !m.leaf_classes.empty()) {
-    return fmt::format("mixed ({})", class_list(m.leaf_classes));
+    return fmt::format("mixed ({})", device_class_list(m.leaf_classes));
   }
   return std::string(device_class_name(m.device_class));
 }
@@ -295,9 +285,9 @@ std::vector<RuleThreshold> rule_thresholds(const Rule& r, std::optional<int> gpu
     out.push_back({CheckKind::kMinSamplesPerS, min_samples_text(r, gpus)});
   }
   if (!r.allowed_classes.empty())
-    out.push_back({CheckKind::kAllowedClasses, "one of " + class_list(r.allowed_classes)});
+    out.push_back({CheckKind::kAllowedClasses, "one of " + device_class_list(r.allowed_classes)});
   if (!r.forbidden_classes.empty()) {
-    out.push_back({CheckKind::kForbiddenClasses, "none of " + class_list(r.forbidden_classes)});
+    out.push_back({CheckKind::kForbiddenClasses, "none of " + device_class_list(r.forbidden_classes)});
   }
   return out;
 }
@@ -319,7 +309,7 @@ std::optional<std::string> selector_mismatch(const RuleSelector& s, DeviceClass 
                                              const std::map<std::string, std::string>& pod_labels) {
   if (!s.device_classes.empty() && !contains(s.device_classes, device_class)) {
     return fmt::format("device class {} is not one of {}", device_class_name(device_class),
-                       class_list(s.device_classes));
+                       device_class_list(s.device_classes));
   }
   if (!s.paths.empty()) {
     std::string p = strip_trailing_slashes(path);

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dataset/dataset_probe.h"
-#include "probe/probe_result.h"
 #include "policy/policy.h"
+#include "probe/probe_result.h"
 
 namespace iogate {
 

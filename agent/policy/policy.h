@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "base/result.h"
-#include "probe/workload.h"
 #include "device/device_class.h"
 #include "policy/demand.h"
+#include "probe/workload.h"
 
 namespace iogate {
 
@@ -179,9 +179,5 @@ Result<Policy> resolve_policy(std::string_view file_or_profile);
 // A taint effect as the policy's node.taint_effect and --taint-effect take it: "NoSchedule",
 // "PreferNoSchedule", "NoExecute" as given (the API's spelling), or "none" → "".
 Result<std::string> parse_taint_effect(std::string_view text, std::string_view what);
-
-// The device classes by their names (device/device_class.h), for parsing and listing.
-const std::vector<DeviceClass>& all_device_classes();
-std::optional<DeviceClass> device_class_from_name(std::string_view name);
 
 }  // namespace iogate

@@ -18,6 +18,7 @@
 #include "base/quote.h"
 #include "base/unique_fd.h"
 #include "base/units.h"
+#include "base/yaml_fields.h"
 #include "policy/demand_label.h"
 #include "policy/label_syntax.h"
 #include "policy/policy.h"
@@ -26,137 +27,12 @@
 namespace iogate {
 namespace {
 
-using Keys = std::vector<std::string_view>;
+using Keys = FieldKeys;
+using Fields = YamlMap;
 
-std::string child(const std::string& path, std::string_view key) {
-  bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
-  // A key is the user's text too: an odd or a huge one is quoted (cut to size), never copied whole.
-  if (!plain || key.size() > kQuotedValueMax) return fmt::format("{}[{}]", path, quote_value(key));
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-std::string element(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
-
-// What the user wrote, for "got ..." in an error.
-std::string describe(const YAML::Node& n) {
-  if (!n.IsDefined() || n.IsNull()) return "nothing";
-  if (n.IsScalar()) return quote_value(n.Scalar());
-  if (n.IsSequence()) return "a list";
-  if (n.IsMap()) return "a map";
-  return "something else";
-}
-
-Error expected(const std::string& path, std::string_view what, const YAML::Node& n) {
-  return usage_error(fmt::format("{}: expected {}, got {}", path, what, describe(n)));
-}
-
-// `word` is one of the '-'/'_'-separated parts of `name`: "ssd" of "sata-ssd", "labels" of "pod_labels".
-bool has_part(std::string_view name, std::string_view word) {
-  auto separator = [](char c) { return c == '-' || c == '_' || c == '.'; };
-  for (size_t at = name.find(word); at != std::string_view::npos; at = name.find(word, at + 1)) {
-    size_t end = at + word.size();
-    if ((at == 0 || separator(name[at - 1])) && (end == name.size() || separator(name[end]))) return true;
-  }
-  return false;
-}
-
-// "did you mean" candidates: those that have the word as a part ("ssd" → sas-ssd, sata-ssd;
-// "labels" → pod_labels), else the nearest by edit distance if near enough. "" when nothing is.
-std::string closest(std::string_view word, const Keys& candidates) {
-  std::vector<std::string_view> found;
-  if (word.size() >= 3) {
-    for (std::string_view c : candidates) {
-      if (c != word && has_part(c, word)) found.push_back(c);
-    }
-  }
-  if (found.empty()) {
-    size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-    for (std::string_view c : candidates) {
-      // The distance is at least the difference in length: a 10 MB word is near nothing, and
-      // measuring it against each candidate would take seconds.
-      size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
-      if (gap >= best_distance) continue;
-      size_t d = edit_distance(word, c);
-      if (d < best_distance) {
-        best_distance = d;
-        found = {c};
-      }
-    }
-  }
-  std::string out;
-  for (size_t i = 0; i < found.size(); ++i) {
-    out += fmt::format("{}\"{}\"", i == 0 ? "" : (i + 1 == found.size() ? " or " : ", "), found[i]);
-  }
-  return out;
-}
-
-std::string join(const Keys& words) {
-  std::string out;
-  for (std::string_view w : words) out += (out.empty() ? "" : ", ") + std::string(w);
-  return out;
-}
-
-// A map node whose kind and keys read_map has checked: the one way the readers below look up a
-// field. yaml-cpp throws BadSubscript when a scalar is subscripted (`workload: 5` once aborted every
-// mode); a reader holding Fields can subscript nothing but a map.
-class Fields {
- public:
-  // The field's node; false (undefined) when absent.
-  YAML::Node operator[](std::string_view key) const { return node_[std::string(key)]; }
-
- private:
-  friend Result<Fields> read_map(const YAML::Node& n, const std::string& path, const Keys& known);
-  explicit Fields(const YAML::Node& node) : node_(node) {}
-  YAML::Node node_;
-};
-
-// A map whose keys are all known and appear once; `path` "" is the document itself.
+// The policy document's maps, each named by its field path ("policy" for the document itself).
 Result<Fields> read_map(const YAML::Node& n, const std::string& path, const Keys& known) {
-  if (!n.IsMap()) return expected(path.empty() ? "policy" : path, "a map", n);
-  std::set<std::string> seen;
-  for (const auto& kv : n) {
-    if (!kv.first.IsScalar())
-      return usage_error(fmt::format("{}: keys must be strings", path.empty() ? "policy" : path));
-    const std::string& key = kv.first.Scalar();
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::string hint = closest(key, known);
-      return usage_error(fmt::format(
-          "{}: unknown key{}", child(path, key),
-          hint.empty() ? fmt::format(" (known: {})", join(known)) : fmt::format(" (did you mean {}?)", hint)));
-    }
-    if (!seen.insert(key).second) return usage_error(fmt::format("{}: given twice", child(path, key)));
-  }
-  return Fields(n);
-}
-
-Result<std::string> read_string(const YAML::Node& n, const std::string& path) {
-  if (!n.IsScalar() || n.Scalar().empty()) return expected(path, "a non-empty string", n);
-  return n.Scalar();
-}
-
-Result<uint64_t> read_positive(const YAML::Node& n, const std::string& path) {
-  if (n.IsScalar()) {
-    const std::string& s = n.Scalar();
-    uint64_t v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec == std::errc() && ptr == s.data() + s.size() && !s.empty() && v > 0) return v;
-  }
-  return expected(path, "a positive integer", n);
-}
-
-Result<int64_t> read_integer(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) {
-  if (!n.IsScalar()) return expected(path, "a whole number", n);
-  return parse_integer(n.Scalar(), path, min, max);
-}
-
-Result<bool> read_bool(const YAML::Node& n, const std::string& path) {
-  if (n.IsScalar()) {
-    const std::string& s = n.Scalar();
-    if (s == "true" || s == "True") return true;
-    if (s == "false" || s == "False") return false;
-  }
-  return expected(path, "true or false", n);
+  return read_yaml_map(n, path, known, "policy");
 }
 
 // "5 ms" as well as "5ms": base/units.h reads the unit right after the number. Errors quote the
@@ -173,7 +49,7 @@ constexpr std::string_view kDurationWords = "a duration like 60s, 5ms or 1h";
 constexpr std::string_view kSizeWords = "a size like 4k, 1m or 1g";
 
 Result<std::chrono::nanoseconds> read_duration(const YAML::Node& n, const std::string& path) {
-  if (!n.IsScalar()) return expected(path, kDurationWords, n);
+  if (!n.IsScalar()) return yaml_expected(path, kDurationWords, n);
   auto d = parse_duration(without_spaces(n.Scalar()), path);
   return d.ok() ? d : parse_duration(n.Scalar(), path);
 }
@@ -181,18 +57,18 @@ Result<std::chrono::nanoseconds> read_duration(const YAML::Node& n, const std::s
 Result<DeviceClass> read_class(const YAML::Node& n, const std::string& path) {
   Keys names;
   for (DeviceClass c : all_device_classes()) names.push_back(device_class_name(c));
-  if (!n.IsScalar()) return expected(path, "a device class name", n);
+  if (!n.IsScalar()) return yaml_expected(path, "a device class name", n);
   if (auto c = device_class_from_name(n.Scalar())) return *c;
-  std::string hint = closest(n.Scalar(), names);
+  std::string hint = closest_names(n.Scalar(), names);
   return usage_error(fmt::format("{}: unknown device class {}{} (classes: {})", path, quote_value(n.Scalar()),
-                                 hint.empty() ? "" : fmt::format(", did you mean {}?", hint), join(names)));
+                                 hint.empty() ? "" : fmt::format(", did you mean {}?", hint), join_names(names)));
 }
 
 Result<std::vector<DeviceClass>> read_classes(const YAML::Node& n, const std::string& path) {
-  if (!n.IsSequence() || n.size() == 0) return expected(path, "a non-empty list of device classes", n);
+  if (!n.IsSequence() || n.size() == 0) return yaml_expected(path, "a non-empty list of device classes", n);
   std::vector<DeviceClass> out;
   for (size_t i = 0; i < n.size(); ++i) {
-    auto c = read_class(n[i], element(path, i));
+    auto c = read_class(n[i], field_element(path, i));
     if (!c.ok()) return c.error();
     if (std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
   }
@@ -200,12 +76,12 @@ Result<std::vector<DeviceClass>> read_classes(const YAML::Node& n, const std::st
 }
 
 Result<std::vector<std::string>> read_paths(const YAML::Node& n, const std::string& path) {
-  if (!n.IsSequence() || n.size() == 0) return expected(path, "a non-empty list of absolute paths", n);
+  if (!n.IsSequence() || n.size() == 0) return yaml_expected(path, "a non-empty list of absolute paths", n);
   std::vector<std::string> out;
   for (size_t i = 0; i < n.size(); ++i) {
     const YAML::Node& p = n[i];
     if (!p.IsScalar() || p.Scalar().empty() || p.Scalar()[0] != '/') {
-      return expected(element(path, i), "an absolute path like /data (globs allowed)", p);
+      return yaml_expected(field_element(path, i), "an absolute path like /data (globs allowed)", p);
     }
     out.push_back(p.Scalar());
   }
@@ -217,20 +93,20 @@ Result<std::vector<std::string>> read_paths(const YAML::Node& n, const std::stri
 Result<std::map<std::string, std::string>> read_labels(const YAML::Node& n, const std::string& path,
                                                        bool annotations = false) {
   const std::string_view what = annotations ? "annotation" : "label";
-  if (!n.IsMap() || n.size() == 0) return expected(path, fmt::format("a non-empty map of {}: value", what), n);
+  if (!n.IsMap() || n.size() == 0) return yaml_expected(path, fmt::format("a non-empty map of {}: value", what), n);
   std::map<std::string, std::string> out;
   size_t bytes = 0;
   for (const auto& kv : n) {
     if (!kv.first.IsScalar() || kv.first.Scalar().empty())
       return usage_error(fmt::format("{}: {} names must be strings", path, what));
     const std::string& key = kv.first.Scalar();
-    std::string key_path = child(path, key);
+    std::string key_path = field_child(path, key);
     if (Status s = annotations ? check_annotation_key(key, key_path) : check_label_key(key, key_path); !s.ok())
       return s.error();
     // An empty label value is legal in Kubernetes ("key: ''"); a null is not a value.
     if (!kv.second.IsScalar())
-      return expected(key_path, fmt::format("{} value (a string)", annotations ? "an annotation" : "a label"),
-                      kv.second);
+      return yaml_expected(key_path, fmt::format("{} value (a string)", annotations ? "an annotation" : "a label"),
+                           kv.second);
     const std::string& value = kv.second.Scalar();
     if (!annotations) {
       if (Status s = check_label_value(value, key_path); !s.ok()) return s.error();
@@ -301,7 +177,7 @@ Status read_dataset_workload(const Fields& n, Policy& p) {
     if (m == "dataset") p.workload_mode = WorkloadMode::kDataset;
     else if (m == "auto") p.workload_mode = WorkloadMode::kAuto;
     else if (m == "io") p.workload_mode = WorkloadMode::kIo;
-    else return expected(child(path, "mode"), "io, dataset or auto", v);
+    else return yaml_expected(field_child(path, "mode"), "io, dataset or auto", v);
   }
   const bool dataset = p.workload_mode != WorkloadMode::kIo;
   for (std::string_view key : dataset ? kIoWorkloadKeys : kDatasetWorkloadKeys) {
@@ -312,34 +188,34 @@ Status read_dataset_workload(const Fields& n, Policy& p) {
                              : dataset ? "not used by mode: auto (its synthetic reads are one sample each, as many "
                                          "in flight as workers)"
                                        : "only with mode: dataset or auto";
-      return usage_error(fmt::format("{}: {}", child(path, std::string(key)), why));
+      return usage_error(fmt::format("{}: {}", field_child(path, std::string(key)), why));
     }
   }
   if (!dataset) return ok_status();
   DatasetWorkload& d = p.dataset;
   if (const YAML::Node v = n["workers"]) {
-    auto x = read_integer(v, child(path, "workers"), 1, 1024);
+    auto x = read_yaml_integer(v, field_child(path, "workers"), 1, 1024);
     if (!x.ok()) return x.error();
     d.workers = static_cast<int>(*x);
   }
   if (const YAML::Node v = n["sample"]) {
-    auto x = read_integer(v, child(path, "sample"), 1, 10'000'000);
+    auto x = read_yaml_integer(v, field_child(path, "sample"), 1, 10'000'000);
     if (!x.ok()) return x.error();
     d.sample = static_cast<size_t>(*x);
   }
   if (const YAML::Node v = n["scan_entries"]) {
-    auto x = read_integer(v, child(path, "scan_entries"), 1, int64_t{1} << 40);
+    auto x = read_yaml_integer(v, field_child(path, "scan_entries"), 1, int64_t{1} << 40);
     if (!x.ok()) return x.error();
     d.scan_entries = static_cast<uint64_t>(*x);
   }
   if (const YAML::Node v = n["scan_time"]) {
-    auto x = read_duration(v, child(path, "scan_time"));
+    auto x = read_duration(v, field_child(path, "scan_time"));
     if (!x.ok()) return x.error();
-    if (x->count() <= 0) return usage_error(fmt::format("{}: must be more than 0", child(path, "scan_time")));
+    if (x->count() <= 0) return usage_error(fmt::format("{}: must be more than 0", field_child(path, "scan_time")));
     d.scan_time = *x;
   }
   if (const YAML::Node v = n["direct"]) {
-    auto x = read_bool(v, child(path, "direct"));
+    auto x = read_yaml_bool(v, field_child(path, "direct"));
     if (!x.ok()) return x.error();
     d.direct = *x;
   }
@@ -352,7 +228,7 @@ Status check_rules_against_workload(const Policy& p) {
   const bool samples = p.workload_mode != WorkloadMode::kIo;
   for (size_t i = 0; i < p.rules.size(); ++i) {
     const Rule& r = p.rules[i];
-    const std::string path = element("rules", i);
+    const std::string path = field_element("rules", i);
     if (samples) {
       for (auto [key, set] :
            {std::pair{"min_iops", bool(r.min_iops)}, std::pair{"min_iops_per_gpu", bool(r.min_iops_per_gpu)},
@@ -360,19 +236,19 @@ Status check_rules_against_workload(const Policy& p) {
         if (set) {
           return usage_error(fmt::format(
               "{}: not measured by workload.mode: {}; use demand, min_samples_per_s or samples_per_s_per_gpu",
-              child(path, key), workload_mode_name(p.workload_mode)));
+              field_child(path, key), workload_mode_name(p.workload_mode)));
         }
       }
       if (p.workload_mode == WorkloadMode::kAuto && r.demand && !r.demand->sample_bytes) {
         return usage_error(fmt::format(
             "{}: missing; workload.mode: auto reads synthetic samples of this size where the volume holds no dataset",
-            child(child(path, "demand"), "sample_size")));
+            field_child(field_child(path, "demand"), "sample_size")));
       }
     } else {
       for (auto [key, set] :
            {std::pair{"min_samples_per_s", bool(r.min_samples_per_s)},
             std::pair{"samples_per_s_per_gpu", bool(r.samples_per_s_per_gpu)}, std::pair{"demand", bool(r.demand)}}) {
-        if (set) return usage_error(fmt::format("{}: needs workload.mode: auto or dataset", child(path, key)));
+        if (set) return usage_error(fmt::format("{}: needs workload.mode: auto or dataset", field_child(path, key)));
       }
     }
   }
@@ -402,11 +278,11 @@ Status read_workload(const Fields& n, Workload& w) {
     const std::string key_path = policy_spelling(f.field);
     std::string text;
     if (f.syntax == FieldSyntax::kBool) {
-      auto x = read_bool(v, key_path);
+      auto x = read_yaml_bool(v, key_path);
       if (!x.ok()) return x.error();
       text.push_back(*x ? '1' : '0');
     } else if (!v.IsScalar()) {
-      return expected(key_path, scalar_words(f.syntax), v);
+      return yaml_expected(key_path, scalar_words(f.syntax), v);
     } else {
       text = v.Scalar();
     }
@@ -431,13 +307,13 @@ Status read_early_stop(const YAML::Node& node, Policy& p) {
   if (!fields.ok()) return fields.error();
   const Fields& n = *fields;
   if (const YAML::Node v = n["enabled"]) {
-    auto x = read_bool(v, child(path, "enabled"));
+    auto x = read_yaml_bool(v, field_child(path, "enabled"));
     if (!x.ok()) return x.error();
     p.early_stop = *x;
   }
   if (const YAML::Node v = n["tolerance"]) {
-    std::string field = child(path, "tolerance");
-    if (!v.IsScalar()) return expected(field, "a percentage like 3%", v);
+    std::string field = field_child(path, "tolerance");
+    if (!v.IsScalar()) return yaml_expected(field, "a percentage like 3%", v);
     auto x = parse_fraction(v.Scalar(), field);
     if (!x.ok()) return x.error();
     if (*x <= 0 || *x > 0.5)
@@ -445,8 +321,8 @@ Status read_early_stop(const YAML::Node& node, Policy& p) {
     p.stop_tolerance = *x;
   }
   if (const YAML::Node v = n["confidence"]) {
-    std::string field = child(path, "confidence");
-    if (!v.IsScalar()) return expected(field, "a percentage like 95%", v);
+    std::string field = field_child(path, "confidence");
+    if (!v.IsScalar()) return yaml_expected(field, "a percentage like 95%", v);
     auto x = parse_fraction(v.Scalar(), field);
     if (!x.ok()) return x.error();
     if (*x < 0.5 || *x > 0.999)
@@ -462,17 +338,17 @@ Result<RuleSelector> read_selector(const YAML::Node& node, const std::string& pa
   if (!fields.ok()) return fields.error();
   const Fields& n = *fields;
   if (const YAML::Node v = n["device_classes"]) {
-    auto x = read_classes(v, child(path, "device_classes"));
+    auto x = read_classes(v, field_child(path, "device_classes"));
     if (!x.ok()) return x.error();
     sel.device_classes = *x;
   }
   if (const YAML::Node v = n["paths"]) {
-    auto x = read_paths(v, child(path, "paths"));
+    auto x = read_paths(v, field_child(path, "paths"));
     if (!x.ok()) return x.error();
     sel.paths = *x;
   }
   if (const YAML::Node v = n["pod_labels"]) {
-    auto x = read_labels(v, child(path, "pod_labels"));
+    auto x = read_labels(v, field_child(path, "pod_labels"));
     if (!x.ok()) return x.error();
     sel.pod_labels = *x;
   }
@@ -494,7 +370,7 @@ Result<double> read_rate(const YAML::Node& n, const std::string& path) {
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc() && ptr == s.data() + s.size() && !s.empty() && v > 0 && v <= 1e9) return v;
   }
-  return expected(path, "a positive number of samples a second (at most 1e9)", n);
+  return yaml_expected(path, "a positive number of samples a second (at most 1e9)", n);
 }
 
 // rules[].demand: numbers, or an MLPerf Storage workload × accelerator whose numbers any given
@@ -506,13 +382,14 @@ Result<Demand> read_demand(const YAML::Node& node, const std::string& path) {
   Demand d;
   const YAML::Node workload = n["workload"], accelerator = n["accelerator"];
   if (workload || accelerator) {
-    if (!workload) return usage_error(child(path, "workload") + ": missing; accelerator names one of its accelerators");
+    if (!workload)
+      return usage_error(field_child(path, "workload") + ": missing; accelerator names one of its accelerators");
     if (!accelerator)
-      return usage_error(child(path, "accelerator") + ": missing; the workload's speed depends on it (" +
+      return usage_error(field_child(path, "accelerator") + ": missing; the workload's speed depends on it (" +
                          named_workload_list() + ")");
-    auto w = read_string(workload, child(path, "workload"));
+    auto w = read_yaml_string(workload, field_child(path, "workload"));
     if (!w.ok()) return w.error();
-    auto a = read_string(accelerator, child(path, "accelerator"));
+    auto a = read_yaml_string(accelerator, field_child(path, "accelerator"));
     if (!a.ok()) return a.error();
     const NamedWorkload* named = find_named_workload(*w, *a);
     if (!named) {
@@ -526,17 +403,17 @@ Result<Demand> read_demand(const YAML::Node& node, const std::string& path) {
     d.min_au = named->min_au;
   }
   if (const YAML::Node v = n["samples_per_s"]) {
-    auto x = read_rate(v, child(path, "samples_per_s"));
+    auto x = read_rate(v, field_child(path, "samples_per_s"));
     if (!x.ok()) return x.error();
     d.samples_per_s = *x;
   } else if (d.workload.empty()) {
-    return usage_error(child(path, "samples_per_s") +
+    return usage_error(field_child(path, "samples_per_s") +
                        ": missing; what one accelerator consumes at full utilisation (or name a workload and "
                        "accelerator)");
   }
   if (const YAML::Node v = n["sample_size"]) {
-    std::string field = child(path, "sample_size");
-    if (!v.IsScalar()) return expected(field, kSizeWords, v);
+    std::string field = field_child(path, "sample_size");
+    if (!v.IsScalar()) return yaml_expected(field, kSizeWords, v);
     auto x = parse_size(without_spaces(v.Scalar()), field);
     if (!x.ok()) return x.error();
     if (*x == 0 || *x > (uint64_t{1} << 30))
@@ -544,8 +421,8 @@ Result<Demand> read_demand(const YAML::Node& node, const std::string& path) {
     d.sample_bytes = *x;
   }
   if (const YAML::Node v = n["min_au"]) {
-    std::string field = child(path, "min_au");
-    if (!v.IsScalar()) return expected(field, "a fraction like 0.90 or 90%", v);
+    std::string field = field_child(path, "min_au");
+    if (!v.IsScalar()) return yaml_expected(field, "a fraction like 0.90 or 90%", v);
     auto x = parse_fraction(v.Scalar(), field);
     if (!x.ok()) return x.error();
     if (*x <= 0 || *x > 1)
@@ -562,18 +439,19 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   const Fields& n = *fields;
   const YAML::Node name = n["name"];
   if (!name)
-    return usage_error(child(path, "name") + ": missing; every rule needs a name (it appears in verdicts and Events)");
+    return usage_error(field_child(path, "name") +
+                       ": missing; every rule needs a name (it appears in verdicts and Events)");
   if (!name.IsScalar() || !valid_rule_name(name.Scalar())) {
-    return expected(child(path, "name"), "a name of letters, digits, '-', '_' or '.' (at most 63)", name);
+    return yaml_expected(field_child(path, "name"), "a name of letters, digits, '-', '_' or '.' (at most 63)", name);
   }
   r.name = name.Scalar();
   if (const YAML::Node v = n["description"]) {
-    auto x = read_string(v, child(path, "description"));
+    auto x = read_yaml_string(v, field_child(path, "description"));
     if (!x.ok()) return x.error();
     r.description = *x;
   }
   if (const YAML::Node v = n["selector"]) {
-    auto x = read_selector(v, child(path, "selector"));
+    auto x = read_selector(v, field_child(path, "selector"));
     if (!x.ok()) return x.error();
     r.selector = *x;
   }
@@ -581,13 +459,13 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
                             std::pair{"min_samples_per_s", &r.min_samples_per_s},
                             std::pair{"samples_per_s_per_gpu", &r.samples_per_s_per_gpu}}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_positive(v, child(path, key));
+      auto x = read_yaml_positive(v, field_child(path, key));
       if (!x.ok()) return x.error();
       *field = *x;
     }
   }
   if (const YAML::Node v = n["max_p99_latency"]) {
-    std::string field = child(path, "max_p99_latency");
+    std::string field = field_child(path, "max_p99_latency");
     auto x = read_duration(v, field);
     if (!x.ok()) return x.error();
     if (x->count() <= 0)
@@ -597,8 +475,8 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   for (auto [key, field] : {std::pair{"min_bandwidth", &r.min_bandwidth_bytes_per_s},
                             std::pair{"min_bandwidth_per_gpu", &r.min_bandwidth_per_gpu_bytes_per_s}}) {
     if (const YAML::Node v = n[key]) {
-      if (!v.IsScalar()) return expected(child(path, key), "a bandwidth like 500MB/s", v);
-      auto x = parse_bandwidth(v.Scalar(), child(path, key));
+      if (!v.IsScalar()) return yaml_expected(field_child(path, key), "a bandwidth like 500MB/s", v);
+      auto x = parse_bandwidth(v.Scalar(), field_child(path, key));
       if (!x.ok()) return x.error();
       *field = *x;
     }
@@ -606,26 +484,26 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   for (auto [key, field] :
        {std::pair{"allowed_classes", &r.allowed_classes}, std::pair{"forbidden_classes", &r.forbidden_classes}}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_classes(v, child(path, key));
+      auto x = read_classes(v, field_child(path, key));
       if (!x.ok()) return x.error();
       *field = *x;
     }
   }
   if (const YAML::Node v = n["demand"]) {
-    auto x = read_demand(v, child(path, "demand"));
+    auto x = read_demand(v, field_child(path, "demand"));
     if (!x.ok()) return x.error();
     r.demand = *x;
     if (!demand_rule_name_fits_label(r.name)) {
       return usage_error(fmt::format(
           "{}: \"{}\": a rule with a demand names the node label {}<name>, whose name part allows at most {} "
           "characters ending in a letter or digit",
-          child(path, "name"), r.name, kAcceleratorsLabelPrefix, kMaxDemandRuleName));
+          field_child(path, "name"), r.name, kAcceleratorsLabelPrefix, kMaxDemandRuleName));
     }
   }
   for (DeviceClass c : r.forbidden_classes) {
     if (std::find(r.allowed_classes.begin(), r.allowed_classes.end(), c) != r.allowed_classes.end()) {
-      return usage_error(
-          fmt::format("{}: \"{}\" is also in allowed_classes", child(path, "forbidden_classes"), device_class_name(c)));
+      return usage_error(fmt::format("{}: \"{}\" is also in allowed_classes", field_child(path, "forbidden_classes"),
+                                     device_class_name(c)));
     }
   }
   if (!r.min_iops && !r.min_iops_per_gpu && !r.max_p99_latency_ns && !r.min_bandwidth_bytes_per_s &&
@@ -640,12 +518,12 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
 }
 
 Result<std::vector<Rule>> read_rules(const YAML::Node& n) {
-  if (!n.IsSequence()) return expected("rules", "a list of rules", n);
+  if (!n.IsSequence()) return yaml_expected("rules", "a list of rules", n);
   if (n.size() == 0) return usage_error("rules: empty; a policy needs at least one rule");
   std::vector<Rule> rules;
   std::map<std::string, size_t> index;  // name → rule: tens of thousands of rules fit in 1 MiB
   for (size_t i = 0; i < n.size(); ++i) {
-    auto r = read_rule(n[i], element("rules", i));
+    auto r = read_rule(n[i], field_element("rules", i));
     if (!r.ok()) return r.error();
     if (auto [it, added] = index.emplace(r->name, i); !added) {
       return usage_error(
@@ -661,17 +539,17 @@ Status read_metadata(const YAML::Node& node, Policy& p) {
   if (!fields.ok()) return fields.error();
   const Fields& n = *fields;
   if (const YAML::Node v = n["name"]) {
-    auto x = read_string(v, "metadata.name");
+    auto x = read_yaml_string(v, "metadata.name");
     if (!x.ok()) return x.error();
     p.name = *x;
   }
   if (const YAML::Node v = n["namespace"]) {
-    auto x = read_string(v, "metadata.namespace");
+    auto x = read_yaml_string(v, "metadata.namespace");
     if (!x.ok()) return x.error();
   }
   for (const char* key : {"labels", "annotations"}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_labels(v, child("metadata", key), std::string_view(key) == "annotations");
+      auto x = read_labels(v, field_child("metadata", key), std::string_view(key) == "annotations");
       if (!x.ok()) return x.error();
     }
   }
@@ -695,28 +573,29 @@ Result<NodePath> read_node_path(const YAML::Node& n, const std::string& path) {
     const auto fields = read_map(n, path, kNodePathKeys);
     if (!fields.ok()) return fields.error();
     const YAML::Node p = (*fields)["path"];
-    if (!p) return usage_error(child(path, "path") + ": missing");
-    if (!p.IsScalar()) return expected(child(path, "path"), "an absolute path", p);
+    if (!p) return usage_error(field_child(path, "path") + ": missing");
+    if (!p.IsScalar()) return yaml_expected(field_child(path, "path"), "an absolute path", p);
     out.path = p.Scalar();
     if (const YAML::Node v = (*fields)["name"]) {
       if (!v.IsScalar() || !valid_node_path_name(v.Scalar())) {
-        return expected(child(path, "name"),
-                        "a lower-case DNS label of at most 40 characters (it becomes part of a node label key)", v);
+        return yaml_expected(field_child(path, "name"),
+                             "a lower-case DNS label of at most 40 characters (it becomes part of a node label key)",
+                             v);
       }
       out.name = v.Scalar();
     }
   } else {
-    return expected(path, "an absolute path, or {path, name}", n);
+    return yaml_expected(path, "an absolute path, or {path, name}", n);
   }
   if (out.path.empty() || out.path[0] != '/') {
-    return usage_error(fmt::format("{}: expected an absolute path, got {}", n.IsMap() ? child(path, "path") : path,
-                                   quote_value(out.path)));
+    return usage_error(fmt::format("{}: expected an absolute path, got {}",
+                                   n.IsMap() ? field_child(path, "path") : path, quote_value(out.path)));
   }
   return out;
 }
 
 Result<double> read_percentage(const YAML::Node& n, const std::string& path, double min, double max) {
-  if (!n.IsScalar()) return expected(path, "a percentage like 10%", n);
+  if (!n.IsScalar()) return yaml_expected(path, "a percentage like 10%", n);
   auto x = parse_fraction(n.Scalar(), path);
   if (!x.ok()) return x.error();
   if (*x < min || *x > max) {
@@ -732,21 +611,21 @@ Status read_node_settings(const YAML::Node& node, NodeSettings& ns) {
   if (!fields.ok()) return fields.error();
   const Fields& n = *fields;
   if (const YAML::Node v = n["paths"]) {
-    std::string field = child(path, "paths");
-    if (!v.IsSequence() || v.size() == 0) return expected(field, "a non-empty list of paths or {path, name}", v);
+    std::string field = field_child(path, "paths");
+    if (!v.IsSequence() || v.size() == 0) return yaml_expected(field, "a non-empty list of paths or {path, name}", v);
     ns.paths.clear();
     std::map<std::string, size_t> by_path, by_name;  // → index: a scan of the others would be quadratic
     for (size_t i = 0; i < v.size(); ++i) {
-      auto p = read_node_path(v[i], element(field, i));
+      auto p = read_node_path(v[i], field_element(field, i));
       if (!p.ok()) return p.error();
       if (auto [it, added] = by_path.emplace(p->path, i); !added) {
-        return usage_error(
-            fmt::format("{}: {} is already {}", element(field, i), quote_value(p->path), element(field, it->second)));
+        return usage_error(fmt::format("{}: {} is already {}", field_element(field, i), quote_value(p->path),
+                                       field_element(field, it->second)));
       }
       if (!p->name.empty()) {
         if (auto [it, added] = by_name.emplace(p->name, i); !added) {
-          return usage_error(fmt::format("{}.name: \"{}\" is already the name of {}", element(field, i), p->name,
-                                         element(field, it->second)));
+          return usage_error(fmt::format("{}.name: \"{}\" is already the name of {}", field_element(field, i), p->name,
+                                         field_element(field, it->second)));
         }
       }
       ns.paths.push_back(std::move(*p));
@@ -756,42 +635,43 @@ Status read_node_settings(const YAML::Node& node, NodeSettings& ns) {
        {std::tuple{"interval", &ns.interval, std::chrono::nanoseconds(std::chrono::seconds(10))},
         std::tuple{"busy_retry", &ns.busy_retry, std::chrono::nanoseconds(std::chrono::seconds(1))}}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_duration(v, child(path, key));
+      auto x = read_duration(v, field_child(path, key));
       if (!x.ok()) return x.error();
       if (*x < min || *x > std::chrono::hours(24 * 7)) {
-        return usage_error(fmt::format("{}: must be within [{}, 168h], got {}", child(path, key),
+        return usage_error(fmt::format("{}: must be within [{}, 168h], got {}", field_child(path, key),
                                        format_duration_compact(min.count()), quote_value(v.Scalar())));
       }
       *field = *x;
     }
   }
   if (const YAML::Node v = n["jitter"]) {
-    auto x = read_percentage(v, child(path, "jitter"), 0, 0.5);
+    auto x = read_percentage(v, field_child(path, "jitter"), 0, 0.5);
     if (!x.ok()) return x.error();
     ns.jitter = *x;
   }
   if (const YAML::Node v = n["busy_util"]) {
-    auto x = read_percentage(v, child(path, "busy_util"), 0.01, 1.0);
+    auto x = read_percentage(v, field_child(path, "busy_util"), 0.01, 1.0);
     if (!x.ok()) return x.error();
     ns.busy_util_percent = *x * 100;
   }
   if (const YAML::Node v = n["taint_effect"]) {
-    auto x = parse_taint_effect(v.IsScalar() ? v.Scalar() : "", child(path, "taint_effect"));
-    if (!x.ok()) return expected(child(path, "taint_effect"), "NoSchedule, PreferNoSchedule, NoExecute or none", v);
+    auto x = parse_taint_effect(v.IsScalar() ? v.Scalar() : "", field_child(path, "taint_effect"));
+    if (!x.ok())
+      return yaml_expected(field_child(path, "taint_effect"), "NoSchedule, PreferNoSchedule, NoExecute or none", v);
     ns.taint_effect = *x;
   }
   for (auto [key, field] :
        {std::pair{"fast_min_iops", &ns.fast_min_iops}, std::pair{"fast_min_iops_per_gpu", &ns.fast_min_iops_per_gpu}}) {
     if (const YAML::Node v = n[key]) {
-      auto x = read_positive(v, child(path, key));
+      auto x = read_yaml_positive(v, field_child(path, key));
       if (!x.ok()) return x.error();
       *field = *x;
     }
   }
   if (const YAML::Node v = n["fast_factor"]) {
-    std::string field = child(path, "fast_factor");
+    std::string field = field_child(path, "fast_factor");
     double f = 0;
-    if (!v.IsScalar()) return expected(field, "a number of at least 1, like 4", v);
+    if (!v.IsScalar()) return yaml_expected(field, "a number of at least 1, like 4", v);
     try {
       size_t used = 0;
       f = std::stod(v.Scalar(), &used);
@@ -799,7 +679,7 @@ Status read_node_settings(const YAML::Node& node, NodeSettings& ns) {
     } catch (const std::exception&) {
       f = 0;
     }
-    if (!(f >= 1 && f <= 1000)) return expected(field, "a number within [1, 1000], like 4", v);
+    if (!(f >= 1 && f <= 1000)) return yaml_expected(field, "a number within [1, 1000], like 4", v);
     ns.fast_factor = f;
   }
   return ok_status();
@@ -808,7 +688,7 @@ Status read_node_settings(const YAML::Node& node, NodeSettings& ns) {
 Status require_exact(const Fields& root, const char* key, std::string_view want) {
   const YAML::Node v = root[key];
   if (!v) return usage_error(fmt::format("{}: missing (expected \"{}\")", key, want));
-  if (!v.IsScalar() || v.Scalar() != want) return expected(key, fmt::format("\"{}\"", want), v);
+  if (!v.IsScalar() || v.Scalar() != want) return yaml_expected(key, fmt::format("\"{}\"", want), v);
   return ok_status();
 }
 
@@ -825,7 +705,7 @@ Result<Policy> read_policy(const YAML::Node& document, std::string_view source) 
 
   Policy p;
   if (const YAML::Node v = root["profile"]) {
-    if (!v.IsScalar()) return expected("profile", "a built-in profile name", v);
+    if (!v.IsScalar()) return yaml_expected("profile", "a built-in profile name", v);
     auto base = builtin_policy(v.Scalar());
     if (!base.ok()) return usage_error("profile: " + base.error().message);
     p = std::move(*base);
@@ -840,13 +720,13 @@ Result<Policy> read_policy(const YAML::Node& document, std::string_view source) 
     if (m == "enforce") p.mode = PolicyMode::kEnforce;
     else if (m == "warn") p.mode = PolicyMode::kWarn;
     else if (m == "off") p.mode = PolicyMode::kOff;
-    else return expected("mode", "enforce, warn or off", v);
+    else return yaml_expected("mode", "enforce, warn or off", v);
   }
   if (const YAML::Node v = root["on_error"]) {
     std::string m = v.IsScalar() ? v.Scalar() : "";
     if (m == "fail-closed") p.on_error = OnError::kFailClosed;
     else if (m == "fail-open") p.on_error = OnError::kFailOpen;
-    else return expected("on_error", "fail-closed or fail-open", v);
+    else return yaml_expected("on_error", "fail-closed or fail-open", v);
   }
   if (const YAML::Node v = root["deadline"]) {
     auto x = read_duration(v, "deadline");
@@ -894,7 +774,7 @@ Result<Policy> read_policy(const YAML::Node& document, std::string_view source) 
     const auto webhook = read_map(v, "webhook", kWebhookKeys);
     if (!webhook.ok()) return webhook.error();
     if (const YAML::Node o = (*webhook)["allow_opt_out"]) {
-      auto x = read_bool(o, "webhook.allow_opt_out");
+      auto x = read_yaml_bool(o, "webhook.allow_opt_out");
       if (!x.ok()) return x.error();
       p.webhook.allow_opt_out = *x;
     }
@@ -938,22 +818,6 @@ std::string_view workload_mode_name(WorkloadMode m) {
 }
 
 std::string_view on_error_name(OnError e) { return e == OnError::kFailOpen ? "fail-open" : "fail-closed"; }
-
-const std::vector<DeviceClass>& all_device_classes() {
-  static const std::vector<DeviceClass> kAll = {DeviceClass::kRam,        DeviceClass::kNvme,      DeviceClass::kNvmeOf,
-                                                DeviceClass::kSasSsd,     DeviceClass::kSataSsd,   DeviceClass::kVirtio,
-                                                DeviceClass::kCloudBlock, DeviceClass::kMmc,       DeviceClass::kUsb,
-                                                DeviceClass::kHdd,        DeviceClass::kNetworkFs, DeviceClass::kMixed,
-                                                DeviceClass::kUnknown};
-  return kAll;
-}
-
-std::optional<DeviceClass> device_class_from_name(std::string_view name) {
-  for (DeviceClass c : all_device_classes()) {
-    if (device_class_name(c) == name) return c;
-  }
-  return std::nullopt;
-}
 
 Result<Policy> parse_policy(std::string_view text, std::string_view source) {
   if (text.size() > kPolicyMaxBytes) {

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "base/text_layout.h"
 #include "base/units.h"
 #include "policy/evaluate.h"
-#include "report/text_layout.h"
 
 namespace iogate {
 namespace {

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include "base/exit_codes.h"
+#include "base/text_layout.h"
 #include "base/units.h"
 #include "base/version.h"
-#include "policy/measurement_json.h"
+#include "measure/measurement_json.h"
 #include "report/dataset_report.h"
 #include "report/report_json.h"
-#include "report/text_layout.h"
 
 namespace iogate {
 

@@ -16,10 +16,10 @@
 
 #include "base/clock.h"
 #include "base/units.h"
-#include "probe/job.h"
-#include "probe/probe_target.h"
 #include "device/diskstats.h"
 #include "device/storage_stack.h"
+#include "probe/job.h"
+#include "probe/probe_target.h"
 
 namespace iogate {
 namespace {

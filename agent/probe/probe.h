@@ -12,11 +12,12 @@
 #include <optional>
 #include <string>
 
+#include "base/paths.h"
 #include "base/result.h"
+#include "device/storage_stack.h"
 #include "probe/adaptive_stop.h"
 #include "probe/probe_result.h"
 #include "probe/workload.h"
-#include "device/storage_stack.h"
 
 namespace iogate {
 
@@ -32,8 +33,8 @@ struct ProbeRequest {
   // PATH's stack where the caller detected it already (to choose its floor by class); the probe
   // reports it rather than detecting the same path again. Unused with workload.file.
   std::optional<StorageStack> storage;
-  std::string proc_root() const { return root == "/" ? "/proc" : root + "/proc"; }
-  std::string sysfs_root() const { return root == "/" ? "/sys" : root + "/sys"; }
+  std::string proc_root() const { return proc_under(root); }
+  std::string sysfs_root() const { return sys_under(root); }
 };
 
 struct ProbeProgress {

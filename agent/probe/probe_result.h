@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "device/storage_stack.h"
 #include "probe/adaptive_stop.h"
 #include "probe/latency_histogram.h"
 #include "probe/stop_reason.h"
 #include "probe/workload.h"
-#include "device/storage_stack.h"
 
 namespace iogate {
 

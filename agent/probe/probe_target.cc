@@ -16,11 +16,11 @@
 #include <fmt/format.h>
 
 #include "base/units.h"
-#include "probe/existing_files.h"
 #include "device/block_device.h"
 #include "device/direct_io.h"
 #include "device/mountinfo.h"
 #include "device/network_fs.h"
+#include "probe/existing_files.h"
 
 namespace iogate {
 namespace {

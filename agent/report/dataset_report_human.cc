@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
+#include "base/text_layout.h"
 #include "base/units.h"
 #include "report/dataset_report.h"
-#include "report/text_layout.h"
 
 namespace iogate {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/text_layout.h"
 #include "base/units.h"
-#include "report/text_layout.h"
 
 namespace iogate {
 namespace {

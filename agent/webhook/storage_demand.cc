@@ -17,12 +17,6 @@ bool contains(const std::vector<DeviceClass>& list, DeviceClass c) {
   return std::find(list.begin(), list.end(), c) != list.end();
 }
 
-std::string class_names(const std::vector<DeviceClass>& list) {
-  std::string out;
-  for (DeviceClass c : list) out += (out.empty() ? "" : ", ") + std::string(device_class_name(c));
-  return "[" + out + "]";
-}
-
 // The pod's labels that a rule's selector names: looked up by the policy's keys rather than all
 // copied, since a pod may carry megabytes of them and only these are compared.
 std::map<std::string, std::string> pod_labels(const Policy& p, const nlohmann::json& pod) {
@@ -123,7 +117,8 @@ StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
         d.allow_list = true;
         if (!contains(r.allowed_classes, c) && c != DeviceClass::kMixed && cd.allowed) {
           cd.allowed = false;
-          cd.refused_by = fmt::format("rule {} allows only {}", r.name, class_names(r.allowed_classes));
+          cd.refused_by =
+              fmt::format("rule {} allows only {}", r.name, "[" + device_class_list(r.allowed_classes) + "]");
         }
       }
       if (contains(r.forbidden_classes, c) && cd.allowed) {

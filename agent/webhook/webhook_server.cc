@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/trim.h"
 #include "http/bounded_stream.h"
 #include "http/pooled_server.h"
 #include "webhook/json_footprint.h"
@@ -46,11 +47,7 @@ int install_current_pair(SSL* ssl, void* arg) {
 
 // "application/json", any case, with or without parameters ("; charset=utf-8").
 bool is_json(const std::string& content_type) {
-  std::string media = content_type.substr(0, content_type.find(';'));
-  size_t begin = media.find_first_not_of(" \t");
-  size_t end = media.find_last_not_of(" \t");
-  if (begin == std::string::npos) return false;
-  media = media.substr(begin, end - begin + 1);
+  std::string media(trim_space(std::string_view(content_type).substr(0, content_type.find(';'))));
   return strcasecmp(media.c_str(), "application/json") == 0;
 }
 

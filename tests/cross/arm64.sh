@@ -37,7 +37,7 @@ declare -A QEMU_WHY=(
 # that are JSON and HTTP over the same libraries (kube, webhook, http, preflight, cli, node,
 # metrics), which would double the cold build (docs/testing.md, "arm64"). ARM64_UNITS=all runs
 # every module (bench/arm64_units.sh).
-units=(${ARM64_UNITS:-base probe dataset device policy report})
+units=(${ARM64_UNITS:-base probe dataset device policy measure report})
 if [[ "${units[*]}" == all ]]; then
   units=()
   for dir in "$ROOT"/tests/unit/*/; do

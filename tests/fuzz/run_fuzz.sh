@@ -48,12 +48,12 @@ case "$TARGET" in
     ;;
   admission)
     # The webhook's decisions and what its policy needs: parsing (yaml-cpp), evaluation, and the
-    # few bench/ and device/ files the policy's types pull in. Not the webhook's HTTPS server and
-    # run loop, nor the probe under a policy: the fuzzer calls neither. libcrypto: base64's
-    # encoder (the patch) is OpenSSL's.
+    # few probe/, dataset/ and device/ files the policy's types pull in. Not the webhook's HTTPS
+    # server and run loop: the fuzzer calls neither. libcrypto: base64's encoder (the patch) is
+    # OpenSSL's.
     SOURCES=(tests/fuzz/admission_fuzz.cc)
     add_folder webhook agent/webhook/webhook.cc agent/webhook/webhook_server.cc
-    add_folder policy agent/policy/policy_probe.cc
+    add_folder policy
     add_folder base
     SOURCES+=(agent/kube/pod_spec.cc agent/kube/api_error.cc agent/probe/workload.cc agent/probe/probe_result.cc
               agent/probe/stop_reason.cc agent/probe/latency_histogram.cc agent/dataset/dataset_loader.cc
@@ -63,13 +63,13 @@ case "$TARGET" in
     ;;
   policy)
     # parse_policy and what an accepted policy is shown with (policy_render, its table layout in
-    # report/); the bench/ and device/ files the policy's types pull in, as for admission.
+    # base/); the probe/, dataset/ and device/ files the policy's types pull in, as for admission.
     SOURCES=(tests/fuzz/policy_fuzz.cc)
-    add_folder policy agent/policy/policy_probe.cc
+    add_folder policy
     add_folder base
     SOURCES+=(agent/probe/workload.cc agent/probe/probe_result.cc agent/probe/stop_reason.cc
               agent/probe/latency_histogram.cc agent/dataset/dataset_loader.cc agent/probe/adaptive_stop.cc
-              agent/dataset/feed_limit.cc agent/device/device_class.cc agent/report/text_layout.cc)
+              agent/dataset/feed_limit.cc agent/device/device_class.cc)
     MAX_LEN=16384
     ;;
   *)

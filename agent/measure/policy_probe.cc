@@ -1,4 +1,4 @@
-#include "policy/policy_probe.h"
+#include "measure/policy_probe.h"
 
 #include <algorithm>
 

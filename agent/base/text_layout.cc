@@ -1,4 +1,4 @@
-#include "report/text_layout.h"
+#include "base/text_layout.h"
 
 #include <algorithm>
 

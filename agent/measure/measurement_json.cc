@@ -1,4 +1,4 @@
-#include "policy/measurement_json.h"
+#include "measure/measurement_json.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "policy/measurement_json.h"
+#include "measure/measurement_json.h"
 
 using namespace iogate;
 

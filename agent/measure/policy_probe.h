@@ -11,11 +11,11 @@
 #include <string>
 
 #include "dataset/dataset_probe.h"
-#include "probe/probe.h"
 #include "device/device_class.h"
 #include "policy/demand.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
+#include "probe/probe.h"
 
 namespace iogate {
 

@@ -1,4 +1,4 @@
-#include "policy/node_tier.h"
+#include "node/node_tier.h"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/text_layout.h"
+#include "base/text_layout.h"
 
 using namespace iogate;
 
