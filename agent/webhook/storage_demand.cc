@@ -117,8 +117,7 @@ StorageDemand storage_demand(const Policy& p, const nlohmann::json& pod,
         d.allow_list = true;
         if (!contains(r.allowed_classes, c) && c != DeviceClass::kMixed && cd.allowed) {
           cd.allowed = false;
-          cd.refused_by =
-              fmt::format("rule {} allows only {}", r.name, "[" + device_class_list(r.allowed_classes) + "]");
+          cd.refused_by = fmt::format("rule {} allows only [{}]", r.name, device_class_list(r.allowed_classes));
         }
       }
       if (contains(r.forbidden_classes, c) && cd.allowed) {
