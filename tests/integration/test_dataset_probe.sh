@@ -1,7 +1,7 @@
 # probe --mode dataset on generated datasets: counts and size percentiles against the truth,
 # the scan's budgets, read-only behaviour (a read-only loop mount, and no change to a writable
 # tree: no file created, no mtime, ctime or atime moved), clear errors for an empty directory and
-# for permission-denied entries, and a prompt, clean end on SIGTERM. About 15 s on an idle machine.
+# for permission-denied entries, and a prompt, clean end on SIGTERM.
 source "$(dirname "$0")/lib.sh"
 MAKE_DATASET="$(dirname "$0")/make_dataset.py"
 need_tool python3
