@@ -45,7 +45,7 @@ CLUSTER_SERVICE_CIDR=10.96.0.0/16
 # cluster_tools: UPSTREAM_BIN (ctest sets it) or the pinned builds, built on first use.
 cluster_tools() {
   if [[ -z "${UPSTREAM_BIN:-}" ]]; then
-    UPSTREAM_BIN=$(bash "$CLUSTER_LIB_DIR/../upstream/build.sh" --print-bin) || return 1
+    UPSTREAM_BIN=$(bash "$CLUSTER_LIB_DIR/../upstream/build.sh" --print-bin etcd kube-apiserver) || return 1
   fi
   local t
   for t in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
@@ -184,14 +184,17 @@ wait_alive() {
   done
 }
 
-# stop_pids PIDS: TERM every process of the array named PIDS, KILL what is left after 15 s, reap
-# them all, and empty the array.
+# stop_pids PIDS: stops the processes of the array named PIDS last started first, each TERMed and
+# waited for before the next (one started later may depend on one started earlier: an
+# apiserver whose etcd is already gone spends some 10 s of its shutdown retrying it, against 1 s
+# with etcd up), KILLs what is left after 15 s in all, reaps them all, and empties the array.
 stop_pids() {
   local -n pids_=$1
-  local pid deadline=$((SECONDS + 15))
-  for pid in "${pids_[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids_[@]}"; do
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+  local i pid deadline=$((SECONDS + 15))
+  for ((i = ${#pids_[@]} - 1; i >= 0; i--)); do
+    pid=${pids_[i]}
+    kill -TERM "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.05; done
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
