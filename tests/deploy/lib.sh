@@ -22,7 +22,7 @@ if [[ -z "${UPSTREAM_BIN:-}" ]]; then
 fi
 for tool in "${deploy_upstream[@]}"; do
   [[ -x "$UPSTREAM_BIN/$tool" ]] ||
-    fail "$UPSTREAM_BIN/$tool is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
+    fail "$UPSTREAM_BIN/$tool is not built: run bash tests/upstream/build.sh (ctest runs it as the tools.* tests)"
 done
 HELM=$UPSTREAM_BIN/helm
 KUBECTL=$UPSTREAM_BIN/kubectl

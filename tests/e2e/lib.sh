@@ -12,13 +12,13 @@ CHART="$ROOT/charts/iogate"
 
 need_tool jq curl openssl python3 setpriv
 # The pinned builds: UPSTREAM_BIN (ctest sets it), else tests/upstream/build.sh's cache, which
-# scripts/test.sh fills before ctest runs. A missing build fails loudly with the fix.
+# ctest fills first (the tools.* tests, fixtures of the e2e tests). A missing build fails loudly with the fix.
 if [[ -z "${UPSTREAM_BIN:-}" ]]; then
   UPSTREAM_BIN=${IOGATE_TOOLS_CACHE:-/var/cache/iogate-tools}/bin
 fi
 for tool in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl helm; do
   [[ -x "$UPSTREAM_BIN/$tool" ]] ||
-    fail "$UPSTREAM_BIN/$tool is not built: run bash tests/upstream/build.sh (scripts/test.sh does)"
+    fail "$UPSTREAM_BIN/$tool is not built: run bash tests/upstream/build.sh (ctest runs it as the tools.* tests)"
 done
 export UPSTREAM_BIN PATH="$UPSTREAM_BIN:$PATH"
 

@@ -74,10 +74,10 @@ NODE_THROTTLE_CAP=""
 # the CNI plugins, gcc (the pause program) and the Docker Engine (its image).
 node_tools() {
   if [[ -z "${UPSTREAM_BIN:-}" ]]; then
-    UPSTREAM_BIN=$(bash "$NODE_LIB_DIR/../upstream/build.sh" --print-bin) || return 1
+    UPSTREAM_BIN=$(bash "$NODE_LIB_DIR/../upstream/build.sh" --print-bin kubelet) || return 1
   fi
   [[ -x "$UPSTREAM_BIN/kubelet" ]] ||
-    { echo "node: $UPSTREAM_BIN/kubelet is not built: run bash tests/upstream/build.sh (scripts/test.sh does)" >&2; return 1; }
+    { echo "node: $UPSTREAM_BIN/kubelet is not built: run bash tests/upstream/build.sh (ctest runs it as the tools.* tests)" >&2; return 1; }
   local t
   for t in containerd containerd-shim-runc-v2 runc ctr; do
     command -v "$t" >/dev/null ||

@@ -7,14 +7,18 @@
 #
 #   tests/upstream/build.sh [--print-bin] [TOOL...]
 #
+# With no TOOL, the modules the tests run (kube, etcd, helm, seaweedfs); kwok, which only
+# bench/fleet.sh runs, is built when named (a fresh machine's CI does not pay for it). ctest builds
+# each module as a test of its own (tools.MODULE, the fixture of the tests that run it).
+#
 # Each module builds into $IOGATE_TOOLS_CACHE/<module>-<version>-<hash>/ (default cache
 # /var/cache/iogate-tools), the hash covering the module's go.mod and go.sum and the package list
 # and -ldflags below: a new pin, a new go.sum or another set of binaries is a new folder, and a
 # folder that is complete (its .done stamp) is reused without running go at all.
 # $IOGATE_TOOLS_CACHE/bin/ then holds a link per tool to the current build; --print-bin prints
 # that folder (tests add it to PATH). Go's own build and module caches (GOCACHE, GOMODCACHE) stay
-# where the machine keeps them, so a pin bump recompiles only what changed. Concurrent callers
-# serialise on a lock in the cache.
+# where the machine keeps them, so a pin bump recompiles only what changed. Callers building the
+# same module serialise on its lock in the cache; two modules may build at once.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -64,6 +68,7 @@ version[seaweedfs]=$SEAWEEDFS_VERSION
 packages[seaweedfs]="github.com/seaweedfs/seaweedfs/weed"
 ldflags[seaweedfs]="-s -w -X github.com/seaweedfs/seaweedfs/weed/util/version.COMMIT=${SEAWEEDFS_VERSION##*-}"
 modules=(kube etcd helm kwok seaweedfs)
+test_modules=(kube etcd helm seaweedfs)
 
 binary_module() {  # TOOL -> the module that builds it
   local m p
@@ -78,7 +83,7 @@ binary_module() {  # TOOL -> the module that builds it
 
 selected=()
 if ((${#wanted[@]} == 0)); then
-  selected=("${modules[@]}")
+  selected=("${test_modules[@]}")
 else
   declare -A seen=()
   for t in "${wanted[@]}"; do
@@ -90,10 +95,10 @@ fi
 source "$here/../lib/go.sh"
 
 mkdir -p "$cache/bin"
-exec 9>"$cache/.lock"
-flock 9
 
 for m in "${selected[@]}"; do
+  exec 9>"$cache/.lock-$m"
+  flock 9
   # The key: everything that decides what lands in the folder. A binary added to (or dropped from)
   # packages[] must not reuse a folder built without it.
   sum=$( { cat "$here/$m/go.mod" "$here/$m/go.sum"; printf '%s\n' "${packages[$m]}" "${ldflags[$m]}"; } |
@@ -117,6 +122,7 @@ for m in "${selected[@]}"; do
   for f in "$dir"/*; do
     ln -sfn "$f" "$cache/bin/${f##*/}"
   done
+  exec 9>&-
 done
 
 ((print_bin)) && echo "$cache/bin"
