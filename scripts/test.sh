@@ -41,8 +41,9 @@ if [[ -n $tools_pid ]]; then renice -n 0 -g "$tools_pid" >/dev/null 2>&1 || true
 cd "${BUILD_DIR:-build}"
 # What runs beside what is set by resource locks, fixtures and nice levels in tests/CMakeLists.txt,
 # not by -j: one full-speed build at a time (the tools, the image), integration tests one at a
-# time on the disk, control planes one at a time on the CPU, and the cross and fuzz builds at
-# nice 19 in what is left. -j only has to leave room for all of them at once.
+# time on the disk, control planes one at a time on the CPU, and the cross, fuzz and SeaweedFS
+# builds in the background (tests/lib/background.sh) in what is left. -j only has to leave room
+# for all of them at once.
 status=0
 ctest --output-on-failure -j"$(($(nproc) * 3))" "$@" || status=$?
 phase_done "ctest"
