@@ -32,6 +32,7 @@ policy="$work/policy.yaml"
 cat >"$policy" <<POLICY
 apiVersion: iogate.io/v1
 kind: StoragePolicy
+mode: enforce
 workload: {rw: randread, bs: 4k, iodepth: 32, numjobs: 1, ramp: 1s, runtime: 10s, size: $SIZE}
 rules:
   - {name: floor, min_iops: $FLOOR}

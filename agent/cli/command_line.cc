@@ -5,6 +5,7 @@
 #include "base/exit_codes.h"
 #include "base/quote.h"
 #include "cli/logging.h"
+#include "policy/policy.h"
 
 namespace iogate {
 namespace po = boost::program_options;
@@ -47,6 +48,26 @@ void add_kube_flags(po::options_description& flags) {
                       "kubeconfig file out of cluster, read alone (default: in-cluster, else every file of "
                       "$KUBECONFIG merged, else ~/.kube/config)")(
       "context", po::value<std::string>(), "the kubeconfig's context to use (default: its current-context)");
+}
+
+void add_policy_flag(po::options_description& flags) {
+  flags.add_options()("policy", po::value<std::string>()->default_value("profile:" + std::string(kDefaultProfile)),
+                      "policy file (YAML or JSON), or profile:NAME (iogate policy profiles); a policy that names "
+                      "no mode is warn: it records what enforce would block and blocks nothing");
+}
+
+void add_workload_flags(po::options_description& flags) {
+  const std::string known = named_workload_list();
+  flags.add_options()("workload", po::value<std::string>(),
+                      ("judge the demand rules for MLPerf Storage's workload: " + known).c_str())(
+      "accelerator", po::value<std::string>(), "the workload's accelerator (a100, h100, b200: as listed above)");
+}
+
+WorkloadFlags workload_flags(const po::variables_map& vm) {
+  WorkloadFlags w;
+  if (vm.count("workload")) w.workload = vm["workload"].as<std::string>();
+  if (vm.count("accelerator")) w.accelerator = vm["accelerator"].as<std::string>();
+  return w;
 }
 
 Result<bool> apply_closing_flags(const po::variables_map& vm) {

@@ -35,6 +35,18 @@ void add_closing_flags(boost::program_options::options_description& flags, const
 // (kube/kube_config.h's resolve_kube_config reads them).
 void add_kube_flags(boost::program_options::options_description& flags);
 
+// --policy FILE|profile:NAME, by default the built-in kDefaultProfile (policy/policy.h), whose
+// mode is warn: a command run without a policy judges in the job's units and blocks nothing.
+void add_policy_flag(boost::program_options::options_description& flags);
+
+// --workload NAME --accelerator NAME: MLPerf Storage's named workload for every demand rule of the
+// policy (policy.h's apply_named_workload), as MLPerf Storage's CLI takes --model and --accelerator-type.
+void add_workload_flags(boost::program_options::options_description& flags);
+struct WorkloadFlags {
+  std::string workload, accelerator;  // both empty: the policy's own demand
+};
+WorkloadFlags workload_flags(const boost::program_options::variables_map& vm);
+
 // Sets up the logger from --log-level and --log-format; true where --output-format is json.
 Result<bool> apply_closing_flags(const boost::program_options::variables_map& vm);
 

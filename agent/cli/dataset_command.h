@@ -7,10 +7,15 @@
 
 #include <string>
 
+#include <optional>
+
 #include "dataset/dataset_probe.h"
+#include "policy/demand.h"
 
 namespace iogate {
 
-int run_dataset_probe_command(const DatasetRequest& request, bool json);
+// With a demand: the predicted AU for `gpus` and the accelerators the measured samples/s sustain,
+// after the report (human) or as its "demand" object (JSON).
+int run_dataset_probe_command(const DatasetRequest& request, const std::optional<Demand>& demand, int gpus, bool json);
 
 }  // namespace iogate

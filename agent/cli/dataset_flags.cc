@@ -1,5 +1,7 @@
 #include "cli/dataset_flags.h"
 
+#include "cli/command_line.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -22,7 +24,9 @@ po::options_description dataset_flags() {
       "target-samples-per-s", po::value<std::string>(), "the rate to feed the GPUs: advice on the workers it needs")(
       "min-samples-per-s", po::value<std::string>(),
       "with --early-stop: also stop the loader once samples/s are clearly above or below this")(
-      "no-limit", po::bool_switch(), "skip the ~1.2 s measurement that names the limit (IOPS, bandwidth, ...)");
+      "no-limit", po::bool_switch(), "skip the ~1.2 s measurement that names the limit (IOPS, bandwidth, ...)")(
+      "gpus", po::value<std::string>(), "with --workload: the accelerators to predict the AU for (default 1)");
+  add_workload_flags(d);
   return d;
 }
 

@@ -35,9 +35,9 @@ po::options_description node_flags() {
       "then exit 3 (default {})",
       once_deadline);
   po::options_description d("node options");
-  d.add_options()("policy", po::value<std::string>(), "policy file (YAML or JSON), or profile:NAME")(
-      "path", po::value<std::vector<std::string>>()->composing(),
-      "a data path to probe, [NAME=]PATH, repeatable (default: the policy's node.paths)")(
+  add_policy_flag(d);
+  d.add_options()("path", po::value<std::vector<std::string>>()->composing(),
+                  "a data path to probe, [NAME=]PATH, repeatable (default: the policy's node.paths)")(
       "listen", po::value<std::string>()->default_value(":9560"),
       "HTTP address for /metrics /healthz /readyz /report; none: no server")(
       "interval", po::value<std::string>(), "time between probes of a path (default: node.interval, 6h)")(
@@ -122,7 +122,7 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
   NodeOptions o;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate node --policy FILE|profile:NAME --path [NAME=]PATH... [options]\n"
+    out << "usage: iogate node [--policy FILE|profile:NAME] --path [NAME=]PATH... [options]\n"
            "       iogate node prune [options]   remove what iogate wrote on Nodes and PVCs (--help)\n"
            "       iogate node check [options]   pass when the agent has labelled a Node (--help)\n\n"
            "The DaemonSet agent: probes this node's data paths on start and then every interval (at idle\n"
@@ -141,8 +141,6 @@ Result<NodeOptions> parse_node_args(const std::vector<std::string>& args, std::s
     return usage_error(
         fmt::format("unexpected argument {}; data paths are given with --path", quote_value(parsed->paths[0])));
   }
-  if (!vm.count("policy"))
-    return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   o.policy = str("policy");
   if (vm.count("path")) {

@@ -19,7 +19,8 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr const char kUsage[] =
-    "usage: iogate policy check FILE|profile:NAME [--output-format human|json] [--gpus N]\n"
+    "usage: iogate policy check FILE|profile:NAME [--output-format human|json] [--gpus N] [--workload W --accelerator "
+    "A]\n"
     "       iogate policy profiles\n"
     "       iogate policy show NAME\n";
 
@@ -31,7 +32,9 @@ int usage(const std::string& message) {
 int run_check(const std::vector<std::string>& args) {
   po::options_description flags("policy check options");
   flags.add_options()("output-format", po::value<std::string>()->default_value("human"), "human | json")(
-      "gpus", po::value<std::string>(), "resolve per-GPU floors for a pod with N GPUs")("help,h", "this help");
+      "gpus", po::value<std::string>(), "resolve per-GPU floors for a pod with N GPUs");
+  add_workload_flags(flags);
+  flags.add_options()("help,h", "this help");
   auto parsed = parse_command_line(args, flags);
   if (!parsed.ok()) return usage(parsed.error().message);
   const po::variables_map& vm = parsed->flags;
@@ -57,6 +60,8 @@ int run_check(const std::vector<std::string>& args) {
     std::fprintf(stderr, "iogate policy check: %s\n", policy.error().message.c_str());
     return exit_code_for(policy.error());
   }
+  WorkloadFlags w = workload_flags(vm);
+  if (Status s = apply_named_workload(*policy, w.workload, w.accelerator); !s.ok()) return usage(s.error().message);
   if (*json) {
     std::cout << policy_to_json(*policy, gpus).dump(2) << "\n";
   } else {

@@ -30,10 +30,10 @@ std::string env_or(const char* name, const std::string& fallback = "") {
 
 po::options_description preflight_flags() {
   po::options_description d("preflight options");
-  d.add_options()("policy", po::value<std::string>(),
-                  "policy file (YAML or JSON), or profile:NAME (iogate policy profiles)")(
-      "gpus", po::value<std::string>(),
-      "GPUs to scale per-GPU thresholds by (default: the pod's nvidia.com/gpu + amd.com/gpu limits)")(
+  add_policy_flag(d);
+  add_workload_flags(d);
+  d.add_options()("gpus", po::value<std::string>(),
+                  "GPUs to scale per-GPU thresholds by (default: the pod's nvidia.com/gpu + amd.com/gpu limits)")(
       "pod", po::value<std::string>(), "pod name (default: $POD_NAME)")(
       "namespace", po::value<std::string>(), "pod namespace (default: $POD_NAMESPACE, else the service account's)")(
       "node", po::value<std::string>(), "node name (default: $NODE_NAME, else the pod's spec.nodeName)")(
@@ -55,7 +55,7 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
   PreflightOptions o;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate preflight PATH... --policy FILE|profile:NAME [options]\n\n"
+    out << "usage: iogate preflight PATH... [--policy FILE|profile:NAME] [options]\n\n"
            "Probes the dataset volume(s) at PATH, judges them against the policy, records the verdict on\n"
            "the pod (annotations, an Event) and exits 1 when they are below policy in enforce mode, so\n"
            "the training container never starts on storage that would starve its GPUs.\n\n"
@@ -66,17 +66,19 @@ Result<PreflightOptions> parse_preflight_args(const std::vector<std::string>& ar
     return o;
   }
   o.paths = parsed->paths;
-  if (o.paths.empty()) return usage_error("PATH: missing; usage: iogate preflight PATH... --policy FILE|profile:NAME");
+  if (o.paths.empty())
+    return usage_error("PATH: missing; usage: iogate preflight PATH... [--policy FILE|profile:NAME]");
   // Checked before anything is logged or probed: a dataset path that is not there is the pod
   // spec's mistake (a wrong mountPath), reported as one line.
   for (const std::string& path : o.paths) {
     struct stat st {};
     if (stat(path.c_str(), &st) != 0) return usage_error(fmt::format("PATH: {}: {}", path, std::strerror(errno)));
   }
-  if (!vm.count("policy"))
-    return usage_error("--policy: missing; a policy file or profile:NAME (iogate policy profiles)");
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   o.policy = str("policy");
+  WorkloadFlags w = workload_flags(vm);
+  o.workload = w.workload;
+  o.accelerator = w.accelerator;
   if (vm.count("gpus")) {
     auto gpus = parse_integer(str("gpus"), "--gpus", 0, 4096);
     if (!gpus.ok()) return gpus.error();

@@ -20,6 +20,7 @@
 #include "cli/dataset_flags.h"
 #include "cli/signals.h"
 #include "device/storage_stack.h"
+#include "policy/policy.h"
 #include "probe/probe.h"
 #include "report/report_human.h"
 #include "report/report_json.h"
@@ -97,11 +98,28 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
     auto request = dataset_request_from_flags(vm, o.path, o.root);
     if (!request.ok()) return request.error();
     o.dataset = std::move(*request);
+    WorkloadFlags w = workload_flags(vm);
+    if (!w.workload.empty() || !w.accelerator.empty()) {
+      Policy demand_only;  // one demand rule for apply_named_workload to aim
+      demand_only.source = "--workload";
+      demand_only.rules.push_back(Rule{});
+      demand_only.rules.back().demand = Demand{};
+      if (Status s = apply_named_workload(demand_only, w.workload, w.accelerator); !s.ok()) return s.error();
+      o.demand = demand_only.rules.back().demand;
+    }
+    if (vm.count("gpus")) {
+      if (!o.demand) return usage_error("--gpus: only with --workload and --accelerator");
+      auto gpus = parse_integer(str("gpus"), "--gpus", 1, 4096);
+      if (!gpus.ok()) return gpus.error();
+      o.gpus = static_cast<int>(*gpus);
+    }
+    if (o.demand && !o.dataset->target_samples_per_s)
+      o.dataset->target_samples_per_s = verdict_flip_samples_per_s(*o.demand, o.gpus);
     return o;
   }
   if (mode != "io") return usage_error(fmt::format("--mode: expected io or dataset, got {}", quote_value(mode)));
-  for (const char* k :
-       {"workers", "scan-time", "scan-entries", "scan-files", "sample", "target-samples-per-s", "min-samples-per-s"}) {
+  for (const char* k : {"workers", "scan-time", "scan-entries", "scan-files", "sample", "target-samples-per-s",
+                        "min-samples-per-s", "workload", "accelerator", "gpus"}) {
     if (vm.count(k) && !vm[k].defaulted()) return usage_error(fmt::format("--{}: only with --mode dataset", k));
   }
   if (vm["no-limit"].as<bool>()) return usage_error("--no-limit: only with --mode dataset");
@@ -133,7 +151,8 @@ int run_probe_command(const std::vector<std::string>& args) {
   std::string help;
   auto options = parse_probe_args(args, &help);
   if (auto done = parsing_exit("probe", options, help)) return *done;
-  if (options->dataset) return run_dataset_probe_command(*options->dataset, options->json);
+  if (options->dataset)
+    return run_dataset_probe_command(*options->dataset, options->demand, options->gpus, options->json);
   StopSignals signals;
   const bool tty = isatty(STDERR_FILENO);
   ProgressCallback progress;

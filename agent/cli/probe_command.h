@@ -7,6 +7,7 @@
 
 #include "base/result.h"
 #include "dataset/dataset_probe.h"
+#include "policy/demand.h"
 #include "probe/adaptive_stop.h"
 #include "probe/workload.h"
 
@@ -20,6 +21,9 @@ struct ProbeOptions {
   std::string root = "/";
   // Set by --mode dataset: the samples/s probe of a tree of files instead of block I/O.
   std::optional<DatasetRequest> dataset;
+  // --workload, --accelerator with --mode dataset: the demand to predict the AU of, for `gpus`.
+  std::optional<Demand> demand;
+  int gpus = 1;
 };
 
 // Parses the arguments after "probe"; --help prints usage and yields no options (ok with empty path).

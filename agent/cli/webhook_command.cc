@@ -28,8 +28,7 @@ po::options_description webhook_flags() {
       "metrics-listen", po::value<std::string>()->default_value(":9561"),
       "HTTP address for /metrics /healthz (Prometheus); none: no metrics listener")(
       "tls-cert", po::value<std::string>(), "serving certificate (PEM, leaf first); re-read when it changes")(
-      "tls-key", po::value<std::string>(), "its private key (PEM)")("policy", po::value<std::string>(),
-                                                                    "policy file (YAML or JSON), or profile:NAME")(
+      "tls-key", po::value<std::string>(), "its private key (PEM)")(
       "no-api", po::bool_switch(), "never call the Kubernetes API (/validate then allows pinned pods with a warning)")(
       "request-deadline", po::value<std::string>()->default_value("8s"),
       "answer every request within this (keep it below the webhook's timeoutSeconds)")(
@@ -49,6 +48,7 @@ po::options_description webhook_flags() {
       "preflight-limits", po::value<std::string>(), "its limits, the same way (equal to the requests: Guaranteed)")(
       "gpu-resource", po::value<std::vector<std::string>>()->composing(),
       "another resource name that counts as GPUs, repeatable");
+  add_policy_flag(d);
   add_kube_flags(d);
   add_closing_flags(d, nullptr, "info");
   return d;
@@ -76,7 +76,7 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
   WebhookOptions o;
   if (vm.count("help")) {
     std::ostringstream out;
-    out << "usage: iogate webhook --tls-cert F --tls-key F --policy FILE|profile:NAME [options]\n"
+    out << "usage: iogate webhook --tls-cert F --tls-key F [--policy FILE|profile:NAME] [options]\n"
            "       iogate webhook check [options]   prove the API server can call the webhook (--help)\n\n"
            "The admission webhook: /mutate adds a required node affinity on the node agent's labels to pods\n"
            "that request GPUs (and injects the preflight initContainer on request); /validate refuses GPU pods\n"
@@ -86,7 +86,7 @@ Result<WebhookOptions> parse_webhook_args(const std::vector<std::string>& args, 
     return o;
   }
   if (!parsed->paths.empty()) return usage_error(fmt::format("unexpected argument \"{}\"", parsed->paths[0]));
-  for (const char* required : {"tls-cert", "tls-key", "policy"}) {
+  for (const char* required : {"tls-cert", "tls-key"}) {
     if (!vm.count(required)) return usage_error(fmt::format("--{}: missing", required));
   }
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };

@@ -317,12 +317,20 @@ MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const 
   }
   a["iogate.io/report"] = text;
   a["iogate.io/last-probe"] = rfc3339_seconds(latest);
+  a[kWouldBlockAnnotation] = would_taint_text(j, p);
   if (j.sustained.empty()) {
     a[kDemandAnnotation] = std::nullopt;
   } else {
     a[kDemandAnnotation] = sustained_json_array(j, outcomes).dump();
   }
   return a;
+}
+
+std::optional<std::string> would_taint_text(const NodeJudgement& j, const Policy& p) {
+  if (p.mode != PolicyMode::kWarn || p.node.taint_effect.empty() || j.outcome != VerdictOutcome::kWarn || !j.best)
+    return std::nullopt;
+  const RuleCheck* c = j.paths[*j.best].verdict.first_failure();
+  return fmt::format("taint {}=true:{}{}", kBelowPolicyTaintKey, p.node.taint_effect, c ? ": " + check_text(*c) : "");
 }
 
 std::optional<Taint> wanted_taint(const NodeJudgement& j, const Policy& p, const std::string& effect) {
@@ -342,7 +350,11 @@ std::optional<NodeCondition> node_condition(const NodeJudgement& j, const Policy
         kBelowPolicyCondition, "True", "StorageBelowPolicy",
         fmt::format("no data path meets policy {} for {}; best: {}; {}{}{}", p.source, judged_for_text(j, best),
                     figures, c ? check_text(*c) : "", sustained_summary(j, outcomes),
-                    p.mode == PolicyMode::kWarn ? " (mode warn: not tainted)" : "")};
+                    p.mode != PolicyMode::kWarn ? ""
+                    : p.node.taint_effect.empty()
+                        ? " (mode warn; taint_effect none: not tainted in enforce mode either)"
+                        : fmt::format("; {}: taint {}=true:{} (mode warn: not tainted)", kWouldBlock,
+                                      kBelowPolicyTaintKey, p.node.taint_effect))};
   }
   return NodeCondition{kBelowPolicyCondition, "False", "StorageMeetsPolicy",
                        fmt::format("{} meets policy {} for {} (tier {}){}", figures, p.source, judged_for_text(j, best),

@@ -114,9 +114,15 @@ MetadataChanges node_labels(const NodeJudgement& j, const std::vector<PathOutcom
 // (RFC 3339, the latest successful probe) and, under a policy with demand rules, iogate.io/demand:
 // a JSON array, per rule {rule, workload, accelerator, samples_per_s_per_accelerator, sample_bytes,
 // min_au, samples_per_s, accelerators_sustained, path}, the figures behind the labels (removed
-// under a policy without demand rules).
+// under a policy without demand rules); kWouldBlockAnnotation, would_taint_text (removed otherwise).
 inline constexpr size_t kNodeReportAnnotationMaxBytes = 16 * 1024;
 MetadataChanges node_annotations(const NodeJudgement& j, const Policy& p, const std::vector<PathOutcome>& outcomes);
+
+// What enforce mode would do to a node that warn mode leaves untainted: "taint
+// iogate.io/storage-below-policy=true:NoSchedule: <the failed check>"; nullopt where enforce
+// would not taint (the node meets the policy, taint_effect none, mode enforce or off). The node
+// annotation kWouldBlockAnnotation holds it and the condition says it.
+std::optional<std::string> would_taint_text(const NodeJudgement& j, const Policy& p);
 
 // The taint a node below policy carries in enforce mode (nullopt: none wanted).
 std::optional<Taint> wanted_taint(const NodeJudgement& j, const Policy& p, const std::string& effect);

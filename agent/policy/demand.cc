@@ -50,6 +50,16 @@ std::string named_workload_list() {
   return out.empty() ? out : out + ")";
 }
 
+Demand named_demand(const NamedWorkload& w) {
+  Demand d;
+  d.workload = std::string(w.workload);
+  d.accelerator = std::string(w.accelerator);
+  d.samples_per_s = w.samples_per_s();
+  d.sample_bytes = w.record_bytes;
+  d.min_au = w.min_au;
+  return d;
+}
+
 int demand_accelerators(int gpus) { return std::max(gpus, 1); }
 
 double samples_needed(const Demand& d, int accelerators) { return d.samples_per_s * std::max(accelerators, 0); }
@@ -86,6 +96,12 @@ DemandOutcome judge_demand(const Demand& d, int accelerators, double delivered_s
   // The same comparison as accelerators_sustained, so "passes" and "sustains N" never disagree.
   o.passed = o.accelerators_sustained >= accelerators;
   return o;
+}
+
+std::string demand_outcome_text(const DemandOutcome& o) {
+  return fmt::format("predicted AU {:.2f} for {} accelerator{} ({} samples/s needed, AU >= {:.2f}); sustains {}",
+                     o.predicted_au, o.accelerators, o.accelerators == 1 ? "" : "s",
+                     format_thousands(o.samples_per_s_needed), o.min_au, o.accelerators_sustained);
 }
 
 std::string demand_summary(const Demand& d) {

@@ -58,6 +58,9 @@ struct Demand {
   std::string workload, accelerator;  // set when the demand names an MLPerf workload
 };
 
+// The demand of a named workload: its samples/s, record size and AU floor.
+Demand named_demand(const NamedWorkload& w);
+
 // The accelerators a demand is judged for: the pod's GPUs, or one for a pod that requests none
 // (a demand describes what one accelerator consumes, so zero would need nothing).
 int demand_accelerators(int gpus);
@@ -87,6 +90,9 @@ struct DemandOutcome {
   FeedLimit limit = FeedLimit::kUnknown;
 };
 DemandOutcome judge_demand(const Demand& d, int accelerators, double delivered_samples_per_s);
+
+// "predicted AU 0.31 for 8 accelerators (14,288 samples/s needed, AU >= 0.90); sustains 2".
+std::string demand_outcome_text(const DemandOutcome& o);
 
 // "2,500 samples/s per accelerator" or "resnet50 on h100: 1,786 samples/s per accelerator".
 std::string demand_summary(const Demand& d);

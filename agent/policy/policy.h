@@ -27,7 +27,19 @@ namespace iogate {
 inline constexpr std::string_view kPolicyApiVersion = "iogate.io/v1";
 inline constexpr std::string_view kPolicyKind = "StoragePolicy";
 
+// enforce blocks (preflight exits 1, the agent taints, the webhook requires and refuses); warn
+// records the same verdicts and blocks nothing; off measures only. A policy that names no mode is
+// warn: nothing blocks a workload before its operator has read what enforce would block.
 enum class PolicyMode { kEnforce, kWarn, kOff };
+inline constexpr PolicyMode kDefaultPolicyMode = PolicyMode::kWarn;
+// What every record of a verdict that enforce mode would act on says in warn mode (the Event, the
+// condition, the admission warning), so that one grep finds them all; the annotation holds what
+// enforce would do, on the pod (preflight) and on the Node (the agent's taint).
+inline constexpr std::string_view kWouldBlock = "would block in enforce mode";
+inline constexpr const char* kWouldBlockAnnotation = "iogate.io/would-block";
+// The profile a policy starts from where none is named: it judges in the job's units.
+inline constexpr std::string_view kDefaultProfile = "image-training";
+// What a failure to judge (probe or API) does in enforce mode; in warn mode it never blocks.
 enum class OnError { kFailClosed, kFailOpen };
 
 std::string_view policy_mode_name(PolicyMode m);  // "enforce", "warn", "off"
@@ -127,7 +139,7 @@ struct Policy {
   std::string source;   // the file's path, or "profile:<name>"
   std::string name;     // metadata.name, or the profile's name
   std::string profile;  // the built-in profile it started from, if any
-  PolicyMode mode = PolicyMode::kEnforce;
+  PolicyMode mode = kDefaultPolicyMode;
   OnError on_error = OnError::kFailClosed;
   std::chrono::nanoseconds deadline = std::chrono::seconds(60);  // the whole preflight
   // The probe's workload; runtime is a limit, the probe stops earlier once the result settles.
@@ -175,6 +187,11 @@ std::string builtin_profile_summary(std::string_view profile);  // one line, "" 
 // What --policy accepts: "profile:NAME"; a bare built-in profile name when no file of that name
 // exists; otherwise a file path.
 Result<Policy> resolve_policy(std::string_view file_or_profile);
+
+// Sets every demand rule's demand to MLPerf Storage's `workload` on `accelerator` (its samples/s,
+// record size and AU floor), as --workload and --accelerator ask; both empty: nothing. A usage
+// error naming the flag where one is missing, the pair is unknown or no rule has a demand.
+Status apply_named_workload(Policy& p, std::string_view workload, std::string_view accelerator);
 
 // A taint effect as the policy's node.taint_effect and --taint-effect take it: "NoSchedule",
 // "PreferNoSchedule", "NoExecute" as given (the API's spelling), or "none" → "".

@@ -396,11 +396,7 @@ Result<Demand> read_demand(const YAML::Node& node, const std::string& path) {
       return usage_error(fmt::format("{}: no MLPerf Storage workload {} on {} (known: {})", path, quote_value(*w),
                                      quote_value(*a), named_workload_list()));
     }
-    d.workload = *w;
-    d.accelerator = *a;
-    d.samples_per_s = named->samples_per_s();
-    d.sample_bytes = named->record_bytes;
-    d.min_au = named->min_au;
+    d = named_demand(*named);
   }
   if (const YAML::Node v = n["samples_per_s"]) {
     auto x = read_rate(v, field_child(path, "samples_per_s"));

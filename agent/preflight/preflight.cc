@@ -604,15 +604,14 @@ ModeResult result_of(const PreflightSummary& s) {
 // that does not exist, a workload the volume refuses): no on_error hides it, it ends the run.
 ModeOutcome fail_with(Run& run, const Error& e) {
   PreflightSummary& s = run.summary;
-  const bool open = run.policy.on_error == OnError::kFailOpen;
+  const bool open = fails_open(run.policy);
   s.outcome = PodVerdict::kError;
   s.error = e.message;
   const bool usage = e.kind == ErrorKind::kUsage;
   s.status = open ? ModeStatus::kOk : ModeStatus::kFailed;
   spdlog::error("{}", e.message);
   if (!usage) {
-    spdlog::log(open ? spdlog::level::warn : spdlog::level::err, "on_error {}: {}", on_error_name(run.policy.on_error),
-                open ? "letting the pod start" : "the pod does not start");
+    spdlog::log(open ? spdlog::level::warn : spdlog::level::err, "{}", on_error_text(run.policy));
   }
   if (run.api && !run.pod.is_null()) {
     Status recorded = record_on_pod(run);
@@ -638,6 +637,7 @@ ModeOutcome run_preflight(const PreflightOptions& options, const std::atomic<boo
   auto policy = resolve_policy(options.policy);
   if (!policy.ok()) return usage_error("--policy: " + policy.error().message);
   run.policy = std::move(*policy);
+  if (Status s = apply_named_workload(run.policy, options.workload, options.accelerator); !s.ok()) return s.error();
   s.policy = &run.policy;
   run.deadline = started + run.policy.deadline;
   auto log_policy = [&] {
@@ -671,10 +671,10 @@ ModeOutcome run_preflight(const PreflightOptions& options, const std::atomic<boo
   if (Status recorded = record_on_pod(run); !recorded.ok()) {
     const std::string outcome(pod_verdict_name(s.outcome));
     const int code = exit_code_for(s.status);
-    if (run.policy.on_error == OnError::kFailOpen) {
+    if (fails_open(run.policy)) {
       // The verdict stands; only its record is missing.
       s.error = "could not record the verdict: " + recorded.error().message;
-      spdlog::warn("{} (on_error fail-open: exit {} as the verdict {} says)", s.error, code, outcome);
+      spdlog::warn("{} ({}: exit {} as the verdict {} says)", s.error, on_error_text(run.policy), code, outcome);
     } else {
       s.outcome = PodVerdict::kError;
       s.error = "could not record the verdict (" + outcome + "): " + recorded.error().message;

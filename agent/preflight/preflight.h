@@ -24,6 +24,7 @@ namespace iogate {
 struct PreflightOptions {
   std::vector<std::string> paths;                  // dataset paths as mounted in this container
   std::string policy;                              // a file, or profile:NAME
+  std::string workload, accelerator;               // apply_named_workload's, where given
   std::optional<int> gpus;                         // overrides the pod's GPU count
   std::string pod_name, pod_namespace, node_name;  // downward API: POD_NAME, POD_NAMESPACE, NODE_NAME
   std::string container_name;                      // CONTAINER_NAME: finds our mounts in the pod spec; optional

@@ -81,6 +81,31 @@ nlohmann::json compact_path(const PathResult& r, bool with_checks) {
 
 }  // namespace
 
+bool fails_open(const Policy& p) { return p.on_error == OnError::kFailOpen || p.mode != PolicyMode::kEnforce; }
+
+std::string on_error_text(const Policy& p) {
+  if (p.on_error == OnError::kFailOpen) return "on_error fail-open: letting the pod start";
+  if (p.mode != PolicyMode::kEnforce) {
+    return fmt::format("{} (on_error fail-closed); mode {}: letting the pod start", kWouldBlock,
+                       policy_mode_name(p.mode));
+  }
+  return "on_error fail-closed: the pod does not start";
+}
+
+std::optional<std::string> would_block_text(const PreflightSummary& s) {
+  if (!s.policy || s.policy->mode != PolicyMode::kWarn) return std::nullopt;
+  if (s.outcome == PodVerdict::kError) {
+    if (s.policy->on_error == OnError::kFailOpen) return std::nullopt;
+    return fmt::format("preflight would exit {} (on_error fail-closed): {}", exit_code_for(ModeStatus::kFailed),
+                       s.error);
+  }
+  const PathResult* r = deciding_result(s);
+  const RuleCheck* c = r ? r->verdict.first_failure() : nullptr;
+  if (s.outcome != PodVerdict::kWarn || !c) return std::nullopt;
+  return fmt::format("preflight would exit {}: {} rule {} {}: {} against {}", exit_code_for(ModeStatus::kBelowPolicy),
+                     r->path, c->rule, check_kind_name(c->check), c->measured, c->threshold);
+}
+
 const PathResult* deciding_result(const PreflightSummary& s) {
   const PathResult* pick = nullptr;
   for (const PathResult& r : s.results) {
@@ -95,7 +120,7 @@ const PathResult* deciding_result(const PreflightSummary& s) {
 
 MetadataChanges pod_annotations(const PreflightSummary& s) {
   MetadataChanges a;
-  a["iogate.io/verdict"] = pod_verdict_name(s.outcome);
+  a[kVerdictAnnotation] = pod_verdict_name(s.outcome);
   const PathResult* r = deciding_result(s);
   if (r) {
     const Measurement& m = r->measurement;
@@ -124,6 +149,7 @@ MetadataChanges pod_annotations(const PreflightSummary& s) {
     a["iogate.io/device-class"] = std::string(device_class_name(m.device_class));
     a[kJobMeasurementAnnotation] = r->job ? std::optional<std::string>(job_annotation(*r->job)) : std::nullopt;
   }
+  a[kWouldBlockAnnotation] = would_block_text(s);
   a["iogate.io/report"] = compact_report(s);
   return a;
 }
@@ -168,19 +194,25 @@ std::string compact_report(const PreflightSummary& s) {
 EventText pod_event_text(const PreflightSummary& s) {
   const PathResult* r = deciding_result(s);
   std::string policy = s.policy ? s.policy->source : "";
+  // The check is said once, before this: "; would block in enforce mode (exit 1); mode warn: the pod starts".
+  const std::string warn_note = !would_block_text(s) ? ""
+                                : s.outcome == PodVerdict::kError
+                                    ? fmt::format("; {} (exit {}, on_error fail-closed); mode warn: the pod starts",
+                                                  kWouldBlock, exit_code_for(ModeStatus::kFailed))
+                                    : fmt::format("; {} (exit {}); mode warn: the pod starts", kWouldBlock,
+                                                  exit_code_for(ModeStatus::kBelowPolicy));
   if (s.outcome == PodVerdict::kError || !r) {
     return {"Warning", "StoragePreflightFailed",
-            fmt::format("storage preflight could not judge the volume ({}): {}", policy, s.error)};
+            fmt::format("storage preflight could not judge the volume ({}): {}{}", policy, s.error, warn_note)};
   }
   std::string where = fmt::format("{} ({})", r->path, how_measured(*r));
   const int judged_gpus = r->job ? r->job->aggregate.demand_gpus : s.gpus;
   std::string gpus = fmt::format("{} GPU{}{}", judged_gpus, judged_gpus == 1 ? "" : "s", r->job ? " of the job" : "");
   if (const RuleCheck* c = r->verdict.first_failure()) {
-    return {
-        "Warning", "StorageBelowPolicy",
-        fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where,
-                    measurement_figures(r->measurement), policy, gpus, c->rule, check_kind_name(c->check), c->measured,
-                    c->threshold, s.outcome == PodVerdict::kWarn ? " (mode warn: the pod starts anyway)" : "")};
+    return {"Warning", "StorageBelowPolicy",
+            fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where,
+                        measurement_figures(r->measurement), policy, gpus, c->rule, check_kind_name(c->check),
+                        c->measured, c->threshold, warn_note)};
   }
   std::string rules;
   for (const RuleCheck& c : r->verdict.checks) {
@@ -221,6 +253,7 @@ nlohmann::json preflight_report_json(const PreflightSummary& s) {
           {"outcome", pod_verdict_name(s.outcome)},
           {"exit_code", exit_code_for(s.status)},
           {"error", s.error},
+          {"would_block", would_block_text(s).value_or("")},
           {"policy", policy},
           {"pod", {{"namespace", s.pod_namespace}, {"name", s.pod_name}, {"node", s.node_name}}},
           {"gpus", s.gpus},
@@ -242,7 +275,9 @@ std::string render_preflight_human(const PreflightSummary& s) {
   }
   out += fmt::format("\nverdict  {}", pod_verdict_name(s.outcome));
   if (!s.error.empty()) out += "  (" + s.error + ")";
-  out += fmt::format("  exit {}\napi      {}\n", exit_code_for(s.status), s.api);
+  out += fmt::format("  exit {}\n", exit_code_for(s.status));
+  if (auto would_block = would_block_text(s)) out += fmt::format("         {}: {}\n", kWouldBlock, *would_block);
+  out += fmt::format("api      {}\n", s.api);
   return out;
 }
 

@@ -21,6 +21,7 @@
 namespace iogate {
 
 inline constexpr const char* kPreflightSchema = "iogate.preflight/v1";
+inline constexpr const char* kVerdictAnnotation = "iogate.io/verdict";  // pod_verdict_name of the run
 // The annotation iogate.io/report stays well below the API's 256 KiB for all annotations of an
 // object together: other controllers annotate pods too.
 inline constexpr size_t kReportAnnotationMaxBytes = 16 * 1024;
@@ -63,11 +64,23 @@ struct PreflightSummary {
   std::vector<PathResult> results;
 };
 
+// Whether a failure to judge lets the pod start: on_error fail-open, or a mode other than enforce.
+bool fails_open(const Policy& p);
+// What a failure to judge does to the pod, for the log: "on_error fail-closed: the pod does not
+// start", or in warn mode "would block in enforce mode (on_error fail-closed); mode warn: the pod starts".
+std::string on_error_text(const Policy& p);
+
+// What enforce mode would have done to a pod that warn mode let start: "preflight would exit 1:
+// ..." or, for a failure to judge under fail-closed, "preflight would exit 3: ..."; nullopt where
+// enforce would have let it start too. The annotation kWouldBlockAnnotation and the Event say it.
+std::optional<std::string> would_block_text(const PreflightSummary& s);
+
 // The result that speaks for the pod: the first failing path, else the slowest one.
 const PathResult* deciding_result(const PreflightSummary& s);
 
 // The pod annotations: verdict, the deciding path's figures and a compact report; for a path
-// measured as a job, kJobMeasurementAnnotation.
+// measured as a job, kJobMeasurementAnnotation; in warn mode kWouldBlockAnnotation (removed where
+// enforce would not block).
 MetadataChanges pod_annotations(const PreflightSummary& s);
 // Compact JSON for iogate.io/report, within kReportAnnotationMaxBytes (caveats and then checks of
 // passing paths are dropped first when it would not fit; "truncated": true says so).

@@ -87,8 +87,8 @@ AdmissionOutcome mutate_pod(const PodReview& review, const WebhookConfig& config
     Result<std::vector<nlohmann::json>> alternatives = node_requirements(demand);
     if (!alternatives) {
       if (policy.mode == PolicyMode::kEnforce) return refusal(review, 403, alternatives.error().message);
-      response.warnings.push_back("iogate: " + alternatives.error().message);
-      done.push_back("no class allowed (warn mode)");
+      response.warnings.push_back(fmt::format("iogate: {}: {}", kWouldBlock, alternatives.error().message));
+      done.push_back(fmt::format("no class allowed (mode warn, {})", kWouldBlock));
     } else if (alternatives->empty()) {
       done.push_back(demand.selected_by + ", nothing the node labels can express");
     } else {
@@ -111,9 +111,9 @@ AdmissionOutcome mutate_pod(const PodReview& review, const WebhookConfig& config
       // What the pod waits for if it stays Pending: the scheduler's message says only "didn't match
       // Pod's node affinity", so the demand is said where kubectl apply shows it.
       for (const AcceleratorDemand& a : demand.allowed_accelerators()) {
-        response.warnings.push_back(fmt::format("iogate: {} {}: {} Gt {}", enforce ? "needs" : "prefers",
+        response.warnings.push_back(fmt::format("iogate: {} {}: {} Gt {}{}", enforce ? "needs" : "prefers",
                                                 accelerator_need_text(a), accelerators_label(a.rule),
-                                                a.accelerators - 1));
+                                                a.accelerators - 1, enforce ? "" : " (enforce mode would require it)"));
       }
       Status a =
           add_annotation(pod, kRequirementsAnnotation, requirements_reason(demand, policy, text), response.patch);

@@ -70,8 +70,9 @@ AdmissionOutcome validate_pod(const PodReview& review, const WebhookConfig& conf
                                     policy.name.empty() ? policy.source : policy.name, joined(findings.problems));
   if (policy.mode == PolicyMode::kEnforce) return refusal(review, 403, message);
   // One warning per finding: the API server may cut a warning after 256 characters.
-  for (const std::string& p : findings.problems) response.warnings.push_back("iogate (warn mode): " + p);
-  return allow("warn mode: " + message);
+  for (const std::string& p : findings.problems)
+    response.warnings.push_back(fmt::format("iogate: {}: {}", kWouldBlock, p));
+  return allow(fmt::format("mode warn, {}: {}", kWouldBlock, message));
 }
 
 AdmissionOutcome validate(std::string_view body, const WebhookConfig& config, const NodeLookup& lookup) {

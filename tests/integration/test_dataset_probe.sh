@@ -92,6 +92,7 @@ pass "scan + loader within their limits (${elapsed_ms} ms)"
 cat >"$SCRATCH/policy.yaml" <<'YAML'
 apiVersion: iogate.io/v1
 kind: StoragePolicy
+mode: enforce
 metadata: {name: dataset}
 deadline: 30s
 workload: {mode: dataset, workers: 2, runtime: 1s, scan_time: 2s}

@@ -73,6 +73,7 @@ assert_no_test_files "$MNT"
 cat >"$SCRATCH/long.yaml" <<P
 apiVersion: iogate.io/v1
 kind: StoragePolicy
+mode: enforce
 deadline: 5m
 early_stop: {enabled: false}
 workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, runtime: 60s, size: 64m}

@@ -22,6 +22,7 @@ mkdir -p "$SAMPLES"
 cat >"$SCRATCH/demand.yaml" <<P
 apiVersion: iogate.io/v1
 kind: StoragePolicy
+mode: enforce
 workload: {mode: auto, runtime: 3s, ramp: 500ms, size: 64m}
 rules:
   - name: feed-gpus

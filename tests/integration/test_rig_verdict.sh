@@ -28,7 +28,7 @@ for cap in 3000 16000; do
 
   for floor in $((cap * 85 / 100)):0:pass:above-threshold $((cap * 12 / 10)):1:fail:below-threshold; do
     IFS=: read -r min want_code want_outcome want_stop <<<"$floor"
-    printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {ramp: 1s, runtime: 10s, size: 256m}\nrules:\n  - {name: floor, min_iops: %s}\n' \
+    printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\nmode: enforce\nworkload: {ramp: 1s, runtime: 10s, size: 256m}\nrules:\n  - {name: floor, min_iops: %s}\n' \
       "$min" >"$SCRATCH/policy.yaml"
     code=0
     rig_run "$rig" "$IOGATE" preflight "$dir" --policy "$SCRATCH/policy.yaml" --no-api --output-format json \

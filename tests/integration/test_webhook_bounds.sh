@@ -113,6 +113,7 @@ wait $hook 2>/dev/null
 cat >"$SCRATCH/two-floors.yaml" <<'POLICY'
 apiVersion: iogate.io/v1
 kind: StoragePolicy
+mode: enforce
 workload: {rw: randread, bs: 4k, iodepth: 32}
 rules:
   - {name: gpu-feed, min_iops: 10000, min_iops_per_gpu: 5000, forbidden_classes: [hdd]}

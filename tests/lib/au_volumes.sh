@@ -99,6 +99,7 @@ au_policy() {
   cat >"$policy" <<EOF
 apiVersion: iogate.io/v1
 kind: StoragePolicy
+mode: enforce
 workload: {mode: auto, workers: $AU_WORKERS, runtime: $1, size: 64m}
 rules:
   - name: feed-accelerators

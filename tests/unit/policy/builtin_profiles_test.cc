@@ -79,7 +79,7 @@ TEST_CASE("the effective policy as JSON: defaults filled in, per-GPU floors reso
   nlohmann::json with = policy_to_json(*p, 8);
   CHECK(with["apiVersion"] == "iogate.io/v1");
   CHECK(with["kind"] == "StoragePolicy");
-  CHECK(with["mode"] == "enforce");
+  CHECK(with["mode"] == "warn");  // a profile names no mode: it blocks nothing
   CHECK(with["on_error"] == "fail-closed");
   CHECK(with["deadline_ns"] == 60'000'000'000LL);
   CHECK(with["result_ttl_ns"] == 3'600'000'000'000LL);
@@ -100,7 +100,7 @@ TEST_CASE("the effective policy for humans") {
   REQUIRE(p.ok());
   std::string with = render_policy_human(*p, 8);
   CHECK(with.find("policy      profile:image-classification: valid\n") == 0);
-  CHECK(with.find("mode        enforce, on_error fail-closed, deadline 60s\n") != std::string::npos);
+  CHECK(with.find("mode        warn, on_error fail-closed, deadline 60s\n") != std::string::npos);
   CHECK(with.find("randread bs=4k iodepth=32 numjobs=1 size=256m ramp 1s, runtime up to 10s") != std::string::npos);
   CHECK(with.find(">= 20,000 IOPS (max of min_iops 10,000 and 2,500/GPU x 8 GPUs)") != std::string::npos);
   std::string without = render_policy_human(*p, std::nullopt);

@@ -9,7 +9,7 @@ using namespace iogate;
 namespace {
 
 Result<Policy> parse(const std::string& body) {
-  return parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\n" + body, "t.yaml");
+  return parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nmode: enforce\n" + body, "t.yaml");
 }
 
 const char* kDatasetPolicy =

@@ -12,7 +12,7 @@ using namespace iogate;
 namespace {
 
 Policy load(const std::string& rules_and_more) {
-  auto p = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\n" + rules_and_more, "test.yaml");
+  auto p = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nmode: enforce\n" + rules_and_more, "test.yaml");
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   return *p;
 }

@@ -94,7 +94,7 @@ TEST_CASE("the same policy in JSON, tab-indented, loads the same") {
 TEST_CASE("defaults: what a minimal policy means") {
   auto p = parse_policy(std::string(kHeader) + "rules: [{name: r, min_iops: 1}]\n", "m.yaml");
   REQUIRE_MESSAGE(p.ok(), p.error().message);
-  CHECK(p->mode == PolicyMode::kEnforce);
+  CHECK(p->mode == PolicyMode::kWarn);  // a policy that names no mode blocks nothing
   CHECK(p->on_error == OnError::kFailClosed);
   CHECK(p->deadline == 60s);
   CHECK(p->result_ttl == 1h);

@@ -10,7 +10,7 @@ namespace {
 
 Policy gpu_feed() {
   auto p = parse_policy(
-      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nrules:\n  - name: gpu-feed\n    min_iops: 10000\n"
+      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nmode: enforce\nrules:\n  - name: gpu-feed\n    min_iops: 10000\n"
       "    min_iops_per_gpu: 5000\n    max_p99_latency: 5ms\n    forbidden_classes: [hdd]\n",
       "policy.yaml");
   REQUIRE_MESSAGE(p.ok(), p.error().message);

@@ -28,6 +28,19 @@ ModeOutcome preflight(const TempTree& dir, const std::string& body) {
 constexpr const char* kNoTimeToProbe =
     "deadline: 2s\nworkload: {ramp: 0s, runtime: 1s, size: 4m}\nrules: [{name: floor, min_iops: 1}]\n";
 
+TEST_CASE("run_preflight: in warn mode a failure under fail-closed lets the pod start, saying what enforce would do") {
+  TempTree dir;
+  ModeOutcome out = preflight(dir, std::string("mode: warn\non_error: fail-closed\n") + kNoTimeToProbe);
+  REQUIRE(out.ok());
+  CHECK(out->status == ModeStatus::kOk);
+  REQUIRE(out->report);
+  CHECK(out->report->json["outcome"] == "error");
+  CHECK(out->report->json["exit_code"] == 0);
+  CHECK(out->report->json["would_block"].get<std::string>().rfind("preflight would exit 3 (on_error fail-closed): ",
+                                                                  0) == 0);
+  CHECK(out->report->human.find("would block in enforce mode: preflight would exit 3") != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("run_preflight: a bad policy is a usage error, no report") {
@@ -58,7 +71,7 @@ TEST_CASE("run_preflight: a failure under on_error is a result with the report, 
   for (Case c : {Case{"fail-open", ModeStatus::kOk, 0}, Case{"fail-closed", ModeStatus::kFailed, 3}}) {
     CAPTURE(c.on_error);
     TempTree dir;
-    ModeOutcome out = preflight(dir, std::string("on_error: ") + c.on_error + "\n" + kNoTimeToProbe);
+    ModeOutcome out = preflight(dir, std::string("mode: enforce\non_error: ") + c.on_error + "\n" + kNoTimeToProbe);
     REQUIRE(out.ok());
     CHECK(out->status == c.status);
     REQUIRE(out->report);

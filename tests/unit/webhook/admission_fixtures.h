@@ -19,7 +19,11 @@ namespace iogate::test {
 using nlohmann::json;
 
 inline Policy load_policy(const std::string& body) {
-  auto p = parse_policy("apiVersion: iogate.io/v1\nkind: StoragePolicy\nmetadata: {name: test}\n" + body, "test.yaml");
+  // Enforce unless the body says: these tests judge what the webhook enforces.
+  const bool names_mode = body.rfind("mode:", 0) == 0 || body.find("\nmode:") != std::string::npos;
+  auto p = parse_policy(std::string("apiVersion: iogate.io/v1\nkind: StoragePolicy\nmetadata: {name: test}\n") +
+                            (names_mode ? "" : "mode: enforce\n") + body,
+                        "test.yaml");
   REQUIRE_MESSAGE(p.ok(), p.error().message);
   return *p;
 }

@@ -392,6 +392,7 @@ TEST_CASE("mutate: a workload other than randread has no IOPS label to compare: 
   Policy streaming = *builtin_policy("streaming");
   CHECK(patch_of(handle_mutate(review(pod("8")), config_for(streaming))).empty());
   Policy checkpointing = *builtin_policy("checkpointing");
+  checkpointing.mode = PolicyMode::kEnforce;  // profiles are warn: required terms are enforce's
   CHECK(required_terms(patched(pod("8"), handle_mutate(review(pod("8")), config_for(checkpointing)))) ==
         json::array({{{"matchExpressions", {expr("iogate.io/disk-class", "NotIn", {"ram"})}}}}));
 }
