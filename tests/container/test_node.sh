@@ -32,7 +32,7 @@ mount --make-shared "$DATA" || fail "mount --make-shared $DATA"
 pass "data path $DATA: ext4 on $LOOP_DEV, backing file $LOOP_IMG"
 
 # --- the chart: rendered, and installed with the same values (its ServiceAccount and RBAC) ---
-# The policy keeps the chart's default profile (4k random reads), shortened, with thresholds far
+# The policy is the 4k random-read profile (image-classification, enforced), shortened, with thresholds far
 # from any disk's figures, so that the outcome (pass) and tier (ok) do not hang on the disk's
 # noise and host and container must agree on them. busy_util 100%: the disk is shared with builds.
 cat >"$SCRATCH/values.yaml" <<V
@@ -41,6 +41,8 @@ nodeAgent:
 webhook: {enabled: false}
 preflight: {enabled: false}
 policy:
+  profile: image-classification
+  mode: enforce
   workload: {runtime: 3s, ramp: 500ms, size: 64m}
   rules: [{name: gpu-feed, min_iops_per_gpu: 10}]
   node: {busy_util: 100%, fast_min_iops: 1000000000}

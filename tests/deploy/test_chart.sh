@@ -486,13 +486,14 @@ check host-net "webhook.hostNetwork: hostNetwork, dnsPolicy ClusterFirstWithHost
   .spec.template.spec.hostNetwork == true and .spec.template.spec.dnsPolicy == "ClusterFirstWithHostNet"
   and (.spec.template.spec.containers[0].ports | map(.containerPort)) == [8443,9561]'
 
-# webhook_configs NAME FULLNAME NS: checks both configurations; prints the mutating one's caBundle.
+# webhook_configs NAME FULLNAME NS [VALIDATE_POLICY]: checks both configurations, /validate's
+# failurePolicy VALIDATE_POLICY (default Ignore: the default mode, warn, refuses nothing).
 webhook_configs() {
-  local r=$1 f=$2 ns=$3 kind
+  local r=$1 f=$2 ns=$3 validate_policy=${4:-Ignore} kind
   for kind in MutatingWebhookConfiguration ValidatingWebhookConfiguration; do
     local c
     c=$(obj "$r" "$kind" "$f-webhook")
-    local name=validate.iogate.io path=/validate policy=Fail ops='["CREATE","UPDATE"]'
+    local name=validate.iogate.io path=/validate policy=$validate_policy ops='["CREATE","UPDATE"]'
     if [[ $kind == Mutating* ]]; then name=mutate.iogate.io path=/mutate policy=Ignore ops='["CREATE"]'; fi
     check "$r" "$kind: $name calls Service $ns/$f-webhook:443$path, failurePolicy $policy, sideEffects None, v1, pods $ops" "$c" '
       (.webhooks | length) == 1 and .webhooks[0] as $w
@@ -504,6 +505,11 @@ webhook_configs() {
   done
 }
 webhook_configs default iogate iogate-system
+# /validate fails closed where it refuses (enforce), and as the user says whatever the mode.
+render enforce iogate iogate-system --set policy.mode=enforce
+webhook_configs enforce iogate iogate-system Fail
+render warn-fail iogate iogate-system --set webhook.validate.failurePolicy=Fail
+webhook_configs warn-fail iogate iogate-system Fail
 mwc=$(obj default MutatingWebhookConfiguration iogate-webhook)
 vwc=$(obj default ValidatingWebhookConfiguration iogate-webhook)
 check default "timeoutSeconds 10 on both, above --request-deadline 8s; objectSelector empty" "[$mwc,$vwc]" \
@@ -711,8 +717,8 @@ for r in default custom preflight-only; do
     fail_later "$r: iogate policy check: $(cat "$SCRATCH/$r-policy.out")"
   fi
 done
-grep -q 'from profile image-classification' "$SCRATCH/default-policy.out" && grep -q '^mode *enforce' "$SCRATCH/default-policy.out" &&
-  pass "default: the policy is the image-classification profile, enforced" || fail_later "default policy: $(head -3 "$SCRATCH/default-policy.out")"
+grep -q 'from profile image-training' "$SCRATCH/default-policy.out" && grep -q '^mode *warn' "$SCRATCH/default-policy.out" &&
+  pass "default: the policy is the image-training profile (AU), in mode warn (blocks nothing)" || fail_later "default policy: $(head -3 "$SCRATCH/default-policy.out")"
 grep -q '^mode *warn' "$SCRATCH/custom-policy.out" && grep -q 'taint PreferNoSchedule' "$SCRATCH/custom-policy.out" &&
   pass "custom: policy overrides (mode warn, taint PreferNoSchedule) reach the policy" || fail_later "custom policy: $(head -6 "$SCRATCH/custom-policy.out")"
 # Each built-in profile, chosen in values, renders a policy the binary accepts.

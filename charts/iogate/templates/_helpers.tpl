@@ -341,3 +341,17 @@ syntax: a number and ms, s, m or h; a bare number is seconds).
 {{- else -}}{{- $n -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The policy's mode as the binary reads it: a policy that names none is warn. */}}
+{{- define "iogate.policyMode" -}}
+{{- .Values.policy.mode | default "warn" -}}
+{{- end -}}
+
+{{/*
+/validate's failurePolicy: webhook.validate.failurePolicy where set; else Fail in enforce mode,
+where /validate refuses pods, and Ignore in the others, where it never does: an outage of a
+webhook that blocks nothing must not block either.
+*/}}
+{{- define "iogate.webhook.validateFailurePolicy" -}}
+{{- .Values.webhook.validate.failurePolicy | default (eq (include "iogate.policyMode" .) "enforce" | ternary "Fail" "Ignore") -}}
+{{- end -}}
