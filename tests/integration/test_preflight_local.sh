@@ -10,15 +10,16 @@ USAGE_DIR=$DATA
 export HOME="$SCRATCH/home" KUBECONFIG="" # no cluster here, whatever the machine has
 unset KUBERNETES_SERVICE_HOST
 
-write_policy() {  # NAME BODY-AFTER-KIND
-  printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\n%s\n' "$2" >"$SCRATCH/$1.yaml"
+write_policy() {  # NAME BODY-AFTER-KIND: enforced unless BODY names a mode
+  local mode="mode: enforce"$'\n'
+  [[ $2 == "mode: "* || $2 == *$'\n'"mode: "* ]] && mode=""  # a top-level mode line
+  printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\n%s%s\n' "$mode" "$2" >"$SCRATCH/$1.yaml"
   echo "$SCRATCH/$1.yaml"
 }
 good=$(write_policy good 'workload: {rw: randread, bs: 4k, iodepth: 8, runtime: 3s, size: 32m}
 rules:
   - {name: floor, min_iops: 10}')
 
-expect_usage "--policy" preflight "$DATA"
 expect_usage "PATH" preflight --policy "$good"
 expect_usage "--gpus" preflight "$DATA" --policy "$good" --gpus many
 expect_usage "--output-format" preflight "$DATA" --policy "$good" --output-format yaml
@@ -38,6 +39,17 @@ current-context: x
 KC
 expect_usage "insecure-skip-tls-verify" preflight "$DATA" --policy "$good" --kubeconfig "$SCRATCH/kc"
 expect_usage "$SCRATCH/missing" preflight "$SCRATCH/missing" --policy "$good" --no-api
+
+# No --policy: the default profile, image-training, in mode warn (an empty volume: synthetic
+# samples); whatever the verdict, exit 0.
+code=0
+"$IOGATE" preflight "$DATA" --no-api --gpus 1 --output-format json >"$SCRATCH/default.json" 2>"$SCRATCH/default.log" || code=$?
+[[ $code -eq 0 ]] || fail "no --policy: exit $code, want 0 (warn mode blocks nothing): $(tail -3 "$SCRATCH/default.log")"
+assert_jq "$SCRATCH/default.json" '.policy.source == "profile:image-training" and .policy.mode == "warn" and
+  .results[0].verdict.checks[0].check == "demand" and
+  ((.outcome == "warn") == (.would_block | startswith("preflight would exit 1: "))) and (.outcome | IN("pass", "warn"))' \
+  "no --policy: profile:image-training in mode warn, judged in AU ($(jq -r .outcome "$SCRATCH/default.json"), exit 0)"
+assert_no_test_files "$DATA"
 
 # mode off: nothing is probed, the pod starts.
 off=$(write_policy off 'mode: off

@@ -40,12 +40,14 @@ current-context: x
 KC
 printf '127.0.0.1 %s\n' "$host" >"$SCRATCH/hosts"
 mkdir -p "$SCRATCH/data"
+# Enforced, so that a failure to reach the API fails the run (fail-closed).
+printf 'apiVersion: iogate.io/v1\nkind: StoragePolicy\nprofile: image-classification\nmode: enforce\n' >"$SCRATCH/policy.yaml"
 # run_preflight [HOSTS_FILE]: preflight as pod ml/train-0 with the kubeconfig; output in $SCRATCH/pf.err.
 run_preflight() {
   local rc=0
   unshare -m bash -c '[[ -z $1 ]] || mount --bind "$1" /etc/hosts; shift; exec "$@"' _ "${1:-}" \
     env -u KUBERNETES_SERVICE_HOST POD_NAME=train-0 POD_NAMESPACE=ml \
-    "$IOGATE" preflight "$SCRATCH/data" --policy profile:image-classification --kubeconfig "$SCRATCH/kubeconfig" \
+    "$IOGATE" preflight "$SCRATCH/data" --policy "$SCRATCH/policy.yaml" --kubeconfig "$SCRATCH/kubeconfig" \
     >/dev/null 2>"$SCRATCH/pf.err" || rc=$?
   echo "$rc"
 }

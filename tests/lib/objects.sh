@@ -46,8 +46,10 @@ policy() {
     echo "apiVersion: iogate.io/v1"
     echo "kind: StoragePolicy"
     (($# == 0)) || printf '%s\n' "$@"
-    # The tests judge enforcement unless they say otherwise; a policy naming no mode is warn.
-    [[ " $* " == *" mode: "* || $* == mode:* ]] || echo "mode: enforce"
+    # The tests judge enforcement unless a FIELD says otherwise; a policy naming no mode is warn.
+    local field named=""
+    for field in "$@"; do [[ $field == mode:* ]] && named=1; done
+    [[ -n $named ]] || echo "mode: enforce"
     echo "workload: {rw: randread, bs: 4k, iodepth: 16, numjobs: 1, ramp: 500ms, runtime: $runtime, size: 64m}"
     echo "rules:"
     echo "  - {name: gpu-feed, $rule}"
