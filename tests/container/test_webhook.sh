@@ -25,7 +25,9 @@ TRAIN=ml
 CTR="$TEST_ID-hook"
 
 # --- the chart as rendered ---------------------------------------------------------------------
-chart_render "$SCRATCH/chart.json" --set nodeAgent.enabled=false
+# The first release's policy defaults (the 4 KiB floor, enforced): what this test refuses by.
+chart_render "$SCRATCH/chart.json" --set nodeAgent.enabled=false --set policy.profile=image-classification \
+  --set policy.mode=enforce
 pod_spec "$SCRATCH/chart.json" Deployment "$HOOK" >"$SCRATCH/spec.json"
 assert_jq "$SCRATCH/spec.json" '.containers[0].args[0] == "webhook" and
   (.containers[0].ports | map(select(.name == "https")) | length == 1) and

@@ -212,7 +212,15 @@ expect_usage "--path" node --policy "$PASS_POLICY" --no-api --listen none
 expect_usage "--path: $SCRATCH/nope" node --policy "$PASS_POLICY" --path "$SCRATCH/nope" --no-api
 expect_usage "--taint-effect" node --policy "$PASS_POLICY" --path "$DATA" --taint-effect Sometimes
 expect_usage "--listen" node --policy "$PASS_POLICY" --path "$DATA" --listen nonsense --no-api
-expect_usage "--policy" node --path "$DATA"
+# No --policy: the default profile, image-training (samples judged in AU), in mode warn: exit 0.
+set +e
+"$IOGATE" node --once --no-api --path "$DATA" --listen none --busy-util 100% --output-format json \
+  >"$SCRATCH/default.json" 2>"$SCRATCH/default.log"
+rc=$?
+set -e
+[[ $rc -eq 0 ]] || fail "no --policy: exit $rc, want 0: $(tail -3 "$SCRATCH/default.log")"
+assert_jq "$SCRATCH/default.json" '.policy.source == "profile:image-training" and .policy.mode == "warn"' \
+  "no --policy: the node agent judges with profile:image-training in mode warn, exit 0"
 expect_usage "--sysfs-root: /other/sys is not under the root /host" node --policy "$PASS_POLICY" --path "$DATA" --proc-root /host/proc --sysfs-root /other/sys
 expect_usage "--proc-root: expected ROOT/proc" node --policy "$PASS_POLICY" --path "$DATA" --proc-root /host/sys
 expect_usage "--once-deadline: only with --once" node --policy "$PASS_POLICY" --path "$DATA" --no-api --once-deadline 10s
