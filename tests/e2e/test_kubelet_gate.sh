@@ -39,6 +39,20 @@
 #     Gt 0, its preflight passes and it runs, and its accelerators-sustained is fewer than 8: node
 #     label, webhook and preflight agree. Both probes read no faster than the cap (the throttle
 #     holds for their pods);
+#   - (e) after the uninstall below, a first install with the chart's defaults (image-training in
+#     mode warn) on the node with its reads capped lower (about 900 samples/s, under one
+#     accelerator's need): no taint, /validate failurePolicy Ignore, the node labelled 0
+#     accelerators with the StorageBelowPolicy condition, Event and iogate.io/would-block
+#     annotation saying what enforce would do; a 1-GPU pod gets a preferred affinity only, its
+#     preflight exits 0 with verdict warn and runs, its annotation and Event say "would block in
+#     enforce mode"; a pod pinned to the node is admitted with that warning; `iogate audit` lists
+#     the node and both pods. `helm upgrade --set policy.mode=enforce` then taints the node and a
+#     new GPU pod waits Pending;
+#   - (f) then `helm install` with the previous chart's defaults (image-classification, enforce)
+#     (reads no longer capped) and a GPU pod admitted under its required affinity on randread-iops;
+#     `helm upgrade` to the new defaults adds iogate.io/accelerators.feed-gpus and iogate.io/demand,
+#     keeps randread-iops, taints nothing, and the pod keeps running with the affinity it was
+#     admitted with;
 #   - `helm test`: with the webhook's Service sent to a port nothing listens on (as a wrong
 #     webhook.port or a firewall would), the webhook check fails, exits 3 and its log names
 #     webhook.port, webhook.hostNetwork and the firewall rule and quotes the API server's error;
@@ -616,3 +630,182 @@ hook_left=$({ k -n "$NS" get jobs,serviceaccounts -l app.kubernetes.io/component
     -l app.kubernetes.io/component=cleanup -o name; } 2>&1)
 [[ -z $hook_left ]] || fail "the cleanup hook's objects remain after it succeeded: $hook_left"
 pass "after uninstall: the cleanup hook's Job, account, RBAC and policy are gone (hook-succeeded)"
+
+# --- (e) a first install with the chart's defaults on a node whose disk fails them: nothing blocked ---
+# The chart's defaults (profile image-training, mode warn; only what this machine needs besides:
+# the image, the data path, the namespaces, a short probe, no busy check) on the node, its reads
+# capped at CAP_E: about 900 samples/s of 110 KiB, under one accelerator's 2,250 at AU 0.9. Warn
+# mode records every verdict and blocks nothing: no taint, the GPU pods run, and the node, the pod
+# and the Event say what enforce would block; `iogate audit` lists the node and the pods. Then
+# --set policy.mode=enforce blocks as before: the node tainted, a new GPU pod Pending.
+phase_t0=$SECONDS
+CAP_E=100000000
+node_throttle_stop
+node_throttle_reads "$LOOP_DEV" "$CAP_E" || fail "the read throttle on $LOOP_DEV did not start (message above)"
+mkdir -p "$LOOP_DIR/dataset-e"
+head -c 64M /dev/urandom >"$LOOP_DIR/dataset-e/shard-00000.tar"
+chmod 644 "$LOOP_DIR/dataset-e/shard-00000.tar"
+sync "$LOOP_DIR/dataset-e/shard-00000.tar"
+dataset_claim e
+wait_until 60 bash -c "[[ \$(kubectl -n '$TRAIN' get pvc dataset-e -o jsonpath='{.status.phase}') == Bound ]]" ||
+  fail "PVC dataset-e did not bind: $(k -n "$TRAIN" get pvc dataset-e 2>&1)"
+cat >"$SCRATCH/values-default.yaml" <<EOV
+image: {repository: "${IMAGE%:*}", tag: "${IMAGE##*:}", pullPolicy: Never}
+policy:
+  workload: {mode: auto, ramp: 1s, runtime: 4s, size: 64m}
+  node: {busy_util: 100%}
+nodeAgent:
+  paths: [{name: data, hostPath: "$LOOP_DIR/node-agent"}]
+webhook:
+  namespaceSelector: {matchLabels: {iogate.io/enabled: "true"}}
+tests: {namespace: $TRAIN}
+preflight:
+  namespaces: [$TRAIN]
+  resources:
+    requests: {cpu: 200m, memory: 128Mi}
+    limits: {cpu: "1", memory: 256Mi}
+EOV
+helm install "$RELEASE" "$CHART" -n "$NS" -f "$SCRATCH/values-default.yaml" --wait --timeout 5m \
+  >"$SCRATCH/helm-install-e.out" 2>&1 || {
+  k -n "$NS" get pods -o wide >&2 || true
+  fail "helm install (defaults) --wait: $(cat "$SCRATCH/helm-install-e.out")"
+}
+grep -q "MODE WARN: nothing is blocked" "$SCRATCH/helm-install-e.out" ||
+  fail "helm install's NOTES do not say that warn mode blocks nothing: $(cat "$SCRATCH/helm-install-e.out")"
+k -n "$NS" get configmap iogate-policy -o jsonpath='{.data.policy\.yaml}' >"$SCRATCH/policy-e.yaml"
+grep -qx 'mode: warn' "$SCRATCH/policy-e.yaml" && grep -qx 'profile: image-training' "$SCRATCH/policy-e.yaml" ||
+  fail "the default policy is not image-training in mode warn: $(cat "$SCRATCH/policy-e.yaml")"
+[[ $(k get validatingwebhookconfiguration iogate-webhook -o jsonpath='{.webhooks[0].failurePolicy}') == Ignore ]] ||
+  fail "warn mode: /validate's failurePolicy is not Ignore (a webhook that refuses nothing must not refuse when down)"
+pass "helm install with the defaults: policy image-training in mode warn, /validate failurePolicy Ignore, NOTES say nothing is blocked"
+E_LABEL=iogate.io/accelerators.feed-gpus
+e_labelled() { [[ -n $(k get node "$NAME" -o jsonpath='{.metadata.labels.iogate\.io/accelerators\.feed-gpus}') ]]; }
+wait_until 120 e_labelled ||
+  fail "the node agent did not write $E_LABEL on $NAME: $(k -n "$NS" logs -l app.kubernetes.io/component=node-agent --tail 20 2>&1)"
+wait_until 30 bash -c "[[ \$(kubectl get node '$NAME' -o jsonpath='{.status.conditions[?(@.type==\"StorageBelowPolicy\")].status}') == True ]]" ||
+  fail "no StorageBelowPolicy=True condition on $NAME: $(k get node "$NAME" -o jsonpath='{.status.conditions}')"
+k get node "$NAME" -o json >"$SCRATCH/node-e.json"
+assert_jq "$SCRATCH/node-e.json" '.metadata.labels["'"$E_LABEL"'"] == "0" and
+  ([.spec.taints[]? | select(.key | startswith("iogate.io/"))] | length) == 0 and
+  (.metadata.annotations["iogate.io/would-block"] | startswith("taint iogate.io/storage-below-policy=true:NoSchedule: rule feed-gpus")) and
+  (.status.conditions[] | select(.type == "StorageBelowPolicy") | .message | contains("would block in enforce mode"))' \
+  "$NAME below the default policy ($E_LABEL=0), not tainted; annotation iogate.io/would-block: $(jq -r '.metadata.annotations["iogate.io/would-block"]' "$SCRATCH/node-e.json" | cut -c1-160)"
+node_event_e() {
+  k get events -A --field-selector "involvedObject.kind=Node,involvedObject.name=$NAME,reason=StorageBelowPolicy" \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 "would block in enforce mode"
+}
+wait_until 30 node_event_e >/dev/null || fail "no StorageBelowPolicy Event on Node $NAME saying 'would block in enforce mode'"
+pass "Event StorageBelowPolicy on Node $NAME: $(node_event_e | cut -c1-200)"
+
+# A 1-GPU pod with preflight on the slow claim: it runs, its verdict warn, what enforce would do said.
+START=$(date +%s.%N)
+train_pod train-e dataset-e
+grep -q "enforce mode would require it" "$SCRATCH/train-e.apply.err" ||
+  fail "train-e: kubectl apply printed no warning of what enforce would require: $(cat "$SCRATCH/train-e.apply.err")"
+k -n "$TRAIN" get pod train-e -o json >"$SCRATCH/train-e.json"
+assert_jq "$SCRATCH/train-e.json" '.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution == null and
+  ([.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[]?.preference.matchExpressions[]? | select(.key == "'"$E_LABEL"'")] | length) >= 1' \
+  "train-e: a preferred node affinity on $E_LABEL, none required"
+wait_verdict train-e 120
+wait_running train-e
+k -n "$TRAIN" get pod train-e -o json >"$SCRATCH/train-e.json"
+assert_jq "$SCRATCH/train-e.json" '.status.initContainerStatuses[0].state.terminated.exitCode == 0 and
+  .metadata.annotations as $a | $a["iogate.io/verdict"] == "warn" and
+  ($a["iogate.io/would-block"] | startswith("preflight would exit 1: /data rule feed-gpus")) and
+  ($a["iogate.io/predicted-au"] | tonumber < 0.9)' \
+  "train-e: Running after $(since "$START") s; preflight exit 0, verdict warn, predicted AU $(jq -r '.metadata.annotations["iogate.io/predicted-au"]' "$SCRATCH/train-e.json"); iogate.io/would-block: $(jq -r '.metadata.annotations["iogate.io/would-block"]' "$SCRATCH/train-e.json" | cut -c1-160)"
+event=$(described_event train-e "Warning +StorageBelowPolicy .*would block in enforce mode") || exit 1
+pass "kubectl describe pod train-e: $(sed 's/  */ /g' <<<"$event" | cut -c1-240)"
+# Pinned to the node below policy: /validate warns and admits.
+train_pod_json train-e-pinned dataset-e '.spec.nodeName = "'"$NAME"'" | del(.metadata.annotations["iogate.io/inject-preflight"])' |
+  k apply -f - >"$SCRATCH/pinned-e.out" 2>&1 || fail "train-e-pinned was refused in warn mode: $(cat "$SCRATCH/pinned-e.out")"
+grep -q "Warning: iogate: would block in enforce mode: node $NAME sustains 0" "$SCRATCH/pinned-e.out" ||
+  fail "train-e-pinned: no admission warning saying what enforce would block: $(cat "$SCRATCH/pinned-e.out")"
+wait_running train-e-pinned
+pass "train-e-pinned (spec.nodeName $NAME): admitted and Running; kubectl apply: $(grep -m1 'would block' "$SCRATCH/pinned-e.out" | cut -c1-200)"
+
+# iogate audit, read-only, from the recorded verdicts and the chart's policy.
+"$IOGATE" audit --policy-configmap "$NS/iogate-policy" --since 1h >"$SCRATCH/audit.txt" 2>&1 ||
+  fail "iogate audit: $(cat "$SCRATCH/audit.txt")"
+cat "$SCRATCH/audit.txt" >&2
+"$IOGATE" audit --policy-configmap "$NS/iogate-policy" --since 1h --output-format json >"$SCRATCH/audit.json" ||
+  fail "iogate audit --output-format json failed"
+assert_jq "$SCRATCH/audit.json" '.schema == "iogate.audit/v1" and .policy.mode == "warn" and
+  any(.nodes[]; .name == "'"$NAME"'" and .tainted == false and (.enforce_would | startswith("taint ")) and .accelerators_sustained["feed-gpus"] == 0) and
+  any(.pods[]; .name == "train-e" and .gate == "preflight") and any(.pods[]; .name == "train-e-pinned" and .gate == "node" and (.enforce_would | startswith("kept off node '"$NAME"' (spec.nodeName)"))) and
+  .summary.nodes_would_taint >= 1 and .summary.pods_would_block >= 2' \
+  "iogate audit: $NAME would be tainted; train-e stopped at preflight and train-e-pinned kept off $NAME in enforce mode"
+
+# The operator switches: enforce blocks as before.
+helm upgrade "$RELEASE" "$CHART" -n "$NS" --reuse-values --set policy.mode=enforce --wait --timeout 5m \
+  >"$SCRATCH/helm-upgrade-e.out" 2>&1 || fail "helm upgrade --set policy.mode=enforce: $(cat "$SCRATCH/helm-upgrade-e.out")"
+[[ $(k get validatingwebhookconfiguration iogate-webhook -o jsonpath='{.webhooks[0].failurePolicy}') == Fail ]] ||
+  fail "enforce mode: /validate's failurePolicy is not Fail"
+e_tainted() { [[ -n $(k get node "$NAME" -o jsonpath='{.spec.taints[?(@.key=="iogate.io/storage-below-policy")].effect}') ]]; }
+wait_until 120 e_tainted || fail "enforce mode: the agent did not taint $NAME: $(k -n "$NS" logs -l app.kubernetes.io/component=node-agent --tail 20 2>&1)"
+k get node "$NAME" -o json >"$SCRATCH/node-e2.json"
+assert_jq "$SCRATCH/node-e2.json" '.metadata.annotations["iogate.io/would-block"] == null' \
+  "enforce mode: $NAME tainted iogate.io/storage-below-policy:NoSchedule, the would-block annotation gone"
+train_pod train-e2 dataset-e || fail "train-e2 was refused (it should wait Pending)"
+scheduler_said_e2() {
+  [[ -n $(k -n "$TRAIN" get events --field-selector involvedObject.name=train-e2,reason=FailedScheduling -o jsonpath='{.items[*].message}') ]]
+}
+wait_until 60 scheduler_said_e2 || { show_pod train-e2; fail "train-e2: no FailedScheduling Event"; }
+[[ $(phase_of train-e2) == Pending ]] || fail "train-e2 is $(phase_of train-e2), not Pending"
+pass "enforce mode: a new 1-GPU pod waits Pending: $(k -n "$TRAIN" get events --field-selector involvedObject.name=train-e2,reason=FailedScheduling -o jsonpath='{.items[0].message}')"
+k -n "$TRAIN" delete pods --all --wait --timeout 60s >/dev/null || fail "the training pods of (e) were not deleted"
+helm uninstall "$RELEASE" -n "$NS" --wait --timeout 3m >"$SCRATCH/helm-uninstall-e.out" 2>&1 ||
+  fail "helm uninstall (e): $(cat "$SCRATCH/helm-uninstall-e.out")"
+echo "TIMES (default install, warn then enforce): phase $((SECONDS - phase_t0)) s"
+
+# --- (f) helm upgrade from the previous chart's defaults (image-classification, enforce) ---
+# The same values with the first release's policy defaults, the node at 4 GPUs and its reads no
+# longer capped, so that it meets that floor (max(10,000, 2,500 x 4) IOPS, p99 <= 20 ms). A GPU
+# pod admitted then carries the required affinity on randread-iops; `helm upgrade` to the chart's
+# defaults must add the accelerators label, keep randread-iops, taint nothing, and leave that pod
+# running with the affinity it was admitted with (IgnoredDuringExecution).
+phase_t0=$SECONDS
+node_throttle_stop
+k patch node "$NAME" --subresource=status --type=merge \
+  -p "{\"status\":{\"capacity\":{\"$GPU\":\"4\"},\"allocatable\":{\"$GPU\":\"4\"}}}" >/dev/null
+helm install "$RELEASE" "$CHART" -n "$NS" -f "$SCRATCH/values-default.yaml" --set policy.profile=image-classification \
+  --set policy.mode=enforce --set policy.workload.mode=io --set webhook.validate.failurePolicy=Fail --wait --timeout 5m \
+  >"$SCRATCH/helm-install-f.out" 2>&1 || fail "helm install (the previous defaults): $(cat "$SCRATCH/helm-install-f.out")"
+# The uninstall above pruned every iogate.io/ key: what is there now, this release's agent wrote.
+f_labelled() {
+  [[ -n $(k get node "$NAME" -o jsonpath='{.metadata.labels.iogate\.io/randread-iops}') &&
+    $(k get node "$NAME" -o jsonpath='{.status.conditions[?(@.type=="StorageBelowPolicy")].status}') == False ]]
+}
+wait_until 120 f_labelled || fail "the previous defaults: $NAME not judged meeting the 4 KiB floor: $(k get node "$NAME" -o jsonpath='{.metadata.labels}')"
+k get node "$NAME" -o json >"$SCRATCH/node-f1.json"
+assert_jq "$SCRATCH/node-f1.json" '(.metadata.labels | has("'"$E_LABEL"'") | not) and (.metadata.labels["iogate.io/randread-iops"] | tonumber) > 10000' \
+  "previous defaults: $NAME randread-iops $(jq -r '.metadata.labels["iogate.io/randread-iops"]' "$SCRATCH/node-f1.json"), no accelerators label"
+train_pod_json train-old dataset-e 'del(.metadata.annotations["iogate.io/inject-preflight"])' | k apply -f - >/dev/null ||
+  fail "train-old was not admitted under the previous defaults"
+wait_running train-old
+k -n "$TRAIN" get pod train-old -o json >"$SCRATCH/train-old.json"
+old_affinity=$(jq -c .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution "$SCRATCH/train-old.json")
+assert_jq "$SCRATCH/train-old.json" '[.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[] |
+  select(.key == "iogate.io/randread-iops" and .operator == "Gt")] | length >= 1' \
+  "train-old: admitted under the previous defaults with a required affinity on randread-iops, Running"
+helm upgrade "$RELEASE" "$CHART" -n "$NS" -f "$SCRATCH/values-default.yaml" --reset-values --wait --timeout 5m \
+  >"$SCRATCH/helm-upgrade-f.out" 2>&1 || fail "helm upgrade to the new defaults: $(cat "$SCRATCH/helm-upgrade-f.out")"
+[[ $(k get validatingwebhookconfiguration iogate-webhook -o jsonpath='{.webhooks[0].failurePolicy}') == Ignore ]] ||
+  fail "after the upgrade: /validate's failurePolicy is not Ignore"
+f_upgraded() { [[ -n $(k get node "$NAME" -o jsonpath='{.metadata.labels.iogate\.io/accelerators\.feed-gpus}') ]]; }
+wait_until 120 f_upgraded || fail "after the upgrade: no $E_LABEL on $NAME"
+k get node "$NAME" -o json >"$SCRATCH/node-f2.json"
+assert_jq "$SCRATCH/node-f2.json" '(.metadata.labels["'"$E_LABEL"'"] | test("^[0-9]+$")) and (.metadata.labels["iogate.io/randread-iops"] | tonumber) > 0 and
+  ([.spec.taints[]? | select(.key | startswith("iogate.io/"))] | length) == 0 and
+  (.metadata.annotations["iogate.io/report"] | fromjson | .mode == "warn") and
+  (.metadata.annotations | has("iogate.io/demand"))' \
+  "after the upgrade: $NAME gains $E_LABEL=$(jq -r '.metadata.labels["'"$E_LABEL"'"]' "$SCRATCH/node-f2.json") and iogate.io/demand, keeps randread-iops, no taint; judged in mode warn"
+pass "after the upgrade, $NAME's iogate labels: $(jq -r '.metadata.labels | to_entries[] | select(.key | startswith("iogate.io/")) | "\(.key)=\(.value)"' "$SCRATCH/node-f2.json" | paste -sd ' ')"
+k -n "$TRAIN" get pod train-old -o json >"$SCRATCH/train-old2.json"
+assert_jq "$SCRATCH/train-old2.json" '.status.phase == "Running" and
+  (.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution | tojson) == ('"$(jq -n --arg a "$old_affinity" '$a')"')' \
+  "after the upgrade: train-old still Running with the affinity it was admitted with"
+k -n "$TRAIN" delete pods --all --wait --timeout 60s >/dev/null || fail "the training pods of (f) were not deleted"
+helm uninstall "$RELEASE" -n "$NS" --wait --timeout 3m >"$SCRATCH/helm-uninstall-f.out" 2>&1 ||
+  fail "helm uninstall (f): $(cat "$SCRATCH/helm-uninstall-f.out")"
+echo "TIMES (upgrade from the previous defaults): phase $((SECONDS - phase_t0)) s"
