@@ -54,10 +54,6 @@ bool is_mixed(const Measurement& m) { return m.device_class == DeviceClass::kMix
 
 std::string gpus_text(int gpus) { return fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s"); }
 
-std::string check_text(const RuleCheck& c) {
-  return fmt::format("rule {} {}: {} against {}", c.rule, check_kind_name(c.check), c.measured, c.threshold);
-}
-
 // The leaf the volume's pace is set by: slowest_leaf by name, else the first leaf.
 const StackNode* pace_leaf(const std::vector<StackNode>& nodes, const std::string& name) {
   for (const StackNode& n : nodes) {
@@ -330,7 +326,8 @@ std::optional<std::string> would_taint_text(const NodeJudgement& j, const Policy
   if (p.mode != PolicyMode::kWarn || p.node.taint_effect.empty() || j.outcome != VerdictOutcome::kWarn || !j.best)
     return std::nullopt;
   const RuleCheck* c = j.paths[*j.best].verdict.first_failure();
-  return fmt::format("taint {}=true:{}{}", kBelowPolicyTaintKey, p.node.taint_effect, c ? ": " + check_text(*c) : "");
+  return fmt::format("taint {}=true:{}{}", kBelowPolicyTaintKey, p.node.taint_effect,
+                     c ? ": " + rule_check_text(*c) : "");
 }
 
 std::optional<Taint> wanted_taint(const NodeJudgement& j, const Policy& p, const std::string& effect) {
@@ -349,7 +346,7 @@ std::optional<NodeCondition> node_condition(const NodeJudgement& j, const Policy
     return NodeCondition{
         kBelowPolicyCondition, "True", "StorageBelowPolicy",
         fmt::format("no data path meets policy {} for {}; best: {}; {}{}{}", p.source, judged_for_text(j, best),
-                    figures, c ? check_text(*c) : "", sustained_summary(j, outcomes),
+                    figures, c ? rule_check_text(*c) : "", sustained_summary(j, outcomes),
                     p.mode != PolicyMode::kWarn ? ""
                     : p.node.taint_effect.empty()
                         ? " (mode warn; taint_effect none: not tainted in enforce mode either)"

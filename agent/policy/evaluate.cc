@@ -353,6 +353,10 @@ std::optional<double> iops_floor(const Policy& p, const EvaluationContext& ctx, 
   return floor;
 }
 
+std::string rule_check_text(const RuleCheck& c) {
+  return fmt::format("rule {} {}: {} against {}", c.rule, check_kind_name(c.check), c.measured, c.threshold);
+}
+
 std::string_view check_kind_name(CheckKind k) {
   switch (k) {
     case CheckKind::kDemand: return "demand";

@@ -96,6 +96,8 @@ struct RuleCheck {
   std::optional<DemandOutcome> demand;  // kDemand: needed, delivered, predicted AU, accelerators sustained
   std::string limit_why;                // kDemand: the measurement's limit, one sentence with its numbers
 };
+// "rule gpu-feed min_iops: 8,120 IOPS against >= 10,000 IOPS (...)": a check as one clause.
+std::string rule_check_text(const RuleCheck& c);
 
 enum class VerdictOutcome { kPass, kFail, kWarn, kOff };  // kWarn: a check failed in warn mode
 std::string_view verdict_outcome_name(VerdictOutcome o);  // "pass", "fail", "warn", "off"

@@ -102,8 +102,8 @@ std::optional<std::string> would_block_text(const PreflightSummary& s) {
   const PathResult* r = deciding_result(s);
   const RuleCheck* c = r ? r->verdict.first_failure() : nullptr;
   if (s.outcome != PodVerdict::kWarn || !c) return std::nullopt;
-  return fmt::format("preflight would exit {}: {} rule {} {}: {} against {}", exit_code_for(ModeStatus::kBelowPolicy),
-                     r->path, c->rule, check_kind_name(c->check), c->measured, c->threshold);
+  return fmt::format("preflight would exit {}: {} {}", exit_code_for(ModeStatus::kBelowPolicy), r->path,
+                     rule_check_text(*c));
 }
 
 const PathResult* deciding_result(const PreflightSummary& s) {
@@ -210,9 +210,8 @@ EventText pod_event_text(const PreflightSummary& s) {
   std::string gpus = fmt::format("{} GPU{}{}", judged_gpus, judged_gpus == 1 ? "" : "s", r->job ? " of the job" : "");
   if (const RuleCheck* c = r->verdict.first_failure()) {
     return {"Warning", "StorageBelowPolicy",
-            fmt::format("{} {} below policy {} for {}: rule {} {}: {} against {}{}", where,
-                        measurement_figures(r->measurement), policy, gpus, c->rule, check_kind_name(c->check),
-                        c->measured, c->threshold, warn_note)};
+            fmt::format("{} {} below policy {} for {}: {}{}", where, measurement_figures(r->measurement), policy, gpus,
+                        rule_check_text(*c), warn_note)};
   }
   std::string rules;
   for (const RuleCheck& c : r->verdict.checks) {
