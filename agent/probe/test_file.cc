@@ -106,15 +106,11 @@ Status fill(int fd, const std::string& path, const std::string& dir, uint64_t si
   return ok_status();
 }
 
-std::string temp_test_file_name(uint64_t size) {
-  std::random_device rd;
-  return fmt::format("{}{}.{}.{:08x}{}", kTempPrefix, size, getpid(), rd(), kTempSuffix);
-}
+}  // namespace
 
-// Removes the test files of runs that died without cleaning up (SIGKILL, an OOM kill, a node
-// crash). A live run holds an exclusive flock on its file for as long as the file exists, and the
-// kernel drops it when the process dies, so a file whose lock can be taken has no owner left.
-// Only our own names, only regular files, only files of our user: never anyone else's file.
+// A live run holds an exclusive flock on its file for as long as the file exists, and the kernel
+// drops it when the process dies, so a file whose lock can be taken has no owner left. Only our
+// own names, only regular files, only files of our user: never anyone else's file.
 void reclaim_dead_test_files(const std::string& directory) {
   std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(directory.c_str()), closedir);
   if (!dir) return;
@@ -134,7 +130,10 @@ void reclaim_dead_test_files(const std::string& directory) {
   }
 }
 
-}  // namespace
+std::string temp_test_file_name(std::string_view tag) {
+  std::random_device rd;
+  return fmt::format("{}{}.{}.{:08x}{}", kTempPrefix, tag, getpid(), rd(), kTempSuffix);
+}
 
 std::string kept_test_file_name(uint64_t size) { return fmt::format(".iogate-probe-{}.dat", size); }
 
@@ -147,7 +146,7 @@ int directory_write_refusal(const std::string& directory) {
 
 Result<TestFile> TestFile::prepare(const TestFileRequest& req, const std::atomic<bool>& stop) {
   if (!req.keep) reclaim_dead_test_files(req.directory);
-  std::string name = req.keep ? kept_test_file_name(req.size) : temp_test_file_name(req.size);
+  std::string name = req.keep ? kept_test_file_name(req.size) : temp_test_file_name(std::to_string(req.size));
   TestFile file(req.directory + (req.directory.ends_with('/') ? "" : "/") + name, req.size, req.keep);
 
   if (req.keep) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "base/unique_fd.h"
@@ -59,6 +60,12 @@ class TestFile {
 
 // Names the test file would have, for tests and for cleanup of kept files.
 std::string kept_test_file_name(uint64_t size);
+// A run's own temporary file: ".iogate-probe-<tag>.<pid>.<random>.tmp". Whoever creates one holds
+// an flock on it for as long as it exists, so that reclaim_dead_test_files knows it is alive.
+std::string temp_test_file_name(std::string_view tag);
+// Removes, in `directory`, the temporary files of runs that died without cleaning up (a kill, an
+// OOM kill, a node crash): our names, regular files of our user, whose flock can be taken.
+void reclaim_dead_test_files(const std::string& directory);
 
 // Why a directory cannot hold a test file: 0 if it can, else EROFS/EACCES/EPERM.
 int directory_write_refusal(const std::string& directory);
