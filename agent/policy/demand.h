@@ -32,13 +32,14 @@ inline constexpr double kDefaultMinAu = 0.90;
 
 // A named workload × accelerator from MLPerf Storage's published DLIO configs.
 struct NamedWorkload {
-  std::string_view workload;      // "resnet50", "unet3d", "cosmoflow"
-  std::string_view accelerator;   // "a100", "h100", "b200"
+  std::string_view workload;      // "resnet50", "unet3d", "retinanet", ...
+  std::string_view accelerator;   // "a100", "h100", "b200", "mi355"
   int batch_size = 0;             // reader.batch_size
   double computation_s = 0;       // train.computation_time: one step's compute
   uint64_t record_bytes = 0;      // dataset.record_length_bytes: one sample
   double min_au = kDefaultMinAu;  // metric.au
   std::string_view source;        // the config file it is from
+  bool what_if = false;           // not scored in MLPerf Storage v3.0: a planning figure
 
   double samples_per_s() const { return computation_s > 0 ? batch_size / computation_s : 0; }
 };
