@@ -8,10 +8,59 @@
 
 namespace iogate {
 
+namespace {
+
+nlohmann::json line_json(const TransferLine& l) {
+  return {{"fixed_seconds", l.fixed_s}, {"rank_bytes_per_s", l.bytes_per_s}};
+}
+
+nlohmann::json checkpoint_json(const CheckpointFigures& f) {
+  nlohmann::json j = {{"ranks", f.ranks},
+                      {"save", line_json(f.save)},
+                      {"bytes_written", f.bytes_written},
+                      {"bytes_read", f.bytes_read},
+                      {"measured_ns", static_cast<uint64_t>(std::llround(f.measured_s * 1e9))},
+                      {"read_only", f.read_only},
+                      {"extrapolated", f.extrapolated},
+                      {"note", f.note}};
+  j["restore"] = f.restore.valid() ? line_json(f.restore) : nlohmann::json(nullptr);
+  return j;
+}
+
+// Strict about types: a mistyped figure makes the whole record unusable.
+std::optional<CheckpointFigures> checkpoint_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  CheckpointFigures f;
+  auto line = [](const nlohmann::json& l, TransferLine& out) {
+    if (l.is_null()) return true;
+    if (!l.is_object() || !l.value("fixed_seconds", nlohmann::json()).is_number() ||
+        !l.value("rank_bytes_per_s", nlohmann::json()).is_number())
+      return false;
+    out = {l["fixed_seconds"].get<double>(), l["rank_bytes_per_s"].get<double>()};
+    return true;
+  };
+  try {
+    f.ranks = j.at("ranks").get<int>();
+    if (!line(j.at("save"), f.save) || !line(j.value("restore", nlohmann::json()), f.restore)) return std::nullopt;
+    f.bytes_written = j.value("bytes_written", uint64_t{0});
+    f.bytes_read = j.value("bytes_read", uint64_t{0});
+    f.measured_s = double(j.value("measured_ns", uint64_t{0})) / 1e9;
+    f.read_only = j.value("read_only", false);
+    f.extrapolated = j.value("extrapolated", true);
+    f.note = j.value("note", std::string());
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return f;
+}
+
+}  // namespace
+
 nlohmann::json measurement_to_json(const Measurement& m) {
   nlohmann::json leaves = nlohmann::json::array();
   for (DeviceClass c : m.leaf_classes) leaves.push_back(std::string(device_class_name(c)));
   return {
+      {"checkpoint", m.checkpoint ? checkpoint_json(*m.checkpoint) : nlohmann::json(nullptr)},
       {"iops", m.iops},
       {"p99_latency_ns", m.p99_latency_ns},
       {"bandwidth_bytes_per_s", m.bandwidth_bytes_per_s},
@@ -115,6 +164,10 @@ std::optional<Measurement> measurement_from_json(const nlohmann::json& j) {
       if (!c) return std::nullopt;
       m.leaf_classes.push_back(*c);
     }
+  }
+  if (auto it = j.find("checkpoint"); it != j.end() && !it->is_null()) {
+    m.checkpoint = checkpoint_from_json(*it);
+    if (!m.checkpoint) return std::nullopt;
   }
   if (ci > 0) m.ci_half_width_relative = ci;
   if (confidence > 0) m.ci_confidence = confidence;

@@ -190,6 +190,26 @@ std::string sustained_summary(const NodeJudgement& j, const std::vector<PathOutc
   return out;
 }
 
+// The policy a node is judged by: without its checkpoint checks. A checkpoint is the training
+// pod's save to its own volume, judged by its preflight; the agent does not write checkpoints to a
+// node's data paths every interval. A rule left with no check is left out, and named.
+Policy without_checkpoints(const Policy& p, std::vector<std::string>& left_out) {
+  Policy out = p;
+  out.rules.clear();
+  for (Rule r : p.rules) {
+    if (r.checkpoint) {
+      r.checkpoint.reset();
+      if (rule_thresholds(r, std::nullopt).empty()) {
+        left_out.push_back(r.name +
+                           ": a checkpoint rule, judged by preflight on the pod's volume, not by the node agent");
+        continue;
+      }
+    }
+    out.rules.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace
 
 const Measurement* randread_headline(const PathOutcome& o) {
@@ -198,7 +218,10 @@ const Measurement* randread_headline(const PathOutcome& o) {
   return nullptr;
 }
 
-NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcomes, int gpus, std::string gpus_from) {
+NodeJudgement judge_node(const Policy& policy, const std::vector<PathOutcome>& outcomes, int gpus,
+                         std::string gpus_from) {
+  std::vector<std::string> left_out;
+  const Policy p = without_checkpoints(policy, left_out);
   NodeJudgement j;
   j.gpus = gpus;
   j.gpus_from = std::move(gpus_from);
@@ -210,6 +233,7 @@ NodeJudgement judge_node(const Policy& p, const std::vector<PathOutcome>& outcom
     const int judged = judged_gpus(p, gpus);
     EvaluationContext ctx{judged, o.config.path, {}};
     pj.verdict = evaluate_policy(p, *o.measurement, ctx);
+    pj.verdict.rules_not_applicable.insert(pj.verdict.rules_not_applicable.end(), left_out.begin(), left_out.end());
     pj.tier = node_tier(p.node, pj.verdict, *o.measurement, judged);
     pj.min_iops = iops_floor(p, ctx, o.measurement->device_class).value_or(0);
     pj.fast_min_iops = fast_iops_threshold(p.node, pj.min_iops, judged);

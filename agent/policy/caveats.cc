@@ -63,6 +63,19 @@ std::vector<std::string> measurement_caveats(const Policy& p, const Measurement&
         "On a network file system every small file also costs metadata round trips (open, stat: typically 0.1-1 ms "
         "each) that this probe of large files does not measure, so a dataset of many small files may read slower.");
   }
+  if (m.checkpoint && m.checkpoint->save.valid() && m.checkpoint->extrapolated) {
+    out.push_back(fmt::format(
+        "The checkpoint's save was measured with {} written, not the whole checkpoint, and read off the line through "
+        "its rounds: a volume that slows once a write cache or a burst allowance is spent (cloud disks, write-back "
+        "caches) saves a large checkpoint slower than this.",
+        format_bytes(double(m.checkpoint->bytes_written))));
+  }
+  if (m.checkpoint && m.checkpoint->save.valid()) {
+    out.push_back(
+        "A save's time here is the storage's part: a client's own serialisation (torch.save pickling and copying "
+        "tensors) adds its CPU time where it does not overlap the writes, and asynchronous checkpointing stalls "
+        "training only for the copy to host memory.");
+  }
   if (m.stop_reason == StopReason::kSignal) {
     out.push_back(fmt::format("The probe was interrupted after {}, so the figures cover only that part.",
                               format_duration_ns(m.measured_s * 1e9)));

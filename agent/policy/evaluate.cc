@@ -138,6 +138,21 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
         c.limit_why = m.limit_why;
         break;
       }
+      case CheckKind::kCheckpoint: {
+        c.threshold_value = r.checkpoint->max_stall;
+        if (!m.checkpoint || !m.checkpoint->save.valid()) {
+          c.measured =
+              m.checkpoint && !m.checkpoint->note.empty() ? "not measured: " + m.checkpoint->note : "not measured";
+          c.passed = false;
+          break;
+        }
+        CheckpointOutcome o = judge_checkpoint(*r.checkpoint, gpus, *m.checkpoint);
+        c.measured_value = o.stall_fraction;
+        c.measured = checkpoint_outcome_text(o);
+        c.passed = o.passed;
+        c.checkpoint = o;
+        break;
+      }
       case CheckKind::kAllowedClasses: {
         // A mixed volume passes when every leaf is allowed: its class alone says nothing.
         c.measured = measured_class_text(m);
@@ -197,6 +212,15 @@ Measurement measurement_from_probe(const ProbeResult& r) {
     m.ci_half_width_relative = ci.relative_half_width;
     m.ci_confidence = ci.confidence;
   }
+  return m;
+}
+
+Measurement stack_measurement(const StorageStack& s, const std::string& path) {
+  Measurement m;
+  m.device_class = s.device_class;
+  collect_leaf_classes(s.stack, m.leaf_classes);
+  m.path = path;
+  m.fs_type = s.mount.fs_type;
   return m;
 }
 
@@ -274,6 +298,7 @@ std::string demand_text(const Demand& d, std::optional<int> gpus) {
 std::vector<RuleThreshold> rule_thresholds(const Rule& r, std::optional<int> gpus) {
   std::vector<RuleThreshold> out;
   if (r.demand) out.push_back({CheckKind::kDemand, demand_text(*r.demand, gpus)});
+  if (r.checkpoint) out.push_back({CheckKind::kCheckpoint, checkpoint_demand_text(*r.checkpoint, gpus)});
   if (r.min_iops || r.min_iops_per_gpu) out.push_back({CheckKind::kMinIops, min_iops_text(r, gpus)});
   if (r.max_p99_latency_ns) {
     out.push_back({CheckKind::kMaxP99Latency, "<= " + format_duration_ns(double(*r.max_p99_latency_ns))});
@@ -360,6 +385,7 @@ std::string rule_check_text(const RuleCheck& c) {
 std::string_view check_kind_name(CheckKind k) {
   switch (k) {
     case CheckKind::kDemand: return "demand";
+    case CheckKind::kCheckpoint: return "checkpoint";
     case CheckKind::kMinIops: return "min_iops";
     case CheckKind::kMaxP99Latency: return "max_p99_latency";
     case CheckKind::kMinBandwidth: return "min_bandwidth";

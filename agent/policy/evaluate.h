@@ -56,6 +56,9 @@ struct Measurement {
   // What limits the samples/s, with the numbers (a dataset run's finding; unknown otherwise).
   FeedLimit limit = FeedLimit::kUnknown;
   std::string limit_why;
+  // A checkpoint's save and restore (checkpoint rules); absent where none was measured. Only the
+  // checkpoint figures exist where only checkpoint rules apply: the other figures are then 0.
+  std::optional<CheckpointFigures> checkpoint;
 };
 
 // Aggregates over jobs. Rates are over the longest job's measured window (as the report shows).
@@ -65,6 +68,10 @@ Measurement measurement_from_dataset(const DatasetProbeResult& r);
 // A probe of synthetic sample reads (policy_probe.h's synthetic_sample_workload): each sample is
 // ceil(sample_bytes / block size) reads, so samples/s is the IOPS over that.
 Measurement measurement_from_synthetic_samples(const ProbeResult& r, uint64_t sample_bytes);
+
+// A volume's identity alone (class, leaves, path, file system) from its detected stack: the
+// measurement a path gets where only its checkpoint is measured.
+Measurement stack_measurement(const StorageStack& s, const std::string& path);
 
 // The pod the verdict is for. `path` is the dataset path as named on the command line, which
 // selectors' `paths` are matched against (the measurement's path when empty).
@@ -78,6 +85,7 @@ struct EvaluationContext {
 // "check" of every verdict, annotation and report.
 enum class CheckKind {
   kDemand,
+  kCheckpoint,
   kMinIops,
   kMaxP99Latency,
   kMinBandwidth,
@@ -93,8 +101,9 @@ struct RuleCheck {
   std::string measured, threshold;  // "8,120 IOPS", ">= 10,000 IOPS (max of min_iops 10,000 and 5,000/GPU x 2 GPUs)"
   double measured_value = 0, threshold_value = 0;  // IOPS, ns, bytes/s, AU; 0 for class checks
   bool passed = false;
-  std::optional<DemandOutcome> demand;  // kDemand: needed, delivered, predicted AU, accelerators sustained
-  std::string limit_why;                // kDemand: the measurement's limit, one sentence with its numbers
+  std::optional<DemandOutcome> demand;          // kDemand: needed, delivered, predicted AU, accelerators sustained
+  std::optional<CheckpointOutcome> checkpoint;  // kCheckpoint: save, stall, restore, what fits
+  std::string limit_why;                        // kDemand: the measurement's limit, one sentence with its numbers
 };
 // "rule gpu-feed min_iops: 8,120 IOPS against >= 10,000 IOPS (...)": a check as one clause.
 std::string rule_check_text(const RuleCheck& c);
@@ -171,6 +180,10 @@ nlohmann::json verdict_to_json(const Verdict& v);
 // {"accelerators","samples_per_s_needed","samples_per_s_delivered","predicted_au","min_au",
 //  "accelerators_sustained","limit"}: a demand check's figures, in the verdict and the compact report.
 nlohmann::json demand_outcome_json(const DemandOutcome& o);
+// {"ranks","bytes","rank_bytes","interval_seconds","save_seconds","stall_fraction","max_stall",
+//  "restore_seconds","max_restore_seconds","largest_bytes","min_interval_seconds"}: a checkpoint
+// check's figures, merged into its check object (restore_* absent where not measured or set).
+nlohmann::json checkpoint_outcome_json(const CheckpointOutcome& o);
 // A check as the compact annotations carry it: [rule, check, measured, threshold, passed].
 nlohmann::json compact_check_json(const RuleCheck& c);
 

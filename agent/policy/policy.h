@@ -19,6 +19,7 @@
 
 #include "base/result.h"
 #include "device/device_class.h"
+#include "policy/checkpoint_demand.h"
 #include "policy/demand.h"
 #include "probe/workload.h"
 
@@ -72,6 +73,9 @@ struct Rule {
   // What the job consumes (policy/demand.h): judged as the accelerator utilisation the measured
   // samples/s allow the pod's GPUs, against demand.min_au. Needs workload.mode auto or dataset.
   std::optional<Demand> demand;
+  // A checkpoint (policy/checkpoint_demand.h, YAML demand.checkpoint): judged as the stall a
+  // synchronous save costs, measured by writing one file per rank. Any workload mode.
+  std::optional<CheckpointDemand> checkpoint;
 };
 
 // What the probe does: block I/O on a test file (fio's workload), or the dataset loader over the

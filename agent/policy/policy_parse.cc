@@ -157,7 +157,8 @@ const Keys kRuleKeys = {"name",
                         "min_samples_per_s",
                         "samples_per_s_per_gpu",
                         "demand"};
-const Keys kDemandKeys = {"workload", "accelerator", "samples_per_s", "sample_size", "min_au"};
+const Keys kDemandKeys = {"workload", "accelerator", "samples_per_s", "sample_size", "min_au", "checkpoint"};
+const Keys kCheckpointKeys = {"size", "workload", "interval", "max_stall", "max_restore"};
 const Keys kSelectorKeys = {"device_classes", "paths", "pod_labels"};
 const Keys kNodeKeys = {"paths",      "interval",     "jitter",        "busy_util",
                         "busy_retry", "taint_effect", "fast_min_iops", "fast_min_iops_per_gpu",
@@ -428,6 +429,94 @@ Result<Demand> read_demand(const YAML::Node& node, const std::string& path) {
   return d;
 }
 
+// Whether rules[].demand states a checkpoint: a `checkpoint` map, or a workload naming one.
+bool checkpoint_demand_node(const YAML::Node& n) {
+  if (!n.IsMap()) return false;
+  if (n["checkpoint"]) return true;
+  const YAML::Node w = n["workload"];
+  return w && w.IsScalar() && find_named_checkpoint(w.Scalar());
+}
+
+// rules[].demand for a checkpoint: `checkpoint: {size | workload, interval, max_stall,
+// max_restore}`, or `workload: llama3-8b` beside it (or alone, every other field its default).
+Result<CheckpointDemand> read_checkpoint_demand(const YAML::Node& node, const std::string& path) {
+  const auto fields = read_map(node, path, kDemandKeys);
+  if (!fields.ok()) return fields.error();
+  const Fields& n = *fields;
+  for (const char* key : {"accelerator", "samples_per_s", "sample_size", "min_au"}) {
+    if (n[key]) {
+      return usage_error(
+          fmt::format("{}: not part of a checkpoint demand (a checkpoint is judged by its stall: "
+                      "checkpoint.size or a named workload, interval, max_stall)",
+                      field_child(path, key)));
+    }
+  }
+  const std::string cpath = field_child(path, "checkpoint");
+  std::optional<Fields> fields_of_checkpoint;
+  if (const YAML::Node v = n["checkpoint"]) {
+    auto x = read_map(v, cpath, kCheckpointKeys);
+    if (!x.ok()) return x.error();
+    fields_of_checkpoint = *x;
+  }
+  auto c = [&](const char* key) {
+    return fields_of_checkpoint ? (*fields_of_checkpoint)[key] : YAML::Node(YAML::NodeType::Undefined);
+  };
+  CheckpointDemand d;
+  const YAML::Node outer = n["workload"], inner = c("workload");
+  if (outer && inner)
+    return usage_error(field_child(cpath, "workload") + ": given twice (also " + field_child(path, "workload") + ")");
+  if (const YAML::Node w = outer ? outer : inner) {
+    const std::string field = field_child(outer ? path : cpath, "workload");
+    auto name = read_yaml_string(w, field);
+    if (!name.ok()) return name.error();
+    const NamedCheckpoint* named = find_named_checkpoint(*name);
+    if (!named) {
+      return usage_error(fmt::format("{}: no MLPerf Storage checkpoint workload {} (known: {})", field,
+                                     quote_value(*name), named_checkpoint_list()));
+    }
+    d = named_checkpoint_demand(*named);
+  }
+  if (const YAML::Node v = c("size")) {
+    const std::string field = field_child(cpath, "size");
+    if (!d.workload.empty()) return usage_error(field + ": the named workload sets the size; give one or the other");
+    if (!v.IsScalar()) return yaml_expected(field, kSizeWords, v);
+    auto x = parse_size(without_spaces(v.Scalar()), field);
+    if (!x.ok()) return x.error();
+    d.size_bytes = *x;
+  } else if (d.workload.empty()) {
+    return usage_error(field_child(cpath, "size") +
+                       ": missing; the bytes the pod writes per checkpoint, all its GPUs together (or name a "
+                       "workload: " +
+                       named_checkpoint_list() + ")");
+  }
+  if (const YAML::Node v = c("interval")) {
+    const std::string field = field_child(cpath, "interval");
+    auto x = read_duration(v, field);
+    if (!x.ok()) return x.error();
+    if (x->count() <= 0)
+      return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
+    d.interval = *x;
+  }
+  if (const YAML::Node v = c("max_stall")) {
+    const std::string field = field_child(cpath, "max_stall");
+    if (!v.IsScalar()) return yaml_expected(field, "a fraction like 0.05 or 5%", v);
+    auto x = parse_fraction(v.Scalar(), field);
+    if (!x.ok()) return x.error();
+    if (*x <= 0 || *x > 1)
+      return usage_error(fmt::format("{}: must be above 0 and at most 1, got {}", field, quote_value(v.Scalar())));
+    d.max_stall = *x;
+  }
+  if (const YAML::Node v = c("max_restore")) {
+    const std::string field = field_child(cpath, "max_restore");
+    auto x = read_duration(v, field);
+    if (!x.ok()) return x.error();
+    if (x->count() <= 0)
+      return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
+    d.max_restore = *x;
+  }
+  return d;
+}
+
 Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   Rule r;
   const auto fields = read_map(node, path, kRuleKeys);
@@ -485,7 +574,11 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
       *field = *x;
     }
   }
-  if (const YAML::Node v = n["demand"]) {
+  if (const YAML::Node v = n["demand"]; v && checkpoint_demand_node(v)) {
+    auto x = read_checkpoint_demand(v, field_child(path, "demand"));
+    if (!x.ok()) return x.error();
+    r.checkpoint = *x;
+  } else if (v) {
     auto x = read_demand(v, field_child(path, "demand"));
     if (!x.ok()) return x.error();
     r.demand = *x;
@@ -504,7 +597,7 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   }
   if (!r.min_iops && !r.min_iops_per_gpu && !r.max_p99_latency_ns && !r.min_bandwidth_bytes_per_s &&
       !r.min_bandwidth_per_gpu_bytes_per_s && r.allowed_classes.empty() && r.forbidden_classes.empty() &&
-      !r.min_samples_per_s && !r.samples_per_s_per_gpu && !r.demand) {
+      !r.min_samples_per_s && !r.samples_per_s_per_gpu && !r.demand && !r.checkpoint) {
     return usage_error(fmt::format(
         "{}: no check; give at least one of demand, min_iops, min_iops_per_gpu, max_p99_latency, min_bandwidth, "
         "min_bandwidth_per_gpu, allowed_classes, forbidden_classes, min_samples_per_s, samples_per_s_per_gpu",

@@ -92,6 +92,18 @@ nlohmann::json policy_to_json(const Policy& p, std::optional<int> gpus) {
       if (gpus) dj["samples_per_s_needed"] = samples_needed(d, demand_accelerators(*gpus));
       j["demand"] = std::move(dj);
     }
+    if (r.checkpoint) {
+      const CheckpointDemand& c = *r.checkpoint;
+      nlohmann::json cj = {
+          {"workload", c.workload},
+          {"size_bytes", c.size_bytes},
+          {"interval_ns", c.interval.count()},
+          {"max_stall", c.max_stall},
+          {"max_restore_ns", c.max_restore ? nlohmann::json(c.max_restore->count()) : nlohmann::json(nullptr)}};
+      if (!c.workload.empty()) cj["named_rank_bytes"] = c.named_rank_bytes, cj["named_ranks"] = c.named_ranks;
+      if (gpus) cj["pod_bytes"] = checkpoint_pod_bytes(c, *gpus), cj["ranks"] = checkpoint_ranks(*gpus);
+      j["checkpoint"] = std::move(cj);
+    }
     j["allowed_classes"] = class_names(r.allowed_classes);
     j["forbidden_classes"] = class_names(r.forbidden_classes);
     rules.push_back(std::move(j));

@@ -49,6 +49,10 @@ std::string render_verdict_human(const Verdict& v) {
 }
 
 std::string measurement_figures(const Measurement& m) {
+  // A path measured for its checkpoint alone.
+  if (m.checkpoint && m.iops == 0 && !m.samples) {
+    return fmt::format("{} on {}", checkpoint_figures_text(*m.checkpoint), device_class_name(m.device_class));
+  }
   if (m.samples && !m.dataset) {
     return fmt::format("synthetic samples of {}: {} samples/s ({} {} reads/s), p99 {}, {} on {}",
                        format_size_compact(uint64_t(m.sample_bytes)), format_thousands(m.samples_per_s),

@@ -16,6 +16,7 @@ nlohmann::json verdict_to_json(const Verdict& v) {
                         {"threshold_value", finite(c.threshold_value)},
                         {"passed", c.passed}};
     if (c.demand) j["demand"] = demand_outcome_json(*c.demand);
+    if (c.checkpoint) j.update(checkpoint_outcome_json(*c.checkpoint));
     checks.push_back(std::move(j));
   }
   return {{"outcome", verdict_outcome_name(v.outcome)},
@@ -35,6 +36,22 @@ nlohmann::json demand_outcome_json(const DemandOutcome& o) {
           {"min_au", o.min_au},
           {"accelerators_sustained", o.accelerators_sustained},
           {"limit", feed_limit_name(o.limit)}};
+}
+
+nlohmann::json checkpoint_outcome_json(const CheckpointOutcome& o) {
+  auto finite = [](double x) { return std::isfinite(x) ? x : 0.0; };
+  nlohmann::json j = {{"ranks", o.ranks},
+                      {"bytes", o.bytes},
+                      {"rank_bytes", o.rank_bytes},
+                      {"interval_seconds", o.interval_s},
+                      {"save_seconds", finite(o.save_seconds)},
+                      {"stall_fraction", finite(o.stall_fraction)},
+                      {"max_stall", o.max_stall},
+                      {"largest_bytes", o.largest_bytes},
+                      {"min_interval_seconds", finite(o.min_interval_s)}};
+  if (o.restore_seconds) j["restore_seconds"] = finite(*o.restore_seconds);
+  if (o.max_restore_seconds) j["max_restore_seconds"] = *o.max_restore_seconds;
+  return j;
 }
 
 nlohmann::json compact_check_json(const RuleCheck& c) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "kube/job_identity.h"
 #include "kube/operations.h"
 #include "kube/shared_result.h"
+#include "measure/checkpoint_measure.h"
 #include "measure/measurement_json.h"
 #include "measure/policy_probe.h"
 #include "policy/evaluate.h"
@@ -454,9 +456,9 @@ Result<std::optional<PathResult>> judge_as_job(Run& run, const std::string& path
   return std::optional<PathResult>(std::move(*out));
 }
 
-// One path: a shared result from its PVC when one is fresh, else a probe (recorded on the PVC for
-// the next pods when we hold the PVC's lock).
-Result<PathResult> judge_path(Run& run, const std::string& path) {
+// One path's workload: a shared result from its PVC when one is fresh, else a probe (recorded on
+// the PVC for the next pods when we hold the PVC's lock).
+Result<PathResult> judge_workload_path(Run& run, const std::string& path) {
   EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
   run.synthetic.reset();
   bool dataset = run.policy.workload_mode == WorkloadMode::kDataset;
@@ -565,6 +567,62 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
       }
     }
   }
+}
+
+// The checkpoint probe of a path, within the deadline; a volume that refuses writes gives figures
+// with a note (the checkpoint checks fail on it), any other failure is the run's.
+Result<CheckpointFigures> measure_checkpoint(Run& run, const std::string& path, CheckpointRequest req) {
+  auto runtime =
+      runtime_within_deadline(run, path, kPrepareAllowance, req.runtime * 2, "save and restore a checkpoint on");
+  if (!runtime.ok()) return runtime.error();
+  // The saves take half of what is left; the read-back of the last rounds at most as long again.
+  req.runtime = *runtime / 2;
+  req.seed = std::random_device{}();
+  spdlog::info("{}: checkpoint from {} rank{} (at most {} a rank a round), saves for at most {}", path, req.ranks,
+               req.ranks == 1 ? "" : "s", format_bytes(double(req.max_rank_bytes)),
+               format_duration_ns(double(req.runtime.count())));
+  auto probe =
+      run_within_deadline(run, path, [&](const std::atomic<bool>& stop) { return run_checkpoint_probe(req, stop); });
+  if (!probe.ok()) {
+    if (auto refused = checkpoint_refusal(probe.error(), req.ranks)) {
+      spdlog::warn("{}: {}", path, refused->note);
+      return *refused;
+    }
+    return probe.error();
+  }
+  CheckpointFigures f = checkpoint_figures(*probe);
+  spdlog::info("{}: {} ({})", path, checkpoint_figures_text(f), stop_reason_name(probe->stop_reason));
+  return f;
+}
+
+// One path: its checkpoint where a checkpoint rule applies, its workload where another check
+// needs it (measure/checkpoint_measure.h), judged together.
+Result<PathResult> judge_path(Run& run, const std::string& path) {
+  const EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
+  const std::optional<StorageStack> stack = detect_path(run, path);
+  const DeviceClass device_class = stack ? stack->device_class : DeviceClass::kUnknown;
+  const std::optional<CheckpointRequest> checkpoint = policy_checkpoint_request(run.policy, path, ctx, device_class);
+  if (!checkpoint) return judge_workload_path(run, path);
+  PathResult out;
+  if (needs_workload_measurement(run.policy, ctx, device_class)) {
+    auto workload = judge_workload_path(run, path);
+    if (!workload.ok()) return workload.error();
+    out = std::move(*workload);
+  } else {
+    out.path = path;
+    out.source = ResultSource::kProbe;
+    out.measurement = stack ? stack_measurement(*stack, path) : Measurement{};
+    out.measurement.path = path;
+  }
+  auto figures = measure_checkpoint(run, path, *checkpoint);
+  if (!figures.ok()) return figures.error();
+  if (out.measurement.measured_s == 0) out.measurement.measured_s = figures->measured_s;
+  out.measurement.checkpoint = std::move(*figures);
+  // Judged for the GPUs the workload's verdict was (a job's, where the job measured together).
+  EvaluationContext judged = ctx;
+  if (!out.verdict.checks.empty() || out.job) judged.gpus = out.verdict.gpus;
+  out.verdict = evaluate_policy(run.policy, out.measurement, judged);
+  return out;
 }
 
 PodVerdict outcome_of(const std::vector<PathResult>& results, PolicyMode mode) {
