@@ -61,11 +61,17 @@ TEST_CASE("streaming: sequential 1 MiB reads >= 500 MB/s") {
   CHECK_FALSE(r.min_iops);
 }
 
-TEST_CASE("checkpointing writes; llm-pretraining reads 16 KiB samples") {
+TEST_CASE("checkpointing judges a save's stall; llm-pretraining reads 16 KiB samples") {
   auto c = builtin_policy("checkpointing");
   REQUIRE(c.ok());
-  CHECK(c->workload.rw == RwMode::kWrite);
-  CHECK(effective_min_bandwidth(c->rules.at(0), 8) == 1.6e9);
+  REQUIRE(c->rules.at(0).checkpoint);
+  const CheckpointDemand& d = *c->rules.at(0).checkpoint;
+  CHECK(d.workload == "llama3-8b");
+  CHECK(d.interval == std::chrono::minutes(30));
+  CHECK(d.max_stall == doctest::Approx(0.05));
+  // 13.1 GiB a rank in 90 s: ~156 MB/s a rank, as the profile's comment says.
+  CHECK(double(checkpoint_rank_bytes(d, 8)) / 90 == doctest::Approx(156.6e6).epsilon(0.001));
+  CHECK_FALSE(c->rules.at(0).min_bandwidth_bytes_per_s);
   CHECK(c->rules.at(0).forbidden_classes == std::vector<DeviceClass>{DeviceClass::kRam});
   auto l = builtin_policy("llm-pretraining");
   REQUIRE(l.ok());
