@@ -67,6 +67,20 @@ grep -q "holds no regular file of at least 4k to read: copy the data in first" "
 ! grep -q -- "--file" "$SCRATCH/err" || fail "the error names --file, which preflight has not: $(cat "$SCRATCH/err")"
 pass "an empty read-only volume: exit 3, $(cat "$SCRATCH/err")"
 
+# A checkpoint rule on a read-only volume: the check fails saying why (a save there would fail
+# too), and nothing is written.
+ck_policy="$SCRATCH/ck.yaml"
+printf '%s\n' 'apiVersion: iogate.io/v1' 'kind: StoragePolicy' 'mode: enforce' 'rules:' \
+  '  - {name: save, demand: {checkpoint: {size: 1g, interval: 30m}}}' >"$ck_policy"
+code=0
+"$IOGATE" preflight "$ro" --policy "$ck_policy" --gpus 2 --no-api --output-format json >"$SCRATCH/ck.json" \
+  2>"$SCRATCH/ck.err" || code=$?
+[[ $code -eq 1 ]] || fail "a checkpoint rule on a read-only mount: exit $code, want 1 (the verdict fails): $(cat "$SCRATCH/ck.err")"
+assert_jq "$SCRATCH/ck.json" '[.. | objects | select(.check? == "checkpoint")][0] |
+  .passed == false and (.measured | test("read-only; a checkpoint cannot be saved"))' \
+  "a checkpoint rule on a read-only mount fails, saying the volume is read-only"
+check_unchanged
+
 # 3. A writable mount the probe's user may not write to (a volume without fsGroup): read as a
 # read-only one, but said as what it is, permission denied, not "read-only".
 chmod 0755 "$data" "$data/sub" && chmod 0644 "$data/big.bin" "$data/sub/medium.bin" "$data/tiny.txt"

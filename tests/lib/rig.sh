@@ -5,6 +5,7 @@
 # well below what it can do serves exactly its cap, round after round.
 #
 #   bash tests/lib/rig.sh up NAME [--backing disk|tmpfs] [--riops N] [--wiops N] [--rbps N] [--wbps N] [--size 1g]
+#                                [--writeback]
 #   bash tests/lib/rig.sh run NAME COMMAND...    # COMMAND in the rig's cgroup (its I/O is throttled)
 #   bash tests/lib/rig.sh dir NAME               # where the rig's filesystem is mounted
 #   bash tests/lib/rig.sh cgroup NAME            # the rig's cgroup directory (a daemon joins it to be throttled)
@@ -15,7 +16,11 @@
 # rig_down_all (for an EXIT trap) tears down every rig this shell made. --backing disk puts the
 # backing file on the real disk (/var/tmp, RIG_DISK_DIR) with the loop device in direct-I/O mode;
 # tmpfs puts it in /dev/shm (RIG_TMPFS_DIR), a fast device where the engine's own cost dominates.
-# No cap = unthrottled.
+# No cap = unthrottled. --writeback caps buffered writes too: a page-cache write reaches the device
+# later, from the kernel's flusher threads, which cgroup v1 counts in the root cgroup, not the
+# writer's; the caps then go on the root blkio cgroup for this loop device alone, so everything
+# that reaches it is held to them, writeback and any process (rig_run is then not needed). On
+# cgroup v2 the writer's cgroup owns its writeback, so the rig's own cgroup holds it already.
 # A piece the kernel refuses (no loop devices, no blkio/io controller, no device-mapper for an
 # HDD-like latency) makes `up` fail with one line that names it; `check` lists them all.
 # Needs root. State lives in /run/iogate-rig/NAME; nothing is left behind by `down`.
@@ -73,7 +78,7 @@ rig_cgroup() { cat "$RIG_STATE/$1/cgroup" 2>/dev/null || _rig_err "no rig named 
 rig_up() {  # NAME [options]
   local name=$1; shift
   [[ $name =~ ^[a-z0-9-]+$ ]] || { _rig_err "NAME must be lowercase letters, digits and dashes, got \"$name\""; return; }
-  local backing=disk riops="" wiops="" rbps="" wbps="" size=1g
+  local backing=disk riops="" wiops="" rbps="" wbps="" size=1g writeback=false
   while (($#)); do
     case $1 in
       --backing) backing=$2; shift 2 ;;
@@ -82,6 +87,7 @@ rig_up() {  # NAME [options]
       --rbps) rbps=$2; shift 2 ;;
       --wbps) wbps=$2; shift 2 ;;
       --size) size=$2; shift 2 ;;
+      --writeback) writeback=true; shift ;;
       *) _rig_err "unknown option $1"; return ;;
     esac
   done
@@ -123,11 +129,16 @@ rig_up() {  # NAME [options]
   mkdir -p "$cg" || { rig_down "$name"; _rig_err "cannot create cgroup $cg"; return; }
   echo "$cg" >"$state/cgroup"
   majmin=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
+  local capped=$cg
+  if [[ $kind == v1 && $writeback == true ]]; then
+    capped=$(dirname "$cg")
+    echo "$majmin" >"$state/root-caps"
+  fi
   if [[ $kind == v1 ]]; then
-    [[ -z $riops ]] || echo "$majmin $riops" >"$cg/blkio.throttle.read_iops_device"
-    [[ -z $wiops ]] || echo "$majmin $wiops" >"$cg/blkio.throttle.write_iops_device"
-    [[ -z $rbps ]] || echo "$majmin $rbps" >"$cg/blkio.throttle.read_bps_device"
-    [[ -z $wbps ]] || echo "$majmin $wbps" >"$cg/blkio.throttle.write_bps_device"
+    [[ -z $riops ]] || echo "$majmin $riops" >"$capped/blkio.throttle.read_iops_device"
+    [[ -z $wiops ]] || echo "$majmin $wiops" >"$capped/blkio.throttle.write_iops_device"
+    [[ -z $rbps ]] || echo "$majmin $rbps" >"$capped/blkio.throttle.read_bps_device"
+    [[ -z $wbps ]] || echo "$majmin $wbps" >"$capped/blkio.throttle.write_bps_device"
   else
     local line=""
     [[ -z $riops ]] || line+=" riops=$riops"
@@ -136,7 +147,7 @@ rig_up() {  # NAME [options]
     [[ -z $wbps ]] || line+=" wbps=$wbps"
     [[ -z $line ]] || echo "$majmin$line" >"$cg/io.max"
   fi || { rig_down "$name"; _rig_err "the kernel refused the throttle on $majmin"; return; }
-  printf '%s\n' "riops=${riops:-max} wiops=${wiops:-max} rbps=${rbps:-max} wbps=${wbps:-max}" >"$state/caps"
+  printf '%s\n' "riops=${riops:-max} wiops=${wiops:-max} rbps=${rbps:-max} wbps=${wbps:-max}$($writeback && echo " writeback")" >"$state/caps"
   echo "$backing" >"$state/backing"
 }
 
@@ -159,6 +170,12 @@ rig_down() {  # NAME: undoes whatever `up` got to; quiet, idempotent
   [[ -d $s ]] || return 0
   if [[ -f $s/mnt ]]; then umount "$(cat "$s/mnt")" 2>/dev/null || umount -l "$(cat "$s/mnt")" 2>/dev/null; fi
   [[ -f $s/dev ]] && losetup -d "$(cat "$s/dev")" 2>/dev/null
+  if [[ -f $s/root-caps ]]; then  # --writeback on v1: the root cgroup's entries for this device go
+    local f root=/sys/fs/cgroup/blkio
+    for f in read_iops_device write_iops_device read_bps_device write_bps_device; do
+      echo "$(cat "$s/root-caps") 0" >"$root/blkio.throttle.$f" 2>/dev/null
+    done
+  fi
   if [[ -f $s/cgroup ]]; then
     cg=$(cat "$s/cgroup")
     # Anything still in it goes back to the root first, or rmdir fails with EBUSY.
