@@ -226,6 +226,37 @@ if verdict_ds:
           f"| {', '.join(sorted(set(r[9] for r in rs)))} |")
     w("")
 
+ck = rows("checkpoint.tsv")
+if ck:
+    w("## Predicted against measured checkpoint save and restore")
+    w("")
+    w("`bench/checkpoint_grid.sh` (methods in its header and tests/lib/checkpoint_volumes.sh): N rank processes")
+    w("each `torch.save` a state dict of the pod's checkpoint ÷ N to their own file and `os.fsync` it, at once;")
+    w("a save is the slowest rank's time (MLPerf Storage's method), a restore `torch.load` of the files after")
+    w("they are dropped from the page cache. The volume: a rig capped at 50 MB/s of writes and 100 MB/s of")
+    w("reads with the caps on the root blkio cgroup, so the kernel's writeback is held to them too (a 500 MB/s")
+    w("and 1 GB/s volume, ×0.1). iogate's prediction just before on the same volume: the `checkpoint` check of")
+    w("`iogate preflight PATH --gpus N` with a checkpoint rule (5% stall budget; the interval puts the real")
+    w("stall near 2× or 0.5× it). Goals (issue 46): save and restore within ±15% of the real client's; the")
+    w("verdict equal to \"measured stall ≤ 5%\" wherever the stall is more than 10% from the budget.")
+    w("")
+    w("| pod MiB | ranks | interval | save predicted | torch.save | error | restore predicted | torch.load | error | stall predicted | stall measured | verdict | agrees | to verdict |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ok_save = ok_restore = agree_n = judged_n = 0
+    for rnd, mib, interval, ranks, _, ps, ms, se, pr, mr_, re_, pst, mst, verdict, judged, agree, vs in ck:
+        s_ok, r_ok = abs(num(se)) <= 0.15, abs(num(re_)) <= 0.15
+        ok_save += s_ok
+        ok_restore += r_ok
+        judged_n += judged == "true"
+        agree_n += agree == "true"
+        w(f"| {mib} | {ranks} | {interval} s | {num(ps):.2f} s | {num(ms):.2f} s | {num(se):+.3f}{' ✓' if s_ok else ' ✗'} "
+          f"| {num(pr):.2f} s | {num(mr_):.2f} s | {num(re_):+.3f}{' ✓' if r_ok else ' ✗'} | {num(pst):.3f} | {num(mst):.3f} "
+          f"| {verdict} | {agree if judged == 'true' else '–'} | {num(vs):.1f} s |")
+    w("")
+    w(f"{ok_save}/{len(ck)} saves and {ok_restore}/{len(ck)} restores within ±15%; the verdict agreed in "
+      f"{agree_n}/{judged_n} judged cases. `to verdict` is `iogate preflight`'s wall time, start to verdict.")
+    w("")
+
 au = rows("au.tsv")
 if au:
     w("## Predicted against measured accelerator utilisation")

@@ -35,6 +35,8 @@ constexpr double kRoundGoal_s = 1.0;
 // Two rounds at least this long whose rates agree within kSettleTolerance end the saves.
 constexpr double kSettledRound_s = 0.5;
 constexpr double kSettleTolerance = 0.10;
+// Rounds shorter than this are left out of the line where two longer ones exist.
+constexpr double kFitRound_s = 0.25;
 // The least a round may write in all ranks, whatever the memory limit says.
 constexpr uint64_t kMinRoundBytes = uint64_t{16} << 20;
 
@@ -192,9 +194,15 @@ bool settled(const std::vector<CheckpointRound>& rounds) {
 
 FittedLine fit_rounds(const std::vector<CheckpointRound>& rounds) {
   FittedLine line;
+  // Short rounds say more about a cache or a throttle's time slice than about the device: left out
+  // where two long enough ones are there to draw the line through.
+  const double shortest = std::count_if(rounds.begin(), rounds.end(),
+                                        [](const CheckpointRound& r) { return r.seconds >= kFitRound_s; }) >= 2
+                              ? kFitRound_s
+                              : 0;
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const CheckpointRound& r : rounds) {
-    if (r.seconds <= 0 || r.rank_bytes == 0) continue;
+    if (r.seconds <= 0 || r.seconds < shortest || r.rank_bytes == 0) continue;
     const double x = double(r.rank_bytes), y = r.seconds;
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }

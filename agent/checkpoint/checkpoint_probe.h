@@ -47,8 +47,8 @@ struct FittedLine {
   double fixed_s = 0;
   double bytes_per_s = 0;
 };
-// The least-squares line through the rounds; the intercept held at 0 where it would be negative,
-// and where the rounds are all one size.
+// The least-squares line through the rounds (those of at least 0.25 s where two are), the
+// intercept held at 0 where it would be negative, and where the rounds are all one size.
 FittedLine fit_rounds(const std::vector<CheckpointRound>& rounds);
 
 struct CheckpointProbeResult {

@@ -29,6 +29,13 @@ TEST_CASE("fit_rounds: through the origin where the intercept would be negative,
   CHECK(fit_rounds({}).bytes_per_s == 0);
 }
 
+TEST_CASE("fit_rounds: a short round that ran fast (a throttle's slice, a cache) is left out beside long ones") {
+  // 50 MB/s, but the 8 MB round took 0.12 s (67 MB/s).
+  FittedLine l = fit_rounds({{8'000'000, 0.12}, {64'000'000, 1.28}, {128'000'000, 2.56}});
+  CHECK(l.fixed_s == doctest::Approx(0).epsilon(1e-6));
+  CHECK(l.bytes_per_s == doctest::Approx(50e6).epsilon(1e-6));
+}
+
 TEST_CASE("run_checkpoint_probe: every rank saves and restores, and nothing is left behind") {
   testing::TempTree dir;
   CheckpointRequest req;
