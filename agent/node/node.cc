@@ -22,6 +22,7 @@
 #include "kube/api_client.h"
 #include "kube/connect.h"
 #include "kube/operations.h"
+#include "measure/measurement_plan.h"
 #include "measure/policy_probe.h"
 #include "metrics/exposition.h"
 #include "node/node_http.h"
@@ -238,26 +239,13 @@ void attempt(Agent& a, size_t i) {
     }
     return true;
   };
-  bool dataset = a.policy.workload_mode == WorkloadMode::kDataset;
-  std::optional<Demand> synthetic;  // workload.mode auto on a data path without a dataset
-  if (a.policy.workload_mode == WorkloadMode::kAuto) {
-    auto source = auto_sample_source(path, a.stop);
-    if (!source.ok()) {
-      ++o.errors;
-      retry_later(PathState::kError, source.error().message);
-      return;
-    }
-    dataset = *source == SampleSource::kDataset;
-    if (!dataset) {
-      synthetic = node_synthetic_demand(a.policy, path, stack->device_class);
-      if (!synthetic) {
-        ++o.errors;
-        retry_later(PathState::kError, "no dataset under the path and no applicable rule with a demand");
-        return;
-      }
-    }
+  auto plan = plan_measurement(a.policy, ctx, stack->device_class, JudgedFor::kNode, a.stop);
+  if (!plan.ok()) {
+    ++o.errors;
+    retry_later(PathState::kError, plan.error().message);
+    return;
   }
-  if (dataset) {
+  if (plan->source == WorkloadSource::kDataset) {
     DatasetRequest req = policy_dataset_request(a.policy, path, a.options.root, ctx, &*stack);
     req.loader.early_stop.threshold_iops.reset();
     spdlog::info("{}: probing {}", path, describe_dataset_request(req));
@@ -274,9 +262,8 @@ void attempt(Agent& a, size_t i) {
     measured(measurement_from_dataset(*result), took);
     return;
   }
-  ProbeRequest req = synthetic ? synthetic_sample_request(a.policy, *synthetic, path, a.options.root, ctx, &*stack)
-                               : policy_probe_request(a.policy, path, a.options.root, ctx, &*stack);
-  if (synthetic) req.early_stop.threshold_iops.reset();
+  ProbeRequest req = planned_probe_request(a.policy, *plan, path, a.options.root, ctx, &*stack);
+  if (plan->synthetic) req.early_stop.threshold_iops.reset();
   o.io_priority = io_priority_note(a.options, *stack);
   spdlog::info("{}: probing {} at I/O priority {}", path, describe_probe_request(a.policy, req), o.io_priority);
   const Clock::time_point started = Clock::now();
@@ -284,9 +271,7 @@ void attempt(Agent& a, size_t i) {
   const nanoseconds took = Clock::now() - started;
   if (!settled(result, took)) return;
   set_quantiles(o, *result);
-  measured(synthetic ? measurement_from_synthetic_samples(*result, *synthetic->sample_bytes)
-                     : measurement_from_probe(*result),
-           took);
+  measured(planned_measurement(*plan, *result), took);
 }
 
 // One sync's deadline for the client: its own bound, or less when --once's deadline is nearer.

@@ -22,6 +22,7 @@
 #include "kube/shared_result.h"
 #include "measure/checkpoint_measure.h"
 #include "measure/measurement_json.h"
+#include "measure/measurement_plan.h"
 #include "measure/policy_probe.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
@@ -99,9 +100,8 @@ struct Run {
   nlohmann::json pod;              // empty without the API
   std::map<std::string, std::string> pod_labels;
   PreflightSummary summary;
-  // The path being judged reads synthetic samples for this demand (workload.mode auto on a volume
-  // without a dataset); nullopt: the policy's own workload.
-  std::optional<Demand> synthetic;
+  // How the path being judged is measured (measure/measurement_plan.h).
+  MeasurementPlan plan;
   std::optional<JobIdentity> job;  // the pod's job, from its pod object
 };
 
@@ -115,10 +115,7 @@ struct JobProbe {
 };
 
 // What the probe of the path being judged runs, and the key its shared result is recorded under.
-Workload probed_workload(const Run& run) {
-  if (run.synthetic) return synthetic_sample_workload(run.policy, *run.synthetic->sample_bytes);
-  return run.policy.workload;
-}
+Workload probed_workload(const Run& run) { return planned_workload(run.policy, run.plan); }
 
 std::string pod_ref(const Run& run) { return run.summary.pod_namespace + "/" + run.summary.pod_name; }
 
@@ -233,9 +230,7 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
                                const std::atomic<bool>* lock_lost, const JobProbe* job = nullptr) {
   const std::optional<StorageStack> stack = detect_path(run, path);
   const StorageStack* detected = stack ? &*stack : nullptr;
-  ProbeRequest req = run.synthetic
-                         ? synthetic_sample_request(run.policy, *run.synthetic, path, run.options.root, ctx, detected)
-                         : policy_probe_request(run.policy, path, run.options.root, ctx, detected);
+  ProbeRequest req = planned_probe_request(run.policy, run.plan, path, run.options.root, ctx, detected);
   Workload& w = req.workload;
   if (job) {
     w.runtime = job->window;
@@ -244,7 +239,7 @@ Result<ProbeResult> probe_path(Run& run, const std::string& path, const Evaluati
   auto runtime = runtime_within_deadline(run, path, kPrepareAllowance + w.ramp, w.runtime, "probe");
   if (!runtime.ok()) return runtime.error();
   w.runtime = *runtime;
-  spdlog::info("{}: probing {}{}", path, run.synthetic ? "synthetic samples: " : "",
+  spdlog::info("{}: probing {}{}", path, run.plan.synthetic ? "synthetic samples: " : "",
                describe_probe_request(run.policy, req));
   return run_within_deadline(
       run, path, [&](const std::atomic<bool>& stop) { return run_probe(req, stop, nullptr); }, lock_lost);
@@ -296,8 +291,7 @@ PathResult probed_result(const Run& run, const std::string& path, const Evaluati
   PathResult out;
   out.path = path;
   out.source = ResultSource::kProbe;
-  out.measurement = run.synthetic ? measurement_from_synthetic_samples(probe, *run.synthetic->sample_bytes)
-                                  : measurement_from_probe(probe);
+  out.measurement = planned_measurement(run.plan, probe);
   out.probe = std::move(probe);
   out.verdict = evaluate_policy(run.policy, out.measurement, ctx);
   spdlog::info("{}: {} in {:.1f} s ({})", path, measurement_figures(out.measurement), out.measurement.measured_s,
@@ -425,8 +419,7 @@ Result<std::optional<PathResult>> judge_as_job(Run& run, const std::string& path
     }
     auto probe = probe_path(run, path, ctx, nullptr, &how);
     if (!probe.ok()) return probe.error();
-    Measurement m = run.synthetic ? measurement_from_synthetic_samples(*probe, *run.synthetic->sample_bytes)
-                                  : measurement_from_probe(*probe);
+    Measurement m = planned_measurement(run.plan, *probe);
     own.probe = std::move(*probe);
     return m;
   }();
@@ -460,27 +453,12 @@ Result<std::optional<PathResult>> judge_as_job(Run& run, const std::string& path
 // the PVC for the next pods when we hold the PVC's lock).
 Result<PathResult> judge_workload_path(Run& run, const std::string& path) {
   EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
-  run.synthetic.reset();
-  bool dataset = run.policy.workload_mode == WorkloadMode::kDataset;
+  const bool dataset = run.plan.source == WorkloadSource::kDataset;
   if (run.policy.workload_mode == WorkloadMode::kAuto) {
-    // A walk of at most kDatasetCheckTime: within the deadline's allowance for preparing a probe.
-    auto source = auto_sample_source(path, run.stop);
-    if (!source.ok()) return source.error();
-    dataset = *source == SampleSource::kDataset;
-    if (!dataset) {
-      const std::optional<StorageStack> stack = detect_path(run, path);
-      run.synthetic = synthetic_demand(run.policy, ctx, stack ? stack->device_class : DeviceClass::kUnknown);
-      if (!run.synthetic) {
-        return usage_error(fmt::format(
-            "{}: holds no dataset (fewer than {} files) and no applicable rule states a demand to read synthetic "
-            "samples for",
-            path, kMinDatasetFiles));
-      }
-    }
     spdlog::info("{}: workload auto: {}", path,
                  dataset ? "the path holds a dataset; reading its files"
                          : fmt::format("no dataset under the path; synthetic samples of {}",
-                                       format_size_compact(*run.synthetic->sample_bytes)));
+                                       format_size_compact(*run.plan.synthetic->sample_bytes)));
   }
   if (run.api && measured_as_job(run.job)) {
     // A job's pods measure their volume together, wherever it is shared: the result TTL is for reuse.
@@ -600,11 +578,13 @@ Result<CheckpointFigures> measure_checkpoint(Run& run, const std::string& path, 
 Result<PathResult> judge_path(Run& run, const std::string& path) {
   const EvaluationContext ctx{run.summary.gpus, path, run.pod_labels};
   const std::optional<StorageStack> stack = detect_path(run, path);
-  const DeviceClass device_class = stack ? stack->device_class : DeviceClass::kUnknown;
-  const std::optional<CheckpointRequest> checkpoint = policy_checkpoint_request(run.policy, path, ctx, device_class);
-  if (!checkpoint) return judge_workload_path(run, path);
+  auto plan =
+      plan_measurement(run.policy, ctx, stack ? stack->device_class : DeviceClass::kUnknown, JudgedFor::kPod, run.stop);
+  if (!plan.ok()) return plan.error();
+  run.plan = std::move(*plan);
+  if (!run.plan.checkpoint) return judge_workload_path(run, path);
   PathResult out;
-  if (needs_workload_measurement(run.policy, ctx, device_class)) {
+  if (run.plan.workload) {
     auto workload = judge_workload_path(run, path);
     if (!workload.ok()) return workload.error();
     out = std::move(*workload);
@@ -614,7 +594,7 @@ Result<PathResult> judge_path(Run& run, const std::string& path) {
     out.measurement = stack ? stack_measurement(*stack, path) : Measurement{};
     out.measurement.path = path;
   }
-  auto figures = measure_checkpoint(run, path, *checkpoint);
+  auto figures = measure_checkpoint(run, path, *run.plan.checkpoint);
   if (!figures.ok()) return figures.error();
   if (out.measurement.measured_s == 0) out.measurement.measured_s = figures->measured_s;
   out.measurement.checkpoint = std::move(*figures);
