@@ -9,6 +9,7 @@
 
 #include "base/exit_codes.h"
 #include "cli/signals.h"
+#include "measure/measurement_from.h"
 #include "policy/evaluate.h"
 #include "report/dataset_report.h"
 

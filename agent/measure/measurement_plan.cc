@@ -4,6 +4,7 @@
 
 #include "base/units.h"
 #include "measure/checkpoint_measure.h"
+#include "measure/measurement_from.h"
 #include "measure/policy_probe.h"
 
 namespace iogate {

@@ -22,6 +22,7 @@
 #include "kube/api_client.h"
 #include "kube/connect.h"
 #include "kube/operations.h"
+#include "measure/measurement_from.h"
 #include "measure/measurement_plan.h"
 #include "measure/policy_probe.h"
 #include "metrics/exposition.h"

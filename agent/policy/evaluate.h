@@ -14,9 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dataset/dataset_probe.h"
+#include "dataset/feed_limit.h"
+#include "device/storage_stack.h"
 #include "policy/policy.h"
-#include "probe/probe_result.h"
+#include "probe/stop_reason.h"
 
 namespace iogate {
 
@@ -61,13 +62,8 @@ struct Measurement {
   std::optional<CheckpointFigures> checkpoint;
 };
 
-// Aggregates over jobs. Rates are over the longest job's measured window (as the report shows).
-Measurement measurement_from_probe(const ProbeResult& r);
-// The headline loader run (the sweep's fastest) of a dataset probe.
-Measurement measurement_from_dataset(const DatasetProbeResult& r);
-// A probe of synthetic sample reads (policy_probe.h's synthetic_sample_workload): each sample is
-// ceil(sample_bytes / block size) reads, so samples/s is the IOPS over that.
-Measurement measurement_from_synthetic_samples(const ProbeResult& r, uint64_t sample_bytes);
+// The classes of a stack's physical leaves, each once (more than one for `mixed`).
+std::vector<DeviceClass> leaf_classes(const std::vector<StackNode>& stack);
 
 // A volume's identity alone (class, leaves, path, file system) from its detected stack: the
 // measurement a path gets where only its checkpoint is measured.

@@ -21,6 +21,7 @@
 #include "kube/operations.h"
 #include "kube/shared_result.h"
 #include "measure/checkpoint_measure.h"
+#include "measure/measurement_from.h"
 #include "measure/measurement_json.h"
 #include "measure/measurement_plan.h"
 #include "measure/policy_probe.h"

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/mode_outcome.h"
+#include "dataset/dataset_probe.h"
 #include "kube/operations.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"

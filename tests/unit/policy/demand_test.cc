@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "measure/measurement_from.h"
 #include "policy/demand.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "measure/measurement_from.h"
 #include "policy/evaluate.h"
 
 using namespace iogate;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "example_policy.h"
+#include "measure/measurement_from.h"
 #include "policy/evaluate.h"
 #include "report/sample_probe_result.h"
 
