@@ -31,7 +31,7 @@ struct SharedState {
 };
 
 struct WorkerResult {
-  uint64_t files = 0, bytes = 0, errors = 0, cpu_ns = 0;
+  uint64_t files = 0, bytes = 0, partial_bytes = 0, errors = 0, cpu_ns = 0;
   std::string first_error;
   LatencyHistogram open_ns, first_byte_ns, file_ns;
 };
@@ -76,8 +76,10 @@ ReadOutcome read_one(const SampledFile& f, bool direct, AlignedBuffer& buf, size
     // A short read of a regular file at or past its listed size is its end: no extra read(). Of a
     // file whose size the scan did not take (0), a short read is its end too.
     if (n == 0 || (static_cast<size_t>(n) < want && total >= f.size_bytes)) break;
-    if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns.load(std::memory_order_relaxed))
+    if (stop.load(std::memory_order_relaxed) || monotonic_ns() >= shared.deadline_ns.load(std::memory_order_relaxed)) {
+      out.partial_bytes += total;  // read within the window, of a file (a shard) cut short
       return ReadOutcome::kStopped;
+    }
   }
   // The cache must not answer the next run (or the next round of a benchmark): drop the pages.
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
@@ -181,7 +183,7 @@ double LoaderRun::samples_per_s() const {
 }
 
 double LoaderRun::bytes_per_s() const {
-  return elapsed_ns ? static_cast<double>(bytes_read) / (static_cast<double>(elapsed_ns) / 1e9) : 0;
+  return elapsed_ns ? static_cast<double>(bytes_read + partial_bytes) / (static_cast<double>(elapsed_ns) / 1e9) : 0;
 }
 
 LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t count, const LoaderOptions& o,
@@ -211,6 +213,7 @@ LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t
   for (WorkerResult& r : results) {
     run.files_read += r.files;
     run.bytes_read += r.bytes;
+    run.partial_bytes += r.partial_bytes;
     run.errors += r.errors;
     run.cpu_ns += r.cpu_ns;
     if (run.first_error.empty()) run.first_error = r.first_error;

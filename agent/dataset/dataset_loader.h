@@ -44,7 +44,10 @@ struct LoaderRun {
   int workers = 0;
   bool direct = false;      // as run: false after a fallback
   uint64_t files_read = 0;  // completely read
-  uint64_t bytes_read = 0;
+  uint64_t bytes_read = 0;  // of the files completely read
+  // Read within the window from files cut short at its end: counted in bytes/s, since a large file
+  // (a shard) in flight at the deadline is bytes the volume delivered; not in a file's mean size.
+  uint64_t partial_bytes = 0;
   uint64_t errors = 0;      // files that could not be opened or read
   std::string first_error;  // "path: reason", the first of them
   uint64_t elapsed_ns = 0;

@@ -1,5 +1,7 @@
 #include "measure/measurement_from.h"
 
+#include "measure/policy_probe.h"
+
 namespace iogate {
 namespace {
 
@@ -47,11 +49,11 @@ Measurement measurement_from_probe(const ProbeResult& r) {
   return m;
 }
 
-Measurement measurement_from_synthetic_samples(const ProbeResult& r, uint64_t sample_bytes) {
+Measurement measurement_from_synthetic_samples(const ProbeResult& r, const Demand& d) {
   Measurement m = measurement_from_probe(r);
   m.samples = true;
-  m.samples_per_s = m.iops / double(reads_per_sample(sample_bytes, m.block_size));
-  m.sample_bytes = double(sample_bytes);
+  m.samples_per_s = m.iops / synthetic_reads_per_sample(d, m.block_size);
+  m.sample_bytes = double(*d.sample_bytes);
   return m;
 }
 

@@ -15,8 +15,8 @@ namespace iogate {
 Measurement measurement_from_probe(const ProbeResult& r);
 // The headline loader run (the sweep's fastest) of a dataset probe.
 Measurement measurement_from_dataset(const DatasetProbeResult& r);
-// A probe of synthetic sample reads (policy_probe.h's synthetic_sample_workload): each sample is
-// ceil(sample_bytes / block size) reads, so samples/s is the IOPS over that.
-Measurement measurement_from_synthetic_samples(const ProbeResult& r, uint64_t sample_bytes);
+// A probe of synthetic sample reads (policy_probe.h's synthetic_sample_workload) for demand `d`:
+// samples/s is the IOPS over the reads a sample costs (synthetic_reads_per_sample).
+Measurement measurement_from_synthetic_samples(const ProbeResult& r, const Demand& d);
 
 }  // namespace iogate

@@ -32,7 +32,14 @@ Result<MeasurementPlan> plan_measurement(const Policy& p, const EvaluationContex
     case WorkloadMode::kAuto: break;
   }
   // A walk of at most kDatasetCheckTime: within the deadline's allowance for preparing a probe.
-  auto source = auto_sample_source(ctx.path, stop);
+  bool shards = false;
+  for (const Rule& r : p.rules) {
+    const bool applies = judged_for == JudgedFor::kPod
+                             ? !selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels)
+                             : rule_covers_node_path(r, ctx.path, device_class);
+    shards = shards || (applies && r.demand && r.demand->shard_bytes);
+  }
+  auto source = auto_sample_source(ctx.path, shards, stop);
   if (!source.ok()) return source.error();
   if (*source == SampleSource::kDataset) {
     plan.source = WorkloadSource::kDataset;
@@ -57,12 +64,12 @@ ProbeRequest planned_probe_request(const Policy& p, const MeasurementPlan& plan,
 }
 
 Workload planned_workload(const Policy& p, const MeasurementPlan& plan) {
-  if (plan.synthetic) return synthetic_sample_workload(p, *plan.synthetic->sample_bytes);
+  if (plan.synthetic) return synthetic_sample_workload(p, *plan.synthetic);
   return p.workload;
 }
 
 Measurement planned_measurement(const MeasurementPlan& plan, const ProbeResult& r) {
-  if (plan.synthetic) return measurement_from_synthetic_samples(r, *plan.synthetic->sample_bytes);
+  if (plan.synthetic) return measurement_from_synthetic_samples(r, *plan.synthetic);
   return measurement_from_probe(r);
 }
 

@@ -1,6 +1,8 @@
 #include "measure/policy_probe.h"
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -58,7 +60,8 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   for (const Rule& r : p.rules) {
     if (selector_mismatch(r.selector, class_of(stack), ctx.path.empty() ? path : ctx.path, ctx.pod_labels)) continue;
     target = std::max(target, effective_min_samples_per_s(r, ctx.gpus));
-    if (r.demand) target = std::max(target, verdict_flip_samples_per_s(*r.demand, ctx.gpus));
+    // A shard demand counts records, the loader whole files (shards): no target in its units.
+    if (r.demand && !r.demand->shard_bytes) target = std::max(target, verdict_flip_samples_per_s(*r.demand, ctx.gpus));
   }
   if (target > 0) req.target_samples_per_s = target;
   // The loader stops once its samples/s settles, or is clearly beside the target.
@@ -66,7 +69,27 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   return req;
 }
 
-Result<SampleSource> auto_sample_source(const std::string& path, const std::atomic<bool>& stop) {
+bool is_shard_file_name(std::string_view name) {
+  for (std::string_view ext : {".tar", ".mds", ".tfrecord", ".tfrecords", ".parquet"}) {
+    if (name.size() > ext.size() && name.ends_with(ext)) return true;
+  }
+  return false;
+}
+
+Result<SampleSource> auto_sample_source(const std::string& path, bool shards, const std::atomic<bool>& stop) {
+  if (shards) {
+    // A shard dataset is a few large files: one shard file under the path is the dataset.
+    // A path it cannot walk is the scan's to report, below.
+    std::error_code ec;
+    std::filesystem::recursive_directory_iterator it(path, std::filesystem::directory_options::skip_permission_denied,
+                                                     ec);
+    const auto until = std::chrono::steady_clock::now() + kDatasetCheckTime;
+    uint64_t entries = 0;
+    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (stop.load() || ++entries > kDatasetCheckEntries || std::chrono::steady_clock::now() > until) break;
+      if (it->is_regular_file(ec) && is_shard_file_name(it->path().filename().string())) return SampleSource::kDataset;
+    }
+  }
   ScanBudget budget;
   budget.time = kDatasetCheckTime;
   budget.entries = kDatasetCheckEntries;
@@ -119,26 +142,39 @@ ProbeRequest randread_headline_request(const Policy& p, const std::string& path,
   return req;
 }
 
-Workload synthetic_sample_workload(const Policy& p, uint64_t sample_bytes) {
+Workload synthetic_sample_workload(const Policy& p, const Demand& d) {
   Workload w = p.workload;
   constexpr uint64_t kAlign = 4096;
-  uint64_t read = std::min(std::max<uint64_t>(sample_bytes, 1), kMaxSyntheticRead);
-  w.rw = RwMode::kRandRead;
+  const int workers = p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers();
+  const uint64_t piece = d.shard_bytes ? *d.shard_bytes : d.sample_bytes.value_or(1);
+  uint64_t read = std::min(std::max<uint64_t>(piece, 1), kMaxSyntheticRead);
   w.block_size = (read + kAlign - 1) / kAlign * kAlign;
-  w.iodepth = p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers();
-  w.numjobs = 1;
   w.direct = true;
+  if (d.shard_bytes) {
+    // A shard stream: each worker reads its own shard front to back, one read at a time.
+    w.rw = RwMode::kRead;
+    w.iodepth = 1;
+    w.numjobs = workers;
+    return w;
+  }
+  w.rw = RwMode::kRandRead;
+  w.iodepth = workers;
+  w.numjobs = 1;
   return w;
+}
+
+double synthetic_reads_per_sample(const Demand& d, uint64_t block_size) {
+  if (d.shard_bytes) return double(*d.sample_bytes) / double(std::max<uint64_t>(block_size, 1));
+  return double(reads_per_sample(*d.sample_bytes, block_size));
 }
 
 ProbeRequest synthetic_sample_request(const Policy& p, const Demand& d, const std::string& path,
                                       const std::string& root, const EvaluationContext& ctx,
                                       const StorageStack* stack) {
-  ProbeRequest req{path, synthetic_sample_workload(p, *d.sample_bytes), root};
+  ProbeRequest req{path, synthetic_sample_workload(p, d), root};
   if (stack) req.storage = *stack;
   // The verdict flips at min_au × needed samples/s; in reads, times the reads a sample takes.
-  double flip =
-      verdict_flip_samples_per_s(d, ctx.gpus) * double(reads_per_sample(*d.sample_bytes, req.workload.block_size));
+  double flip = verdict_flip_samples_per_s(d, ctx.gpus) * synthetic_reads_per_sample(d, req.workload.block_size);
   req.early_stop = policy_early_stop(p, flip > 0 ? std::optional<double>(flip) : std::nullopt);
   return req;
 }

@@ -42,7 +42,10 @@ enum class SampleSource { kDataset, kSynthetic };
 inline constexpr std::chrono::milliseconds kDatasetCheckTime{2000};
 inline constexpr uint64_t kDatasetCheckEntries = 100'000;
 // Errors: the path is missing or not a directory (usage), or unreadable.
-Result<SampleSource> auto_sample_source(const std::string& path, const std::atomic<bool>& stop);
+// With `shards` (an applicable demand reads shards), one file named like a shard (.tar, .mds,
+// .tfrecord(s), .parquet) within the same bounds is a dataset too: a shard dataset is a few large files.
+Result<SampleSource> auto_sample_source(const std::string& path, bool shards, const std::atomic<bool>& stop);
+bool is_shard_file_name(std::string_view name);
 
 // The demand the synthetic sample reads stand for: of the applicable rules with a demand, the one
 // with the largest sample (a volume that feeds it feeds smaller ones at the same bytes/s);
@@ -63,12 +66,18 @@ inline constexpr uint64_t kHeadlineBlockSize = 4096;
 ProbeRequest randread_headline_request(const Policy& p, const std::string& path, const std::string& root,
                                        const StorageStack* stack);
 
-// Synthetic samples of `sample_bytes`: random reads of min(sample, kMaxSyntheticRead) rounded up to
-// 4 KiB (a larger sample is read in such pieces, as a loader reads a large file in chunks), one
-// per loader worker in flight, on the policy's test file (size, ramp, runtime). The early stop
-// compares samples/s × reads per sample against the demand's AU floor at the pod's GPUs.
+// Synthetic samples of the demand's sample: random reads of min(sample, kMaxSyntheticRead) rounded
+// up to 4 KiB (a larger sample is read in such pieces, as a loader reads a large file in chunks),
+// one per loader worker in flight, on the policy's test file (size, ramp, runtime). For a shard
+// demand, synthetic shards: each loader worker a sequential reader of its own part of the test
+// file, one read of min(shard, kMaxSyntheticRead) at a time, as a WebDataset or MDS worker streams
+// its shard. The early stop compares samples/s × reads per sample against the demand's AU floor at
+// the pod's GPUs.
 inline constexpr uint64_t kMaxSyntheticRead = uint64_t{1} << 20;
-Workload synthetic_sample_workload(const Policy& p, uint64_t sample_bytes);
+Workload synthetic_sample_workload(const Policy& p, const Demand& d);
+// The reads of `block_size` a synthetic sample costs: whole reads for random samples, the exact
+// share of a read for records streamed out of a shard.
+double synthetic_reads_per_sample(const Demand& d, uint64_t block_size);
 ProbeRequest synthetic_sample_request(const Policy& p, const Demand& d, const std::string& path,
                                       const std::string& root, const EvaluationContext& ctx, const StorageStack* stack);
 

@@ -132,11 +132,12 @@ std::vector<RuleSustained> rules_sustained(const Policy& p, const std::vector<Pa
     for (size_t i = 0; i < outcomes.size(); ++i) {
       const std::optional<Measurement>& m = outcomes[i].measurement;
       if (!m || !m->samples || !rule_covers_node_path(r, outcomes[i].config.path, m->device_class)) continue;
-      if (rs.path && m->samples_per_s <= rs.samples_per_s) continue;
+      const double delivered = demand_delivered_samples_per_s(rs.demand, *m);
+      if (rs.path && delivered <= rs.samples_per_s) continue;
       rs.path = i;
-      rs.samples_per_s = m->samples_per_s;
-      rs.sample_bytes = m->sample_bytes;
-      rs.accelerators = accelerators_sustained(rs.demand, m->samples_per_s);
+      rs.samples_per_s = delivered;
+      rs.sample_bytes = rs.demand.shard_bytes && m->dataset ? double(*rs.demand.sample_bytes) : m->sample_bytes;
+      rs.accelerators = accelerators_sustained(rs.demand, delivered);
     }
     out.push_back(std::move(rs));
   }

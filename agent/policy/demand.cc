@@ -33,10 +33,10 @@ const std::vector<NamedWorkload>& named_workloads() {
       {"retinanet", "h100", 16, 0.180, 153'600, 0.85, "configs/dlio/workload/retinanet_h100.yaml", true},
       {"retinanet", "b200", 24, 0.04755, 322'957, 0.85, "configs/dlio/workload/retinanet_b200.yaml", false},
       {"retinanet", "mi355", 32, 0.0634, 322'957, 0.85, "configs/dlio/workload/retinanet_mi355.yaml", false},
-      {"flux", "b200", 48, 1.35, 2'164'832, 0.90, "configs/dlio/workload/flux_b200.yaml", true},
-      {"flux", "mi355", 72, 2.025, 2'164'832, 0.90, "configs/dlio/workload/flux_mi355.yaml", true},
-      {"dlrm", "b200", 16384, 0.000375, 761, 0.70, "configs/dlio/workload/dlrm_b200.yaml", true},
-      {"dlrm", "mi355", 16384, 0.0005625, 761, 0.70, "configs/dlio/workload/dlrm_mi355.yaml", true},
+      {"flux", "b200", 48, 1.35, 2'164'832, 0.90, "configs/dlio/workload/flux_b200.yaml", true, 288},
+      {"flux", "mi355", 72, 2.025, 2'164'832, 0.90, "configs/dlio/workload/flux_mi355.yaml", true, 288},
+      {"dlrm", "b200", 16384, 0.000375, 761, 0.70, "configs/dlio/workload/dlrm_b200.yaml", true, 4'718'592},
+      {"dlrm", "mi355", 16384, 0.0005625, 761, 0.70, "configs/dlio/workload/dlrm_mi355.yaml", true, 4'718'592},
   };
   return kWorkloads;
 }
@@ -69,6 +69,7 @@ Demand named_demand(const NamedWorkload& w) {
   d.accelerator = std::string(w.accelerator);
   d.samples_per_s = w.samples_per_s();
   d.sample_bytes = w.record_bytes;
+  if (w.records_per_shard > 1) d.shard_bytes = w.record_bytes * w.records_per_shard;
   d.min_au = w.min_au;
   return d;
 }

@@ -32,14 +32,15 @@ inline constexpr double kDefaultMinAu = 0.90;
 
 // A named workload × accelerator from MLPerf Storage's published DLIO configs.
 struct NamedWorkload {
-  std::string_view workload;      // "resnet50", "unet3d", "retinanet", ...
-  std::string_view accelerator;   // "a100", "h100", "b200", "mi355"
-  int batch_size = 0;             // reader.batch_size
-  double computation_s = 0;       // train.computation_time: one step's compute
-  uint64_t record_bytes = 0;      // dataset.record_length_bytes: one sample
-  double min_au = kDefaultMinAu;  // metric.au
-  std::string_view source;        // the config file it is from
-  bool what_if = false;           // not scored in MLPerf Storage v3.0: a planning figure
+  std::string_view workload;       // "resnet50", "unet3d", "retinanet", ...
+  std::string_view accelerator;    // "a100", "h100", "b200", "mi355"
+  int batch_size = 0;              // reader.batch_size
+  double computation_s = 0;        // train.computation_time: one step's compute
+  uint64_t record_bytes = 0;       // dataset.record_length_bytes: one sample
+  double min_au = kDefaultMinAu;   // metric.au
+  std::string_view source;         // the config file it is from
+  bool what_if = false;            // not scored in MLPerf Storage v3.0: a planning figure
+  uint64_t records_per_shard = 0;  // dataset.num_samples_per_file where records are read out of shards
 
   double samples_per_s() const { return computation_s > 0 ? batch_size / computation_s : 0; }
 };
@@ -55,6 +56,10 @@ struct Demand {
   // One sample's size: what synthetic sample reads read when the volume holds no dataset. The
   // dataset's own sizes count where it does.
   std::optional<uint64_t> sample_bytes;
+  // Shard-shaped access (WebDataset tar, MosaicML MDS, TFRecord, parquet): samples are records read
+  // in sequence out of shards of this size, one shard per reader at a time, so the volume's
+  // sequential bytes/s, not its files/s or random reads, set the rate. Needs sample_bytes.
+  std::optional<uint64_t> shard_bytes;
   double min_au = kDefaultMinAu;
   std::string workload, accelerator;  // set when the demand names an MLPerf workload
 };

@@ -118,7 +118,8 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
         c.passed = c.passed && m.samples;  // a 4 KiB block-I/O run measures no samples
         break;
       case CheckKind::kDemand: {
-        DemandOutcome o = judge_demand(*r.demand, demand_accelerators(gpus), m.samples_per_s);
+        const double delivered = demand_delivered_samples_per_s(*r.demand, m);
+        DemandOutcome o = judge_demand(*r.demand, demand_accelerators(gpus), delivered);
         o.limit = m.limit;
         c.measured_value = o.predicted_au;
         c.threshold_value = o.min_au;
@@ -127,7 +128,7 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
                                 ? fmt::format("; limit {}", feed_limit_name(m.limit))
                                 : "";
         c.measured =
-            fmt::format("AU {:.2f} ({} samples/s; sustains {} {}{})", o.predicted_au, format_thousands(m.samples_per_s),
+            fmt::format("AU {:.2f} ({} samples/s; sustains {} {}{})", o.predicted_au, format_thousands(delivered),
                         o.accelerators_sustained, o.accelerators_sustained == 1 ? "GPU" : "GPUs", limit);
         c.passed = o.passed && m.samples;
         c.demand = o;
@@ -172,6 +173,11 @@ void check_rule(const Rule& r, const Measurement& m, int gpus, std::vector<RuleC
 }
 
 }  // namespace
+
+double demand_delivered_samples_per_s(const Demand& d, const Measurement& m) {
+  if (d.shard_bytes && d.sample_bytes && m.dataset) return m.bandwidth_bytes_per_s / double(*d.sample_bytes);
+  return m.samples_per_s;
+}
 
 std::vector<DeviceClass> leaf_classes(const std::vector<StackNode>& stack) {
   std::vector<DeviceClass> out;

@@ -69,6 +69,11 @@ std::vector<DeviceClass> leaf_classes(const std::vector<StackNode>& stack);
 // measurement a path gets where only its checkpoint is measured.
 Measurement stack_measurement(const StorageStack& s, const std::string& path);
 
+// The samples/s a measurement delivers to a demand: its samples/s, but for shard-shaped access over
+// a dataset's own files (each file a shard, read whole) its bytes/s over the demand's sample, since
+// a shard holds many. The one reading of "delivered": the verdict and the node's label take it.
+double demand_delivered_samples_per_s(const Demand& d, const Measurement& m);
+
 // The pod the verdict is for. `path` is the dataset path as named on the command line, which
 // selectors' `paths` are matched against (the measurement's path when empty).
 struct EvaluationContext {

@@ -157,7 +157,8 @@ const Keys kRuleKeys = {"name",
                         "min_samples_per_s",
                         "samples_per_s_per_gpu",
                         "demand"};
-const Keys kDemandKeys = {"workload", "accelerator", "samples_per_s", "sample_size", "min_au", "checkpoint"};
+const Keys kDemandKeys = {"workload",   "accelerator", "samples_per_s", "sample_size",
+                          "shard_size", "min_au",      "checkpoint"};
 const Keys kCheckpointKeys = {"size", "workload", "interval", "max_stall", "max_restore"};
 const Keys kSelectorKeys = {"device_classes", "paths", "pod_labels"};
 const Keys kNodeKeys = {"paths",      "interval",     "jitter",        "busy_util",
@@ -417,6 +418,24 @@ Result<Demand> read_demand(const YAML::Node& node, const std::string& path) {
       return usage_error(fmt::format("{}: must be above 0 and at most 1g, got {}", field, quote_value(v.Scalar())));
     d.sample_bytes = *x;
   }
+  if (const YAML::Node v = n["shard_size"]) {
+    std::string field = field_child(path, "shard_size");
+    if (!v.IsScalar()) return yaml_expected(field, kSizeWords, v);
+    auto x = parse_size(without_spaces(v.Scalar()), field);
+    if (!x.ok()) return x.error();
+    d.shard_bytes = *x;
+  }
+  if (d.shard_bytes) {
+    const std::string field = field_child(path, "shard_size");
+    if (!d.sample_bytes) {
+      return usage_error(field_child(path, "sample_size") +
+                         ": missing; a shard's records are samples of this size (shard_size is given)");
+    }
+    if (*d.shard_bytes < *d.sample_bytes) {
+      return usage_error(fmt::format("{}: {} is smaller than one sample ({})", field,
+                                     format_bytes(double(*d.shard_bytes)), format_bytes(double(*d.sample_bytes))));
+    }
+  }
   if (const YAML::Node v = n["min_au"]) {
     std::string field = field_child(path, "min_au");
     if (!v.IsScalar()) return yaml_expected(field, "a fraction like 0.90 or 90%", v);
@@ -443,7 +462,7 @@ Result<CheckpointDemand> read_checkpoint_demand(const YAML::Node& node, const st
   const auto fields = read_map(node, path, kDemandKeys);
   if (!fields.ok()) return fields.error();
   const Fields& n = *fields;
-  for (const char* key : {"accelerator", "samples_per_s", "sample_size", "min_au"}) {
+  for (const char* key : {"accelerator", "samples_per_s", "sample_size", "shard_size", "min_au"}) {
     if (n[key]) {
       return usage_error(
           fmt::format("{}: not part of a checkpoint demand (a checkpoint is judged by its stall: "

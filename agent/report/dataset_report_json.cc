@@ -28,6 +28,7 @@ json run_json(const LoaderRun& l) {
           {"bytes_per_s", finite(l.bytes_per_s())},
           {"files_read", l.files_read},
           {"bytes_read", l.bytes_read},
+          {"partial_bytes", l.partial_bytes},
           {"errors", l.errors},
           {"first_error", utf8_or_replacement(l.first_error)},
           {"elapsed_ns", l.elapsed_ns},

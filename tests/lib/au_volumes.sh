@@ -40,6 +40,9 @@ AU_MAX_KIB=200
 # and the demand model's arithmetic here: the dataset measurement alone, without the verdict).
 AU_PREDICT=${AU_PREDICT:-preflight}
 AU_PY=${AU_PY:-/usr/bin/python3}
+# Shard-shaped access: AU_SHARDS is the shards' size (the demand's shard_size); AU_SAMPLE_SIZE is
+# then a record's. The DataLoader streams records out of the *.tar shards (dataloader_au.py --shards).
+AU_SHARDS=${AU_SHARDS:-}
 _au_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # au_check_torch: one line naming the fix when the DataLoader cannot run.
@@ -50,14 +53,23 @@ au_check_torch() {
 
 # au_volume_up NAME RIOPS RBPS SIZE FILES: a tmpfs-backed rig (the cap, not the host's disk, sets
 # the pace) holding the dataset in $(rig_dir NAME)/data, written back so its pages are clean.
+# With AU_SHARDS set, FILES is the number of tar shards of AU_SHARDS bytes, each holding records of
+# AU_SAMPLE_SIZE bytes (tests/lib/make_shards.py, WebDataset's layout).
 au_volume_up() {
   local name=$1 riops=$2 rbps=$3 size=$4 files=$5 caps=()
   [[ -z $riops ]] || caps+=(--riops "$riops")
   [[ -z $rbps ]] || caps+=(--rbps "$rbps")
   rig_up "$name" --backing tmpfs "${caps[@]}" --size "$size" >/dev/null || return
-  "$AU_PY" "$_au_here/../integration/make_dataset.py" "$(rig_dir "$name")/data" --files "$files" \
-    --dirs $((files / 100 > 0 ? files / 100 : 1)) --subdirs 10 --min-kib $AU_MIN_KIB --max-kib $AU_MAX_KIB --large 0 ||
-    return
+  if [[ -n $AU_SHARDS ]]; then
+    local record shard
+    record=$(numfmt --from=iec "${AU_SAMPLE_SIZE^^}") && shard=$(numfmt --from=iec "${AU_SHARDS^^}") || return
+    "$AU_PY" "$_au_here/make_shards.py" "$(rig_dir "$name")/data" --shards "$files" --records $((shard / record)) \
+      --record-bytes "$record" || return
+  else
+    "$AU_PY" "$_au_here/../integration/make_dataset.py" "$(rig_dir "$name")/data" --files "$files" \
+      --dirs $((files / 100 > 0 ? files / 100 : 1)) --subdirs 10 --min-kib $AU_MIN_KIB --max-kib $AU_MAX_KIB \
+      --large 0 || return
+  fi
   sync
 }
 
@@ -103,7 +115,7 @@ mode: enforce
 workload: {mode: auto, workers: $AU_WORKERS, runtime: $1, size: 64m}
 rules:
   - name: feed-accelerators
-    demand: {samples_per_s: $AU_SPS, sample_size: $AU_SAMPLE_SIZE, min_au: $AU_MIN}
+    demand: {samples_per_s: $AU_SPS, sample_size: $AU_SAMPLE_SIZE, min_au: $AU_MIN${AU_SHARDS:+, shard_size: $AU_SHARDS}}
 EOF
   echo "$policy"
 }
@@ -128,7 +140,8 @@ au_measure() {
   stat=/sys/block/$(basename "$(cat "$RIG_STATE/$rig/dev")")/stat
   read -r r0 _ b0 _ <"$stat"
   out=$(rig_run "$rig" "${AU_NICE[@]}" "$AU_PY" "$_au_here/dataloader_au.py" "$data" --accelerators "$n" \
-    --samples-per-s "$AU_SPS" --workers "$AU_WORKERS" --batch "$AU_BATCH" --runtime "$runtime" --seed "$RANDOM") || return
+    --samples-per-s "$AU_SPS" --workers "$AU_WORKERS" --batch "$AU_BATCH" --runtime "$runtime" --seed "$RANDOM" \
+    ${AU_SHARDS:+--shards}) || return
   read -r r1 _ b1 _ <"$stat"
   jq -c --argjson r $((r1 - r0)) --argjson b $(((b1 - b0) * 512)) '. + {device_reads: $r, device_bytes: $b}' <<<"$out"
 }

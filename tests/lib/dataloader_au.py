@@ -4,6 +4,7 @@ that iogate's predicted AU is held to.
 
 /usr/bin/python3 tests/lib/dataloader_au.py DIR --accelerators N --samples-per-s S
         [--workers W] [--batch B] [--runtime SECONDS] [--min-steps K] [--max-runtime SECONDS] [--seed X]
+        [--shards]
 
 MLPerf Storage's method (DLIO's PyTorch reader and its emulated accelerators), on one client:
   - the Dataset is map-style over the regular files under DIR, listed by name as torchvision's
@@ -25,6 +26,12 @@ MLPerf Storage's method (DLIO's PyTorch reader and its emulated accelerators), o
     in flight, as W loaders would be, one per rank, in DLIO.
   - AU = compute time / wall time over every step but the first (DLIO excludes the first: worker
     start-up and the empty prefetch queue).
+With --shards the samples are records streamed out of tar shards, as WebDataset reads them: an
+IterableDataset over the *.tar files under DIR, each worker taking every W-th shard of a fresh
+shuffle of them each epoch (WebDataset's split_by_worker and shardshuffle), opening one at a time
+and reading it front to back with Python's tarfile in stream mode ("r|"), one sample per member;
+each shard is dropped from the page cache before and after it is read. `bytes` then counts the
+records' bytes.
 The run ends after the step that passes RUNTIME seconds (measured from the end of the first step)
 once at least K steps are measured, or after MAX_RUNTIME seconds whatever the count.
 Prints one JSON line: accelerators, workers, batch, steps (measured), samples (measured), bytes,
@@ -44,7 +51,7 @@ import time
 
 try:
     import torch
-    from torch.utils.data import DataLoader, Dataset, RandomSampler
+    from torch.utils.data import DataLoader, Dataset, IterableDataset, RandomSampler, get_worker_info
 except ImportError:
     sys.exit("dataloader_au.py: PyTorch is missing: run it with /usr/bin/python3 (Debian's python3-torch; "
              "bash scripts/install-deps.sh)")
@@ -91,6 +98,36 @@ class FileDataset(Dataset):
         return torch.tensor(n, dtype=torch.int64)
 
 
+class ShardStream(IterableDataset):
+    """Records streamed out of tar shards, every W-th shard of a fresh shuffle to each worker."""
+
+    def __init__(self, shards, seed):
+        self.shards = shards
+        self.seed = seed
+
+    def __iter__(self):
+        import random
+        import tarfile
+        info = get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info else (0, 1)
+        epoch = 0
+        while True:
+            order = list(self.shards)
+            random.Random(self.seed * 1000 + epoch).shuffle(order)
+            for path in order[wid::nw]:
+                fd = os.open(path, _FLAGS)
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                    with os.fdopen(fd, "rb", closefd=False) as f, tarfile.open(fileobj=f, mode="r|") as tar:
+                        for member in tar:
+                            if member.isfile():
+                                yield torch.tensor(len(tar.extractfile(member).read()), dtype=torch.int64)
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                finally:
+                    os.close(fd)
+            epoch += 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
@@ -103,6 +140,7 @@ def main():
     ap.add_argument("--max-runtime", type=float, default=60)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--stat-listing", action="store_true", help="stat each file while listing (metadata warm)")
+    ap.add_argument("--shards", action="store_true", help="records streamed out of the *.tar shards under DIR")
     a = ap.parse_args()
     for name in ("accelerators", "workers", "batch", "min_steps"):
         if getattr(a, name) < (0 if name == "workers" else 1):
@@ -110,16 +148,22 @@ def main():
     if a.samples_per_s <= 0:
         sys.exit(f"dataloader_au.py: --samples-per-s must be more than 0, got {a.samples_per_s}")
     paths = list_files(a.dir, a.stat_listing)
+    if a.shards:
+        paths = [p for p in paths if p.endswith(".tar")]
     if not paths:
-        sys.exit(f"dataloader_au.py: no regular files under {a.dir}")
-    ds = FileDataset(paths)
-    g = torch.Generator()
-    g.manual_seed(a.seed)
-    # Epochs back to back without the loader's restart between them: num_samples beyond the
-    # dataset makes RandomSampler yield one fresh permutation after another.
-    sampler = RandomSampler(ds, replacement=False, num_samples=len(ds) * 1000, generator=g)
-    loader = DataLoader(ds, batch_size=a.accelerators * a.batch, sampler=sampler, num_workers=a.workers,
-                        persistent_workers=a.workers > 0, drop_last=True)
+        sys.exit(f"dataloader_au.py: no {'tar shards' if a.shards else 'regular files'} under {a.dir}")
+    if a.shards:
+        loader = DataLoader(ShardStream(paths, a.seed), batch_size=a.accelerators * a.batch, num_workers=a.workers,
+                            persistent_workers=a.workers > 0)
+    else:
+        ds = FileDataset(paths)
+        g = torch.Generator()
+        g.manual_seed(a.seed)
+        # Epochs back to back without the loader's restart between them: num_samples beyond the
+        # dataset makes RandomSampler yield one fresh permutation after another.
+        sampler = RandomSampler(ds, replacement=False, num_samples=len(ds) * 1000, generator=g)
+        loader = DataLoader(ds, batch_size=a.accelerators * a.batch, sampler=sampler, num_workers=a.workers,
+                            persistent_workers=a.workers > 0, drop_last=True)
     compute = a.batch / a.samples_per_s
     it = iter(loader)
     steps = samples = nbytes = 0

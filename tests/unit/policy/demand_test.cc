@@ -5,6 +5,7 @@
 #include <string>
 
 #include "measure/measurement_from.h"
+#include "measure/policy_probe.h"
 #include "policy/demand.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
@@ -191,6 +192,18 @@ TEST_CASE("the demand check: predicted AU against the floor, for the pod's GPUs"
   CHECK(evaluate_policy(*p, block, {1, "/data", {}}).outcome == VerdictOutcome::kFail);
 }
 
+namespace {
+
+Demand sample_demand(uint64_t sample_bytes, std::optional<uint64_t> shard_bytes = std::nullopt) {
+  Demand d;
+  d.samples_per_s = 100;
+  d.sample_bytes = sample_bytes;
+  d.shard_bytes = shard_bytes;
+  return d;
+}
+
+}  // namespace
+
 TEST_CASE("synthetic samples: samples/s is the IOPS over the reads each sample takes") {
   ProbeResult r;
   r.workload.rw = RwMode::kRandRead;
@@ -201,13 +214,53 @@ TEST_CASE("synthetic samples: samples/s is the IOPS over the reads each sample t
   job.read.total_ios = 1600;
   job.read.io_bytes = 1600ull * 112 * 1024;
   r.jobs.push_back(job);
-  Measurement m = measurement_from_synthetic_samples(r, 110 * 1024);
+  Measurement m = measurement_from_synthetic_samples(r, sample_demand(110 * 1024));
   CHECK(m.samples);
   CHECK_FALSE(m.dataset);
   CHECK(m.samples_per_s == doctest::Approx(1600));
   r.workload.block_size = 1 << 20;
-  Measurement big = measurement_from_synthetic_samples(r, 3'000'000);  // 3 reads of 1 MiB a sample
+  Measurement big = measurement_from_synthetic_samples(r, sample_demand(3'000'000));  // 3 reads of 1 MiB a sample
   CHECK(big.samples_per_s == doctest::Approx(1600.0 / 3));
+  // Records streamed out of shards: 1 MiB reads, 16 KiB records, 64 a read.
+  Measurement shards = measurement_from_synthetic_samples(r, sample_demand(16 * 1024, 64 << 20));
+  CHECK(shards.samples_per_s == doctest::Approx(1600.0 * 64));
+}
+
+TEST_CASE("shard-shaped demand: synthetic shards are sequential readers, one per worker; a dataset's bytes count") {
+  auto p = parse(
+      "workload: {mode: auto, workers: 4}\nrules:\n  - name: stream\n"
+      "    demand: {samples_per_s: 50, sample_size: 16k, shard_size: 64m}\n");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  const Demand& d = *p->rules[0].demand;
+  REQUIRE(d.shard_bytes);
+  CHECK(*d.shard_bytes == uint64_t{64} << 20);
+  Workload w = synthetic_sample_workload(*p, d);
+  CHECK(w.rw == RwMode::kRead);
+  CHECK(w.numjobs == 4);
+  CHECK(w.iodepth == 1);
+  CHECK(w.block_size == 1 << 20);
+  CHECK(synthetic_reads_per_sample(d, w.block_size) == doctest::Approx(1.0 / 64));
+  // Over a dataset of shard files (read whole by the loader), the bytes/s over the record.
+  Measurement m;
+  m.dataset = m.samples = true;
+  m.samples_per_s = 2;  // files (shards) a second
+  m.bandwidth_bytes_per_s = 128.0 * (1 << 20);
+  CHECK(demand_delivered_samples_per_s(d, m) == doctest::Approx(8192));
+  Verdict v = evaluate_policy(*p, m, {4, "/data", {}});
+  REQUIRE(v.checks[0].demand);
+  CHECK(v.checks[0].demand->samples_per_s_delivered == doctest::Approx(8192));
+  CHECK(v.checks[0].passed);  // 8,192 >= 0.9 x 4 x 50
+  auto bad = parse("workload: {mode: auto}\nrules:\n  - name: s\n    demand: {samples_per_s: 5, shard_size: 64m}\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message ==
+        "rules[0].demand.sample_size: missing; a shard's records are samples of this size (shard_size is given)");
+  CHECK(is_shard_file_name("shard-000001.tar"));
+  CHECK(is_shard_file_name("train-00001-of-01024.tfrecord"));
+  CHECK(is_shard_file_name("part.parquet"));
+  CHECK_FALSE(is_shard_file_name(".tar"));
+  CHECK_FALSE(is_shard_file_name("img.jpg"));
+  // MLPerf Storage's parquet workloads carry their shards.
+  CHECK(*named_demand(*find_named_workload("flux", "b200")).shard_bytes == 288ull * 2'164'832);
 }
 
 TEST_CASE("the image-training profile judges AU; image-classification keeps its IOPS floor") {
