@@ -49,16 +49,24 @@ TEST_CASE("image-classification: 4k randread >= 10,000 IOPS, growing 2,500 a GPU
   CHECK(r.forbidden_classes == std::vector<DeviceClass>{DeviceClass::kHdd});
 }
 
-TEST_CASE("streaming: sequential 1 MiB reads >= 500 MB/s") {
+TEST_CASE("streaming and llm-pretraining: shard streams judged in AU") {
   auto p = builtin_policy("streaming");
   REQUIRE(p.ok());
-  CHECK(p->workload.rw == RwMode::kRead);
-  CHECK(p->workload.block_size == (uint64_t{1} << 20));
-  const Rule& r = p->rules.at(0);
-  CHECK(effective_min_bandwidth(r, 1) == 500e6);
-  CHECK(effective_min_bandwidth(r, 8) == 500e6);
-  CHECK(effective_min_bandwidth(r, 16) == 960e6);
-  CHECK_FALSE(r.min_iops);
+  CHECK(p->workload_mode == WorkloadMode::kAuto);
+  REQUIRE(p->rules.at(0).demand);
+  const Demand& d = *p->rules.at(0).demand;
+  CHECK(d.samples_per_s == 16);
+  CHECK(*d.sample_bytes == 3750 * 1024);
+  CHECK(*d.shard_bytes == uint64_t{1} << 30);
+  // 16 clips/s of 3.75 MB: ~60 MB/s a GPU, as the profile's comment says.
+  CHECK(samples_needed(d, 8) * double(*d.sample_bytes) == doctest::Approx(491.5e6).epsilon(0.001));
+  auto l = builtin_policy("llm-pretraining");
+  REQUIRE(l.ok());
+  const Demand& t = *l->rules.at(0).demand;
+  CHECK(*t.sample_bytes == 32 * 1024);
+  CHECK(*t.shard_bytes == uint64_t{64} << 20);
+  // 40% of 989 TFLOPS over 6 x 8e9 FLOPs a token, in 8,192-token sequences: ~1.0 a second.
+  CHECK(0.40 * 989e12 / (6 * 8e9) / 8192 == doctest::Approx(t.samples_per_s).epsilon(0.01));
 }
 
 TEST_CASE("checkpointing judges a save's stall; llm-pretraining reads 16 KiB samples") {
@@ -73,10 +81,6 @@ TEST_CASE("checkpointing judges a save's stall; llm-pretraining reads 16 KiB sam
   CHECK(double(checkpoint_rank_bytes(d, 8)) / 90 == doctest::Approx(156.6e6).epsilon(0.001));
   CHECK_FALSE(c->rules.at(0).min_bandwidth_bytes_per_s);
   CHECK(c->rules.at(0).forbidden_classes == std::vector<DeviceClass>{DeviceClass::kRam});
-  auto l = builtin_policy("llm-pretraining");
-  REQUIRE(l.ok());
-  CHECK(l->workload.block_size == 16384);
-  CHECK(effective_min_iops(l->rules.at(0), 8) == 1000);
 }
 
 TEST_CASE("the effective policy as JSON: defaults filled in, per-GPU floors resolved only with a GPU count") {
@@ -112,7 +116,10 @@ TEST_CASE("the effective policy for humans") {
   std::string without = render_policy_human(*p, std::nullopt);
   CHECK(without.find(">= max(10,000, 2,500/GPU x GPUs) IOPS") != std::string::npos);
   CHECK(without.find("not given") != std::string::npos);
-  auto s = builtin_policy("streaming");
+  auto s = parse_policy(
+      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nworkload: {rw: read, bs: 1m}\n"
+      "rules: [{name: seq, min_bandwidth: 500MB/s, min_bandwidth_per_gpu: 60MB/s}]\n",
+      "s.yaml");
   REQUIRE(s.ok());
   CHECK(render_policy_human(*s, 10).find(">= 600 MB/s (max of min_bandwidth 500 MB/s and 60 MB/s per GPU x 10 GPUs)") !=
         std::string::npos);

@@ -196,7 +196,8 @@ TEST_CASE("a file may start from a built-in profile and override parts of it") {
   CHECK(p->rules[0].name == base->rules[0].name);
 
   // Rules given replace the profile's whole list.
-  auto q = parse_policy(std::string(kHeader) + "profile: streaming\nrules: [{name: mine, min_iops: 5}]\n", "q.yaml");
+  auto q = parse_policy(std::string(kHeader) + "profile: image-classification\nrules: [{name: mine, min_iops: 5}]\n",
+                        "q.yaml");
   REQUIRE_MESSAGE(q.ok(), q.error().message);
   REQUIRE(q->rules.size() == 1);
   CHECK(q->rules[0].name == "mine");

@@ -389,7 +389,7 @@ TEST_CASE("mutate: a policy that allows no class refuses GPU pods in enforce mod
 }
 
 TEST_CASE("mutate: a workload other than randread has no IOPS label to compare: classes only") {
-  Policy streaming = *builtin_policy("streaming");
+  Policy streaming = load_policy("workload: {rw: read, bs: 1m}\nrules:\n  - {name: seq, min_bandwidth: 500MB/s}\n");
   CHECK(patch_of(handle_mutate(review(pod("8")), config_for(streaming))).empty());
   Policy checkpointing = *builtin_policy("checkpointing");
   checkpointing.mode = PolicyMode::kEnforce;  // profiles are warn: required terms are enforce's
