@@ -257,27 +257,8 @@ if ck:
       f"{agree_n}/{judged_n} judged cases. `to verdict` is `iogate preflight`'s wall time, start to verdict.")
     w("")
 
-au = rows("au.tsv")
-if au:
-    w("## Predicted against measured accelerator utilisation")
-    w("")
-    w("`bench/au_grid.sh` (methods in its header and tests/lib/au_volumes.sh): a real PyTorch DataLoader")
-    w("(`tests/lib/dataloader_au.py`: 2 worker processes, batch 64 per accelerator, shuffled, one file per")
-    w("sample read whole) feeds N emulated accelerators by MLPerf Storage's method (one global batch a")
-    w("step, then a sleep of the step's compute time; AU = compute / wall, the first step excluded) on")
-    w("rig volumes capped in both read IOPS and bytes/s, every rate ×0.1 (demand: 250 samples/s per")
-    w("accelerator, floor AU 0.90; files of 20–200 KiB). iogate's prediction on the same files just")
-    w("before: the `demand` object of `iogate preflight PATH --gpus N` with a demand rule (`workload.mode: auto`,")
-    w("2 workers): predicted AU = min(1, delivered / needed), sustained = ⌊delivered / (250 / 0.90)⌋.")
-    w("Goals (issue 30): |predicted − measured| ≤ 0.05 in every case; the verdict (predicted ≥ 0.90)")
-    w("equal to \"measured ≥ 0.90\" wherever measured is more than 0.05 from 0.90 (else –, not judged).")
-    w("`uncapped` is the same loop device with no throttle, at the highest demand and twice it, outside the")
-    w("goals: an AU near 1 there says this 2-core client (the loader and its workers) was not the limit.")
-    w("")
-    w("`limit` is the verdict's (– where it names none); `loader bound` is what the")
-    w("DataLoader's run ran into, from its own rates (≥ 90% of a cap; `none`: AU ≥ 0.95; else `client`), with")
-    w("the device's reads per sample (/sys/block/loopN/stat); ✓/✗ where the loader was held by a cap.")
-    w("")
+def au_table(au):
+    """The AU rows as a table and a summary line; the cases, keyed by (volume, caps, N)."""
     w("| volume | caps | N | needed samples/s | iogate samples/s | loader samples/s | predicted AU | measured AU | error | sustained | verdict | agrees | limit | loader bound (reads/sample) |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     def limit_mark(rs):
@@ -316,6 +297,31 @@ if au:
     w(f"{within}/{n_cases} cases within ±0.05 in every round; the verdict agreed in {judged_ok}/{judged_n} judged "
       f"cases ({rounds} round{'s' if rounds > 1 else ''} each).")
     w("")
+    return cases
+
+
+au = rows("au.tsv")
+if au:
+    w("## Predicted against measured accelerator utilisation")
+    w("")
+    w("`bench/au_grid.sh` (methods in its header and tests/lib/au_volumes.sh): a real PyTorch DataLoader")
+    w("(`tests/lib/dataloader_au.py`: 2 worker processes, batch 64 per accelerator, shuffled, one file per")
+    w("sample read whole) feeds N emulated accelerators by MLPerf Storage's method (one global batch a")
+    w("step, then a sleep of the step's compute time; AU = compute / wall, the first step excluded) on")
+    w("rig volumes capped in both read IOPS and bytes/s, every rate ×0.1 (demand: 250 samples/s per")
+    w("accelerator, floor AU 0.90; files of 20–200 KiB). iogate's prediction on the same files just")
+    w("before: the `demand` object of `iogate preflight PATH --gpus N` with a demand rule (`workload.mode: auto`,")
+    w("2 workers): predicted AU = min(1, delivered / needed), sustained = ⌊delivered / (250 / 0.90)⌋.")
+    w("Goals (issue 30): |predicted − measured| ≤ 0.05 in every case; the verdict (predicted ≥ 0.90)")
+    w("equal to \"measured ≥ 0.90\" wherever measured is more than 0.05 from 0.90 (else –, not judged).")
+    w("`uncapped` is the same loop device with no throttle, at the highest demand and twice it, outside the")
+    w("goals: an AU near 1 there says this 2-core client (the loader and its workers) was not the limit.")
+    w("")
+    w("`limit` is the verdict's (– where it names none); `loader bound` is what the")
+    w("DataLoader's run ran into, from its own rates (≥ 90% of a cap; `none`: AU ≥ 0.95; else `client`), with")
+    w("the device's reads per sample (/sys/block/loopN/stat); ✓/✗ where the loader was held by a cap.")
+    w("")
+    cases = au_table(au)
     # The seed's case study: one job (4 accelerators) moved from a SATA-like volume to an NVMe-like one.
     study = [(vol, caps, cases[(vol, caps, n)]) for vol, caps, n in cases if n == 4 and vol in ("sata", "nvme")]
     if len(study) == 2:
@@ -330,6 +336,18 @@ if au:
             w(f"| {vol} | {caps} | {f0(med([r['dlv'] for r in rs]))} | {med([r['pau'] for r in rs]):.2f} "
               f"| {', '.join(sorted(set(r['verdict'] for r in rs)))} | {med([r['mau'] for r in rs]):.2f} |")
         w("")
+
+au_shards = rows("au_shards.tsv")
+if au_shards:
+    w("## Predicted against measured accelerator utilisation: shard streams")
+    w("")
+    w("The same grid with records streamed out of tar shards (`bench/run.sh au_shards`: 48 shards of 16 MiB,")
+    w("256 records of 64 KiB each, WebDataset's layout): the DataLoader is an IterableDataset whose 2 workers")
+    w("each stream their own shards with Python's `tarfile`; iogate's demand rule states `shard_size: 16m`, so it")
+    w("reads the shards whole with 2 workers and counts records as bytes/s over 64 KiB. The demand is 250")
+    w("records/s per accelerator (16.4 MB/s).")
+    w("")
+    au_table(au_shards)
 
 netfs = rows("netfs.tsv")
 if netfs:

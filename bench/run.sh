@@ -12,7 +12,8 @@
 # time to a dataset verdict on 1.3M files and on a capped rig, before and after its bounds), au
 # (bench/au_grid.sh: iogate's predicted accelerator utilisation against a real PyTorch DataLoader's
 # on rigs capped like gp3, SATA, NVMe and HDD volumes, 1-8 accelerators; about 12 minutes a round),
-# checkpoint (bench/checkpoint_grid.sh: iogate's predicted save and restore against real torch.save
+# au_shards (the same with records streamed out of 16 MiB tar shards by the DataLoader and
+# iogate; about 6 minutes), checkpoint (bench/checkpoint_grid.sh: iogate's predicted save and restore against real torch.save
 # and torch.load ranks, 1-8 ranks, on a rig capped at 50 MB/s of writes, writeback included; about
 # 4 minutes), netfs (bench/netfs.sh: dataset mode on sshfs over a capped server against a real PyTorch
 # DataLoader, first epoch and warm metadata; about 5 minutes), stampede (bench/stampede.sh: N=512 preflights, each its own pod, on one PVC against a real
@@ -37,7 +38,7 @@ export IOGATE
 [[ $(id -u) -eq 0 ]] || { echo "bench/run.sh needs root (loop devices, cgroups, drop_caches)"; exit 2; }
 bash "$here/../tests/lib/rig.sh" check >/dev/null || { bash "$here/../tests/lib/rig.sh" check; exit 2; }
 sections=("$@")
-((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au checkpoint netfs stampede jobwide budgets)
+((${#sections[@]})) || sections=(machine parity verdict dataset dataset_verdict au au_shards checkpoint netfs stampede jobwide budgets)
 # The rig that stands in for a fast provisioned volume: tmpfs-backed, so the cap, not the host's
 # disk, sets the pace. 50k IOPS each way and 500 MiB/s each way.
 RIG_FAST="--backing tmpfs --riops 50000 --wiops 50000 --rbps 524288000 --wbps 524288000"
@@ -119,6 +120,14 @@ section_dataset_verdict() {
 section_au() {
   ROWS="$out/au.tsv.new" bash "$here/au_grid.sh"
   mv "$out/au.tsv.new" "$out/au.tsv"
+}
+
+# The same proof for shard streams: records out of 16 MiB tar shards (64 KiB each), a DataLoader
+# streaming them with tarfile against iogate's prediction from the shards (bench/au_grid.sh with
+# AU_SHARDS; FILES is then the number of shards).
+section_au_shards() {
+  AU_SHARDS=16m AU_SAMPLE_SIZE=64k FILES=${SHARD_FILES:-48} ROWS="$out/au_shards.tsv.new" bash "$here/au_grid.sh"
+  mv "$out/au_shards.tsv.new" "$out/au_shards.tsv"
 }
 
 section_checkpoint() {

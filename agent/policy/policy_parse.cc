@@ -54,6 +54,15 @@ Result<std::chrono::nanoseconds> read_duration(const YAML::Node& n, const std::s
   return d.ok() ? d : parse_duration(n.Scalar(), path);
 }
 
+// A duration that must be more than 0 (an interval, a latency or time budget).
+Result<std::chrono::nanoseconds> read_positive_duration(const YAML::Node& n, const std::string& path) {
+  auto x = read_duration(n, path);
+  if (!x.ok()) return x.error();
+  if (x->count() <= 0)
+    return usage_error(fmt::format("{}: must be more than 0, got {}", path, quote_value(n.Scalar())));
+  return *x;
+}
+
 Result<DeviceClass> read_class(const YAML::Node& n, const std::string& path) {
   Keys names;
   for (DeviceClass c : all_device_classes()) names.push_back(device_class_name(c));
@@ -510,10 +519,8 @@ Result<CheckpointDemand> read_checkpoint_demand(const YAML::Node& node, const st
   }
   if (const YAML::Node v = c("interval")) {
     const std::string field = field_child(cpath, "interval");
-    auto x = read_duration(v, field);
+    auto x = read_positive_duration(v, field);
     if (!x.ok()) return x.error();
-    if (x->count() <= 0)
-      return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
     d.interval = *x;
   }
   if (const YAML::Node v = c("max_stall")) {
@@ -527,10 +534,8 @@ Result<CheckpointDemand> read_checkpoint_demand(const YAML::Node& node, const st
   }
   if (const YAML::Node v = c("max_restore")) {
     const std::string field = field_child(cpath, "max_restore");
-    auto x = read_duration(v, field);
+    auto x = read_positive_duration(v, field);
     if (!x.ok()) return x.error();
-    if (x->count() <= 0)
-      return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
     d.max_restore = *x;
   }
   return d;
@@ -570,10 +575,8 @@ Result<Rule> read_rule(const YAML::Node& node, const std::string& path) {
   }
   if (const YAML::Node v = n["max_p99_latency"]) {
     std::string field = field_child(path, "max_p99_latency");
-    auto x = read_duration(v, field);
+    auto x = read_positive_duration(v, field);
     if (!x.ok()) return x.error();
-    if (x->count() <= 0)
-      return usage_error(fmt::format("{}: must be more than 0, got {}", field, quote_value(v.Scalar())));
     r.max_p99_latency_ns = static_cast<uint64_t>(x->count());
   }
   for (auto [key, field] : {std::pair{"min_bandwidth", &r.min_bandwidth_bytes_per_s},
