@@ -34,7 +34,9 @@ int run_dataset_probe_command(const DatasetRequest& request, const std::optional
     return exit_code_for(result.error());
   }
   std::optional<DemandOutcome> judged;
-  if (demand) judged = judge_demand(*demand, gpus, measurement_from_dataset(*result).samples_per_s);
+  if (demand) {
+    judged = judge_demand(*demand, gpus, demand_delivered_samples_per_s(*demand, measurement_from_dataset(*result)));
+  }
   if (json) {
     nlohmann::json j = dataset_probe_to_json(*result);
     if (judged) {

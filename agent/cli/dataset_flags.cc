@@ -14,7 +14,8 @@ namespace po = boost::program_options;
 
 po::options_description dataset_flags() {
   po::options_description d("dataset mode (--mode dataset: samples/s of a tree of files, read-only)");
-  d.add_options()("mode", po::value<std::string>()->default_value("io"), "io (block I/O, the default) | dataset")(
+  d.add_options()("mode", po::value<std::string>()->default_value("io"),
+                  "io (block I/O, the default) | dataset | checkpoint")(
       "workers", po::value<std::string>(), "loader threads, or a sweep list 1,2,4,8,16 (default 70% of the CPUs)")(
       "scan-time", po::value<std::string>()->default_value("10s"), "time budget of the directory walk")(
       "scan-entries", po::value<std::string>()->default_value("2000000"), "entry budget of the directory walk")(

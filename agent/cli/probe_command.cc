@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/program_options.hpp>
 
+#include "base/clock.h"
 #include "base/exit_codes.h"
 #include "base/quote.h"
 #include "base/units.h"
@@ -22,6 +24,7 @@
 #include "device/storage_stack.h"
 #include "policy/policy.h"
 #include "probe/probe.h"
+#include "report/checkpoint_report.h"
 #include "report/report_human.h"
 #include "report/report_json.h"
 
@@ -60,6 +63,67 @@ std::string format_progress(const ProbeProgress& p) {
                      format_count(p.current_iops), p.ramping ? "  (ramp)" : "");
 }
 
+// --mode checkpoint: --numjobs, --size, --runtime and --seed keep fio's meaning (jobs, each job's
+// file size, the time limit); the other block-I/O flags and the dataset flags do not apply.
+Result<ProbeOptions> parse_checkpoint_args(const po::variables_map& vm, ProbeOptions o) {
+  for (const char* k : {"workers", "scan-time", "scan-entries", "scan-files", "sample", "target-samples-per-s",
+                        "min-samples-per-s", "workload", "accelerator", "gpus", "min-iops"}) {
+    if (vm.count(k) && !vm[k].defaulted()) return usage_error(fmt::format("--{}: not with --mode checkpoint", k));
+  }
+  for (const char* k : {"keep-file", "early-stop", "no-limit"}) {
+    if (vm[k].as<bool>()) return usage_error(fmt::format("--{}: not with --mode checkpoint", k));
+  }
+  Workload w;
+  w.size = uint64_t{1} << 30;
+  for (const WorkloadFieldInfo& f : workload_fields()) {
+    const std::string flag = flag_name(f.field);
+    if (!vm.count(flag) || vm[flag].defaulted()) continue;
+    const bool applies = f.field == WorkloadField::kNumjobs || f.field == WorkloadField::kSize ||
+                         f.field == WorkloadField::kRuntime || f.field == WorkloadField::kSeed;
+    if (!applies) return usage_error(fmt::format("--{}: not with --mode checkpoint (it writes whole files)", flag));
+    if (Status s = set_workload_field(w, f.field, vm[flag].as<std::string>()); !s.ok()) return s.error();
+  }
+  CheckpointRequest req;
+  req.directory = o.path;
+  req.ranks = w.numjobs;
+  req.max_rank_bytes = w.size;
+  req.runtime = vm["runtime"].defaulted() ? CheckpointRequest{}.runtime : w.runtime;
+  req.seed = w.seed.value_or(std::random_device{}());
+  o.checkpoint = req;
+  auto json = apply_closing_flags(vm);
+  if (!json.ok()) return json.error();
+  o.json = *json;
+  return o;
+}
+
+int run_checkpoint_command(const ProbeOptions& o) {
+  StopSignals signals;
+  const std::string time = rfc3339_utc_now();
+  auto stack = detect_storage_stack(o.checkpoint->directory, DetectOptions{o.root});
+  if (isatty(STDERR_FILENO)) {
+    std::fprintf(stderr, "\r\033[Kiogate: saving a checkpoint from %d rank%s…", o.checkpoint->ranks,
+                 o.checkpoint->ranks == 1 ? "" : "s");
+  }
+  auto result = run_checkpoint_probe(*o.checkpoint, signals.stop());
+  if (isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);
+  if (!result.ok()) {
+    std::fprintf(stderr, "iogate probe: %s\n", result.error().message.c_str());
+    return exit_code_for(result.error());
+  }
+  const StorageStack* storage = stack.ok() ? &*stack : nullptr;
+  if (o.json) {
+    std::cout << checkpoint_probe_to_json(*result, storage, time).dump(2) << "\n";
+  } else {
+    std::cout << render_checkpoint_human(*result, storage);
+  }
+  std::cout.flush();
+  if (result->stop_reason == StopReason::kSignal) {
+    std::fprintf(stderr, "iogate probe: interrupted by signal %d; checkpoint files removed\n", signals.signal_number());
+    return kExitRuntime;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std::string* help_text) {
@@ -72,11 +136,14 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
   if (vm.count("help")) {
     std::ostringstream out;
     out << "usage: iogate probe PATH [options]\n"
-           "       iogate probe --mode dataset PATH [--workers 1,2,4,8] [options]\n\n"
+           "       iogate probe --mode dataset PATH [--workers 1,2,4,8] [options]\n"
+           "       iogate probe --mode checkpoint PATH [--numjobs RANKS] [--size PER_RANK] [--runtime T]\n\n"
            "Benchmarks the storage under PATH (a directory: a test file is written there, or the largest\n"
            "files are read if it is read-only; a file: that file is read). With --mode dataset, walks the\n"
            "dataset under PATH and reads sampled files whole, as a DataLoader does, in samples/s; it never\n"
-           "writes.\n\n"
+           "writes. With --mode checkpoint, saves a checkpoint as training ranks do: --numjobs writers, each\n"
+           "its own file, buffered, ending with fsync, all at once, in rounds up to --size a rank within\n"
+           "--runtime; then reads them back cold (the restore). The files are removed.\n\n"
         << flags;
     *help_text = out.str();
     return o;
@@ -117,7 +184,9 @@ Result<ProbeOptions> parse_probe_args(const std::vector<std::string>& args, std:
       o.dataset->target_samples_per_s = verdict_flip_samples_per_s(*o.demand, o.gpus);
     return o;
   }
-  if (mode != "io") return usage_error(fmt::format("--mode: expected io or dataset, got {}", quote_value(mode)));
+  if (mode == "checkpoint") return parse_checkpoint_args(vm, std::move(o));
+  if (mode != "io")
+    return usage_error(fmt::format("--mode: expected io, dataset or checkpoint, got {}", quote_value(mode)));
   for (const char* k : {"workers", "scan-time", "scan-entries", "scan-files", "sample", "target-samples-per-s",
                         "min-samples-per-s", "workload", "accelerator", "gpus"}) {
     if (vm.count(k) && !vm[k].defaulted()) return usage_error(fmt::format("--{}: only with --mode dataset", k));
@@ -153,6 +222,7 @@ int run_probe_command(const std::vector<std::string>& args) {
   if (auto done = parsing_exit("probe", options, help)) return *done;
   if (options->dataset)
     return run_dataset_probe_command(*options->dataset, options->demand, options->gpus, options->json);
+  if (options->checkpoint) return run_checkpoint_command(*options);
   StopSignals signals;
   const bool tty = isatty(STDERR_FILENO);
   ProgressCallback progress;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "checkpoint/checkpoint_probe.h"
 #include "dataset/dataset_probe.h"
 #include "policy/demand.h"
 #include "probe/adaptive_stop.h"
@@ -24,6 +25,9 @@ struct ProbeOptions {
   // --workload, --accelerator with --mode dataset: the demand to predict the AU of, for `gpus`.
   std::optional<Demand> demand;
   int gpus = 1;
+  // Set by --mode checkpoint: --numjobs ranks each save a file of up to --size and fsync, all at
+  // once, in rounds within --runtime, then read them back cold (checkpoint/checkpoint_probe.h).
+  std::optional<CheckpointRequest> checkpoint;
 };
 
 // Parses the arguments after "probe"; --help prints usage and yields no options (ok with empty path).

@@ -32,6 +32,13 @@ for spec in 2:134217728:60 8:16777216:180; do
   [[ ${f[12]} == true ]] || fail "$what: the verdict (${f[10]}) disagrees with the real save's stall"
   pass "$what: verdict ${f[10]} agrees, in ${f[13]} s"
 done
+# The checkpoint probe on its own, as fio users run a job: its save line is the volume's cap.
+"$IOGATE" probe --mode checkpoint "$dir" --numjobs 4 --size 64m --output-format json >"$SCRATCH/probe.json" ||
+  fail "iogate probe --mode checkpoint failed"
+assert_jq "$SCRATCH/probe.json" '.mode == "checkpoint" and .ranks == 4 and (.saves | length) >= 2 and
+  (.save.bytes_per_s / '"$CK_WBPS"' | . > 0.85 and . < 1.15) and (.restore.bytes_per_s / '"$CK_RBPS"' | . > 0.85 and . < 1.15)' \
+  "iogate probe --mode checkpoint: 4 ranks save at the volume's write cap and restore at its read cap, within 15%"
+
 # SIGTERM in the middle of a save: the run ends at once and its rank files go with it.
 policy="$SCRATCH/ck.yaml"
 printf '%s\n' 'apiVersion: iogate.io/v1' 'kind: StoragePolicy' 'mode: enforce' 'rules:' \

@@ -15,6 +15,11 @@ expect_usage "--tolerance" probe "$SCRATCH" --early-stop --tolerance 3
 expect_usage "--tolerance" probe "$SCRATCH" --early-stop --tolerance 0%
 expect_usage "--min-iops" probe "$SCRATCH" --min-iops 10000
 expect_usage "--min-iops" probe "$SCRATCH" --early-stop --min-iops fast
+expect_usage "^iogate probe: --bs: not with --mode checkpoint" probe "$SCRATCH" --mode checkpoint --bs 4k
+expect_usage "^iogate probe: --workers: not with --mode checkpoint" probe "$SCRATCH" --mode checkpoint --workers 2
+expect_usage "^iogate probe: --numjobs" probe "$SCRATCH" --mode checkpoint --numjobs 0
+expect_usage "^iogate probe: --mode: expected io, dataset or checkpoint" probe "$SCRATCH" --mode save
+expect_usage "^iogate probe: $SCRATCH/f: not a directory" probe "$SCRATCH/f" --mode checkpoint
 expect_usage "PATH" probe
 expect_usage "PATH" probe "$SCRATCH/does-not-exist"
 expect_usage "unrecognised\|unknown" probe "$SCRATCH" --frobnicate
