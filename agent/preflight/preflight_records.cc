@@ -139,7 +139,8 @@ MetadataChanges pod_annotations(const PreflightSummary& s) {
     if (demand) {
       a["iogate.io/predicted-au"] = fmt::format("{:.2f}", demand->demand->predicted_au);
       a["iogate.io/accelerators-sustained"] = std::to_string(demand->demand->accelerators_sustained);
-      a["iogate.io/samples-per-s"] = fmt::format("{}", std::llround(m.samples_per_s));
+      // What the demand was judged on: records/s for a shard demand, not the shards a second read.
+      a["iogate.io/samples-per-s"] = fmt::format("{}", std::llround(demand->demand->samples_per_s_delivered));
     } else {
       a["iogate.io/predicted-au"] = std::nullopt;
       a["iogate.io/accelerators-sustained"] = std::nullopt;

@@ -85,14 +85,15 @@ bool matches(const nlohmann::json& alternative, const nlohmann::json& labels) {
   return true;
 }
 
-}  // namespace
-
-TEST_CASE("preflight, node label and webhook agree on every pod size for the same samples/s") {
-  const Policy p = demand_policy();
+// For each delivered rate around the flips, the three answers for every pod size; `measured`
+// makes the path's measurement for a delivered rate.
+template <typename Measured>
+void check_agreement(const Policy& p, Measured measured) {
   // Around each flip: N accelerators at AU 0.90 need N × 2,250 samples/s.
   for (double delivered :
        {0.0, 100.0, 2249.0, 2250.0, 2251.0, 4499.9, 4500.0, 5454.0, 15750.0, 17999.0, 18000.0, 40000.0}) {
     PathOutcome o = samples_path(delivered);
+    o.measurement = measured(delivered);
     // The node has 8 GPUs; its label does not depend on them.
     NodeJudgement j = judge_node(p, {o}, 8, "status.capacity");
     auto labels = node_labels(j, {o}, nlohmann::json::object());
@@ -108,7 +109,7 @@ TEST_CASE("preflight, node label and webhook agree on every pod size for the sam
       CAPTURE(delivered);
       CAPTURE(gpus);
       // The preflight's verdict on the pod's volume.
-      Verdict v = evaluate_policy(p, samples(delivered), EvaluationContext{gpus, "/data", {}});
+      Verdict v = evaluate_policy(p, measured(delivered), EvaluationContext{gpus, "/data", {}});
       REQUIRE(v.checks.size() == 1);
       const bool preflight_passes = v.checks[0].passed;
       REQUIRE(v.checks[0].demand);
@@ -129,6 +130,26 @@ TEST_CASE("preflight, node label and webhook agree on every pod size for the sam
       CHECK(preflight_passes == (demand_accelerators(gpus) <= sustained));
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("preflight, node label and webhook agree on every pod size for the same samples/s") {
+  check_agreement(demand_policy(), samples);
+}
+
+TEST_CASE("the three agree for a shard demand too: records/s from the shards' bytes, not shards a second") {
+  auto p = parse_policy(
+      "apiVersion: iogate.io/v1\nkind: StoragePolicy\nmode: enforce\nworkload: {mode: auto}\nrules:\n"
+      "  - name: feed-gpus\n    demand: {samples_per_s: 2500, sample_size: 64k, shard_size: 16m, min_au: 0.9}\n",
+      "policy.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.error().message);
+  check_agreement(*p, [](double records_per_s) {
+    Measurement m = samples(records_per_s / 256);  // the loader's figure: shards (of 256 records) a second
+    m.dataset = true;
+    m.bandwidth_bytes_per_s = records_per_s * 65536;
+    return m;
+  });
 }
 
 TEST_CASE("the node judges a demand for one accelerator: a node that feeds 2 of its 8 GPUs is not tainted") {
