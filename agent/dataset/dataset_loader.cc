@@ -27,6 +27,7 @@ struct SharedState {
   std::atomic<bool> direct_refused{false};
   std::atomic<uint64_t> deadline_ns{0};  // brought forward by the early stop
   std::atomic<uint64_t> completed{0};    // files read whole, for the early stop's samples
+  std::atomic<uint64_t> bytes{0};        // bytes read, whole files or not: early_stop_on_bytes' samples
   std::atomic<int> running{0};
 };
 
@@ -73,6 +74,7 @@ ReadOutcome read_one(const SampledFile& f, bool direct, AlignedBuffer& buf, size
     }
     if (t_first == 0) t_first = monotonic_ns();
     total += static_cast<uint64_t>(n);
+    shared.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     // A short read of a regular file at or past its listed size is its end: no extra read(). Of a
     // file whose size the scan did not take (0), a short read is its end too.
     if (n == 0 || (static_cast<size_t>(n) < want && total >= f.size_bytes)) break;
@@ -137,7 +139,7 @@ void worker(const std::vector<SampledFile>& files, size_t first, size_t count, c
 
 // Samples the files completed each interval until the workers are done, and brings the deadline
 // forward when the early stop says so. Returns its decision (reason kNone: it never stopped).
-StopDecision sample_until_done(const EarlyStopConfig& config, uint64_t start, SharedState& shared,
+StopDecision sample_until_done(const EarlyStopConfig& config, bool on_bytes, uint64_t start, SharedState& shared,
                                const std::atomic<bool>& stop) {
   EarlyStop es(config);
   const uint64_t interval = static_cast<uint64_t>(std::max<int64_t>(1'000'000, config.sample_interval.count()));
@@ -151,7 +153,7 @@ StopDecision sample_until_done(const EarlyStopConfig& config, uint64_t start, Sh
       continue;
     }
     // Over the time that really passed: a sampler scheduled late must not inflate a sample.
-    uint64_t done = shared.completed.load(std::memory_order_relaxed);
+    uint64_t done = (on_bytes ? shared.bytes : shared.completed).load(std::memory_order_relaxed);
     if (!ramp) es.add_sample(double(done - last) / (double(now - last_ns) / 1e9));
     ramp = false;
     last = done;
@@ -207,7 +209,7 @@ LoaderRun run_loader(const std::vector<SampledFile>& files, size_t first, size_t
     for (WorkerResult& r : results) {
       threads.emplace_back([&, out = &r] { worker(files, first, count, o, shared, stop, *out); });
     }
-    if (o.early_stop.enabled) early = sample_until_done(o.early_stop, start, shared, stop);
+    if (o.early_stop.enabled) early = sample_until_done(o.early_stop, o.early_stop_on_bytes, start, shared, stop);
   }
   run.elapsed_ns = monotonic_ns() - start;
   for (WorkerResult& r : results) {

@@ -38,6 +38,10 @@ struct LoaderOptions {
   // directories looked up). threshold_iops, when set, is a samples/s target here: the run stops
   // once clearly above or below it.
   EarlyStopConfig early_stop;
+  // The early stop's samples in bytes/s (bytes read in each interval, of whole and partial files)
+  // instead of files/s, its threshold then a bytes/s target: for shards, a few large files whose
+  // completions a second are too coarse to settle on.
+  bool early_stop_on_bytes = false;
 };
 
 struct LoaderRun {

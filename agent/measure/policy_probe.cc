@@ -56,16 +56,25 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   req.loader.direct = p.dataset.direct;
   req.worker_counts = {p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers()};
   // The target: the highest samples/s floor, or the rate at which a demand's AU reaches its floor.
-  double target = 0;
+  double target = 0, target_bytes = 0;
+  bool shards = false;
   for (const Rule& r : p.rules) {
     if (selector_mismatch(r.selector, class_of(stack), ctx.path.empty() ? path : ctx.path, ctx.pod_labels)) continue;
     target = std::max(target, effective_min_samples_per_s(r, ctx.gpus));
-    // A shard demand counts records, the loader whole files (shards): no target in its units.
-    if (r.demand && !r.demand->shard_bytes) target = std::max(target, verdict_flip_samples_per_s(*r.demand, ctx.gpus));
+    if (r.demand && r.demand->shard_bytes) {
+      // Records out of shards: the loader reads whole shards, so the target is in bytes/s.
+      shards = true;
+      target_bytes =
+          std::max(target_bytes, verdict_flip_samples_per_s(*r.demand, ctx.gpus) * double(*r.demand->sample_bytes));
+    } else if (r.demand) {
+      target = std::max(target, verdict_flip_samples_per_s(*r.demand, ctx.gpus));
+    }
   }
   if (target > 0) req.target_samples_per_s = target;
-  // The loader stops once its samples/s settles, or is clearly beside the target.
-  req.loader.early_stop = policy_early_stop(p, target > 0 ? std::optional<double>(target) : std::nullopt);
+  // The loader stops once its samples/s (bytes/s for shards) settles, or is clearly beside the target.
+  req.loader.early_stop_on_bytes = shards;
+  const double stop_target = shards ? target_bytes : target;
+  req.loader.early_stop = policy_early_stop(p, stop_target > 0 ? std::optional<double>(stop_target) : std::nullopt);
   return req;
 }
 
