@@ -164,13 +164,34 @@ std::string render_policy_human(const Policy& p, std::optional<int> gpus) {
                            d.workers ? std::to_string(d.workers) : "70%-of-CPUs", d.sample,
                            format_duration_compact(d.scan_time.count()), d.scan_entries,
                            format_duration_compact(w.runtime.count()), d.direct ? ", O_DIRECT" : "");
-    if (p.workload_mode == WorkloadMode::kAuto) {
+    const bool shards =
+        std::any_of(p.rules.begin(), p.rules.end(), [](const Rule& r) { return r.demand && r.demand->shard_bytes; });
+    if (p.workload_mode == WorkloadMode::kAuto && shards) {
+      workload = fmt::format(
+          "auto: the {}; shards (.tar, .mds, .tfrecord, .parquet) are read whole, in records; where the path holds "
+          "neither shards nor {} files, synthetic shards ({} sequential readers on a {} test file, ramp {})",
+          workload, kMinDatasetFiles, d.workers ? std::to_string(d.workers) : "70%-of-CPUs",
+          format_size_compact(w.size), format_duration_compact(w.ramp.count()));
+    } else if (p.workload_mode == WorkloadMode::kAuto) {
       workload = fmt::format(
           "auto: the {}; where the path holds fewer than {} files, synthetic samples (random whole-sample reads, "
           "{} in flight, on a {} test file, ramp {})",
           workload, kMinDatasetFiles, d.workers ? std::to_string(d.workers) : "70%-of-CPUs",
           format_size_compact(w.size), format_duration_compact(w.ramp.count()));
     }
+  }
+  // Where every rule checks only a checkpoint or classes, the workload is not run.
+  const bool checkpoint_only = !p.rules.empty() && std::all_of(p.rules.begin(), p.rules.end(), [](const Rule& r) {
+    const std::vector<RuleThreshold> checks = rule_thresholds(r, std::nullopt);
+    return std::all_of(checks.begin(), checks.end(), [](const RuleThreshold& t) {
+      return t.check == CheckKind::kCheckpoint || t.check == CheckKind::kAllowedClasses ||
+             t.check == CheckKind::kForbiddenClasses;
+    });
+  });
+  if (checkpoint_only) {
+    workload =
+        "a checkpoint: one writer per GPU rank, each its own file, buffered, fsync, all at once, in rounds of "
+        "growing size, then read back cold (the block-I/O workload is not run: no rule checks it)";
   }
   field("workload", workload);
   // Every mode stops early alike: a block probe on IOPS, the loader on samples/s.
