@@ -24,7 +24,8 @@ expect_usage "PATH" probe
 expect_usage "PATH" probe "$SCRATCH/does-not-exist"
 expect_usage "unrecognised\|unknown" probe "$SCRATCH" --frobnicate
 expect_usage "unknown command" frobnicate
-"$IOGATE" probe --help | grep -q -- "--iodepth" || fail "probe --help lacks --iodepth"
+# grep reads all of it: `grep -q` exits at the first match, and the writer's SIGPIPE fails the pipe.
+"$IOGATE" probe --help | grep -- "--iodepth" >/dev/null || fail "probe --help lacks --iodepth"
 pass "probe --help lists the flags"
 
 # --root names a tree with a mount table, or every mode refuses it at once (probe once measured
@@ -101,6 +102,6 @@ KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 expect_usage "--co
 KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 expect_usage "--context dev: in-cluster" \
   node --path "data=$SCRATCH" --policy profile:image-classification --once --node-name n1 --context dev
 for mode in preflight node webhook; do
-  "$IOGATE" "$mode" --help | grep -q -- "--context" || fail "$mode --help lacks --context"
+  "$IOGATE" "$mode" --help | grep -- "--context" >/dev/null || fail "$mode --help lacks --context"
 done
 pass "preflight, node and webhook --help list --context"
