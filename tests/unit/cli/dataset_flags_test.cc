@@ -61,7 +61,8 @@ TEST_CASE("the flags of one mode are refused in the other, by name") {
             .error()
             .message.rfind("--iodepth: not used by --mode dataset", 0) == 0);
   CHECK(parse({"/data", "--sample", "10"}).error().message == "--sample: only with --mode dataset");
-  CHECK(parse({"--mode", "blocks", "/data"}).error().message == "--mode: expected io or dataset, got \"blocks\"");
+  CHECK(parse({"--mode", "blocks", "/data"}).error().message ==
+        "--mode: expected io, dataset or checkpoint, got \"blocks\"");
   CHECK(parse({"--mode", "dataset", "/data", "--scan-entries", "0"}).error().kind == ErrorKind::kUsage);
 }
 
