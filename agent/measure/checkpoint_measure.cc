@@ -6,24 +6,17 @@
 #include <fmt/format.h>
 
 #include "base/units.h"
+#include "measure/policy_probe.h"
 
 namespace iogate {
-namespace {
-
-bool applies(const Rule& r, const EvaluationContext& ctx, DeviceClass device_class) {
-  return !selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels);
-}
-
-}  // namespace
-
-std::optional<CheckpointRequest> policy_checkpoint_request(const Policy& p, const std::string& path,
-                                                           const EvaluationContext& ctx, DeviceClass device_class) {
+std::optional<CheckpointRequest> policy_checkpoint_request(const Policy& p, const EvaluationContext& ctx,
+                                                           DeviceClass device_class) {
   std::optional<CheckpointRequest> req;
   for (const Rule& r : p.rules) {
-    if (!r.checkpoint || !applies(r, ctx, device_class)) continue;
+    if (!r.checkpoint || !rule_applies(r, ctx, device_class, JudgedFor::kPod)) continue;
     if (!req) {
       req.emplace();
-      req->directory = path;
+      req->directory = ctx.path;
       req->ranks = checkpoint_ranks(ctx.gpus);
       req->max_rank_bytes = 0;
     }
@@ -36,7 +29,7 @@ std::optional<CheckpointRequest> policy_checkpoint_request(const Policy& p, cons
 bool needs_workload_measurement(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
   bool any = false;
   for (const Rule& r : p.rules) {
-    if (!applies(r, ctx, device_class)) continue;
+    if (!rule_applies(r, ctx, device_class, JudgedFor::kPod)) continue;
     any = true;
     for (const RuleThreshold& t : rule_thresholds(r, ctx.gpus)) {
       if (t.check != CheckKind::kCheckpoint && t.check != CheckKind::kAllowedClasses &&

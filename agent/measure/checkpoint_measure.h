@@ -15,10 +15,10 @@
 
 namespace iogate {
 
-// The checkpoint probe for the applicable rules with a checkpoint, for the pod's ranks
+// The checkpoint probe of ctx.path for the applicable rules with a checkpoint, for the pod's ranks
 // (checkpoint_ranks of its GPUs); nullopt when none applies to a volume of `device_class`.
-std::optional<CheckpointRequest> policy_checkpoint_request(const Policy& p, const std::string& path,
-                                                           const EvaluationContext& ctx, DeviceClass device_class);
+std::optional<CheckpointRequest> policy_checkpoint_request(const Policy& p, const EvaluationContext& ctx,
+                                                           DeviceClass device_class);
 
 // Whether an applicable rule checks a figure of the policy's workload (anything but its
 // checkpoint and the volume's class); true when no rule applies (the verdict then still reports

@@ -1,5 +1,7 @@
 #include "measure/measurement_plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/units.h"
@@ -9,20 +11,11 @@
 
 namespace iogate {
 
-std::string_view workload_source_name(WorkloadSource s) {
-  switch (s) {
-    case WorkloadSource::kBlockIo: return "block I/O";
-    case WorkloadSource::kDataset: return "dataset";
-    case WorkloadSource::kSyntheticSamples: return "synthetic samples";
-  }
-  return "?";
-}
-
 Result<MeasurementPlan> plan_measurement(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class,
                                          JudgedFor judged_for, const std::atomic<bool>& stop) {
   MeasurementPlan plan;
   if (judged_for == JudgedFor::kPod) {
-    plan.checkpoint = policy_checkpoint_request(p, ctx.path, ctx, device_class);
+    plan.checkpoint = policy_checkpoint_request(p, ctx, device_class);
     plan.workload = !plan.checkpoint || needs_workload_measurement(p, ctx, device_class);
   }
   if (!plan.workload) return plan;
@@ -32,13 +25,9 @@ Result<MeasurementPlan> plan_measurement(const Policy& p, const EvaluationContex
     case WorkloadMode::kAuto: break;
   }
   // A walk of at most kDatasetCheckTime: within the deadline's allowance for preparing a probe.
-  bool shards = false;
-  for (const Rule& r : p.rules) {
-    const bool applies = judged_for == JudgedFor::kPod
-                             ? !selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels)
-                             : rule_covers_node_path(r, ctx.path, device_class);
-    shards = shards || (applies && r.demand && r.demand->shard_bytes);
-  }
+  const bool shards = std::any_of(p.rules.begin(), p.rules.end(), [&](const Rule& r) {
+    return r.demand && r.demand->shard_bytes && rule_applies(r, ctx, device_class, judged_for);
+  });
   auto source = auto_sample_source(ctx.path, shards, stop);
   if (!source.ok()) return source.error();
   if (*source == SampleSource::kDataset) {

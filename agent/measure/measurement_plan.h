@@ -15,6 +15,7 @@
 #include "base/result.h"
 #include "checkpoint/checkpoint_probe.h"
 #include "dataset/dataset_probe.h"
+#include "measure/policy_probe.h"
 #include "policy/demand.h"
 #include "policy/evaluate.h"
 #include "policy/policy.h"
@@ -23,11 +24,6 @@
 namespace iogate {
 
 enum class WorkloadSource { kBlockIo, kDataset, kSyntheticSamples };
-std::string_view workload_source_name(WorkloadSource s);  // "block I/O", "dataset", "synthetic samples"
-
-// Whom the verdict is for: a pod (its labels select rules; its checkpoint is measured) or a node
-// (every rule covering the path, whatever pods it selects; checkpoints are the pods').
-enum class JudgedFor { kPod, kNode };
 
 struct MeasurementPlan {
   bool workload = true;  // measure the workload part (false: only the checkpoint's figures are read)

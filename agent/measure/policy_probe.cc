@@ -54,7 +54,7 @@ DatasetRequest policy_dataset_request(const Policy& p, const std::string& path, 
   req.scan.sample_size = p.dataset.sample;
   req.loader.runtime = p.workload.runtime;
   req.loader.direct = p.dataset.direct;
-  req.worker_counts = {p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers()};
+  req.worker_counts = {policy_loader_workers(p)};
   // The target: the highest samples/s floor, or the rate at which a demand's AU reaches its floor.
   double target = 0, target_bytes = 0;
   bool shards = false;
@@ -125,8 +125,16 @@ std::optional<Demand> largest_sample_demand(const Policy& p, Applies applies) {
 }  // namespace
 
 std::optional<Demand> synthetic_demand(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class) {
-  return largest_sample_demand(
-      p, [&](const Rule& r) { return !selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels); });
+  return largest_sample_demand(p, [&](const Rule& r) { return rule_applies(r, ctx, device_class, JudgedFor::kPod); });
+}
+
+bool rule_applies(const Rule& r, const EvaluationContext& ctx, DeviceClass device_class, JudgedFor judged_for) {
+  if (judged_for == JudgedFor::kNode) return rule_covers_node_path(r, ctx.path, device_class);
+  return !selector_mismatch(r.selector, device_class, ctx.path, ctx.pod_labels);
+}
+
+int policy_loader_workers(const Policy& p) {
+  return p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers();
 }
 
 bool rule_covers_node_path(const Rule& r, const std::string& path, DeviceClass device_class) {
@@ -154,7 +162,7 @@ ProbeRequest randread_headline_request(const Policy& p, const std::string& path,
 Workload synthetic_sample_workload(const Policy& p, const Demand& d) {
   Workload w = p.workload;
   constexpr uint64_t kAlign = 4096;
-  const int workers = p.dataset.workers > 0 ? p.dataset.workers : default_loader_workers();
+  const int workers = policy_loader_workers(p);
   const uint64_t piece = d.shard_bytes ? *d.shard_bytes : d.sample_bytes.value_or(1);
   uint64_t read = std::min(std::max<uint64_t>(piece, 1), kMaxSyntheticRead);
   w.block_size = (read + kAlign - 1) / kAlign * kAlign;

@@ -52,6 +52,15 @@ bool is_shard_file_name(std::string_view name);
 // nullopt when none applies.
 std::optional<Demand> synthetic_demand(const Policy& p, const EvaluationContext& ctx, DeviceClass device_class);
 
+// Whom a verdict is for: a pod (its labels select rules; its checkpoint is measured) or a node
+// (every rule covering the path, whatever pods it selects; checkpoints are the pods').
+enum class JudgedFor { kPod, kNode };
+// Whether rule `r` applies to ctx.path on a volume of `device_class`: its selector for a pod,
+// rule_covers_node_path for a node.
+bool rule_applies(const Rule& r, const EvaluationContext& ctx, DeviceClass device_class, JudgedFor judged_for);
+// The loader's workers a policy asks for: workload.workers, or default_loader_workers().
+int policy_loader_workers(const Policy& p);
+
 // The rules a node's data path answers for: their selector's paths and device classes match it.
 // Pod labels are not looked at: the node serves whichever pods a rule selects.
 bool rule_covers_node_path(const Rule& r, const std::string& path, DeviceClass device_class);
